@@ -1,0 +1,229 @@
+"""The contract between plugins and the runtime: one protocol per extension point.
+
+A plugin is any object with a ``name`` and one or more of the methods below; the
+runtime finds its extension points by the methods it defines (as the Go runtime
+does by the interfaces a plugin implements). Out-of-tree plugins implement the
+same protocols.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.status import Code, Status
+from kschedctl.framework.types import NodeInfo, PodInfo
+
+if TYPE_CHECKING:
+    from kschedctl.framework.snapshot import Snapshot
+    from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.snapshot.model import Pod
+
+
+@dataclass(slots=True)
+class PreFilterResult:
+    """Nodes a PreFilter plugin allows; ``None`` means all nodes."""
+
+    node_names: set[str] | None = None
+
+    def all_nodes(self) -> bool:
+        return self.node_names is None
+
+    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
+        if other is None or other.all_nodes():
+            return PreFilterResult(None if self.node_names is None else set(self.node_names))
+        if self.all_nodes():
+            return PreFilterResult(set(other.node_names or ()))
+        return PreFilterResult((self.node_names or set()) & (other.node_names or set()))
+
+
+class NodeScore:
+    __slots__ = ("name", "score")
+
+    def __init__(self, name: str, score: int) -> None:
+        self.name = name
+        self.score = score
+
+    def __repr__(self) -> str:
+        return f"NodeScore({self.name}={self.score})"
+
+
+@dataclass(slots=True)
+class NominatingInfo:
+    nominated_node_name: str = ""
+    mode: str = "Noop"  # "Noop" or "Override"
+
+
+@dataclass(slots=True)
+class PostFilterResult:
+    nominating_info: NominatingInfo | None = None
+    #: Pods the dry-run preemption would evict, most important first.
+    victims: list[Pod] = field(default_factory=list)
+    #: Anything a plugin wants to show (candidates, PDB violations, ...).
+    details: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def mode(self) -> str:
+        return self.nominating_info.mode if self.nominating_info else "Noop"
+
+
+class NodeToStatus:
+    """Statuses of the nodes that failed, plus one status for nodes not listed."""
+
+    def __init__(self) -> None:
+        self.node_to_status: dict[str, Status] = {}
+        self.absent_nodes_status: Status = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE)
+
+    def set(self, node: str, status: Status) -> None:
+        self.node_to_status[node] = status
+
+    def get(self, node: str) -> Status:
+        return self.node_to_status.get(node, self.absent_nodes_status)
+
+    def __len__(self) -> int:
+        return len(self.node_to_status)
+
+    def nodes_for_status_code(self, nodes: Iterable[NodeInfo], code: Code) -> list[NodeInfo]:
+        """``NodesForStatusCode``: nodes (from the lister) whose status has this code."""
+        out: list[NodeInfo] = []
+        absent = self.absent_nodes_status.code == code
+        for ni in nodes:
+            st = self.node_to_status.get(ni.name)
+            if st is None:
+                if absent:
+                    out.append(ni)
+            elif st.code == code:
+                out.append(ni)
+        return out
+
+
+class Handle(Protocol):
+    """What a plugin may use from the framework that runs it (``fwk.Handle``)."""
+
+    @property
+    def snapshot(self) -> Snapshot: ...
+
+    @property
+    def cluster(self) -> Cluster: ...
+
+    def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status: ...
+
+    def run_pre_filter_extension_add_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
+    ) -> Status: ...
+
+    def run_pre_filter_extension_remove_pod(
+        self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
+    ) -> Status: ...
+
+
+@runtime_checkable
+class Plugin(Protocol):
+    name: str
+
+
+@runtime_checkable
+class PreEnqueuePlugin(Plugin, Protocol):
+    def pre_enqueue(self, pod: Pod) -> Status: ...
+
+
+@runtime_checkable
+class QueueSortPlugin(Plugin, Protocol):
+    def less(self, a: Pod, b: Pod) -> bool: ...
+
+
+class PreFilterExtensions(Protocol):
+    def add_pod(self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo) -> Status: ...
+
+    def remove_pod(self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class PreFilterPlugin(Plugin, Protocol):
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]: ...
+
+    def pre_filter_extensions(self) -> PreFilterExtensions | None: ...
+
+
+@runtime_checkable
+class FilterPlugin(Plugin, Protocol):
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status: ...
+
+
+@runtime_checkable
+class PostFilterPlugin(Plugin, Protocol):
+    def post_filter(
+        self, state: CycleState, pod: Pod, filtered: NodeToStatus
+    ) -> tuple[PostFilterResult | None, Status]: ...
+
+
+@runtime_checkable
+class PreScorePlugin(Plugin, Protocol):
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status: ...
+
+
+class ScoreExtensions(Protocol):
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status: ...
+
+
+@runtime_checkable
+class ScorePlugin(Plugin, Protocol):
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]: ...
+
+    def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class ReservePlugin(Plugin, Protocol):
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+@runtime_checkable
+class PermitPlugin(Plugin, Protocol):
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]: ...
+
+
+@runtime_checkable
+class PreBindPlugin(Plugin, Protocol):
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class BindPlugin(Plugin, Protocol):
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status: ...
+
+
+@runtime_checkable
+class PostBindPlugin(Plugin, Protocol):
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+
+
+#: Extension point name (as in KubeSchedulerConfiguration) -> the method that marks it.
+EXTENSION_POINTS: dict[str, str] = {
+    "preEnqueue": "pre_enqueue",
+    "queueSort": "less",
+    "preFilter": "pre_filter",
+    "filter": "filter",
+    "postFilter": "post_filter",
+    "preScore": "pre_score",
+    "score": "score",
+    "reserve": "reserve",
+    "permit": "permit",
+    "preBind": "pre_bind",
+    "bind": "bind",
+    "postBind": "post_bind",
+}
+
+
+def implements(plugin: object, extension_point: str) -> bool:
+    return callable(getattr(plugin, EXTENSION_POINTS[extension_point], None))
+
+
+def extension_points_of(plugin: object) -> list[str]:
+    return [ep for ep in EXTENSION_POINTS if implements(plugin, ep)]

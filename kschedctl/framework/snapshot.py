@@ -1,0 +1,117 @@
+"""The scheduler's per-cycle view of nodes: NodeInfos in kube-scheduler's node order.
+
+kube-scheduler lists nodes from its node tree: zones in the order they were first
+seen, and nodes interleaved across zones (first node of each zone, then the
+second of each, ...). Filtering starts at index 0 in the first cycle, so this
+order decides which nodes are evaluated when percentageOfNodesToScore stops the
+search early.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo, zone_key
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.model import Pod
+
+
+def node_tree_order(names_and_zones: Iterable[tuple[str, str]]) -> list[str]:
+    zones: list[str] = []
+    tree: dict[str, list[str]] = {}
+    for name, zone in names_and_zones:
+        if zone not in tree:
+            zones.append(zone)
+            tree[zone] = []
+        tree[zone].append(name)
+    out: list[str] = []
+    i = 0
+    total = sum(len(v) for v in tree.values())
+    while len(out) < total:
+        for z in zones:
+            members = tree[z]
+            if i < len(members):
+                out.append(members[i])
+        i += 1
+    return out
+
+
+class Snapshot:
+    """NodeInfo lister (``fwk.SharedLister``) plus the cluster objects plugins read."""
+
+    def __init__(self, cluster: Cluster, *, exclude_pod_uids: Iterable[str] = ()) -> None:
+        self.cluster = cluster
+        excluded = set(exclude_pod_uids)
+        by_name: dict[str, NodeInfo] = {}
+        for node in cluster.nodes:
+            by_name[node.name] = NodeInfo(node)
+        self.used_pvc_set: set[str] = set()
+        for pod in cluster.pods:
+            if not pod.node_name or pod.uid in excluded:
+                continue
+            ni = by_name.get(pod.node_name)
+            if ni is None:
+                continue  # a pod on a node the snapshot does not have: not listed, as upstream
+            ni.add_pod(pod)
+            for v in pod.volumes:
+                pvc = v.get("persistentVolumeClaim")
+                if isinstance(pvc, dict):
+                    self.used_pvc_set.add(f"{pod.namespace}/{pvc.get('claimName', '')}")
+        # image states: size of the first node that reported the image, count of nodes.
+        image_nodes: dict[str, tuple[int, set[str]]] = {}
+        for node in cluster.nodes:
+            for img in node.images:
+                for n in img.names:
+                    entry = image_nodes.get(n)
+                    if entry is None:
+                        image_nodes[n] = (img.size_bytes, {node.name})
+                    else:
+                        entry[1].add(node.name)
+        for node in cluster.nodes:
+            states: dict[str, ImageStateSummary] = {}
+            for img in node.images:
+                for n in img.names:
+                    size, nodes = image_nodes[n]
+                    states[n] = ImageStateSummary(size, len(nodes))
+            by_name[node.name].image_states = states
+        order = node_tree_order((n.name, zone_key(n)) for n in cluster.nodes)
+        self.node_info_map = by_name
+        self.node_info_list: list[NodeInfo] = [by_name[n] for n in order]
+        self.have_pods_with_affinity_list = [ni for ni in self.node_info_list if ni.pods_with_affinity]
+        self.have_pods_with_required_anti_affinity_list = [
+            ni for ni in self.node_info_list if ni.pods_with_required_anti_affinity
+        ]
+        self.nominated: dict[str, list[PodInfo]] = {}
+        for pod in cluster.pods:
+            if not pod.node_name and pod.nominated_node_name and pod.uid not in excluded:
+                self.nominated.setdefault(pod.nominated_node_name, []).append(PodInfo.of(pod))
+
+    def get(self, name: str) -> NodeInfo | None:
+        return self.node_info_map.get(name)
+
+    def num_nodes(self) -> int:
+        return len(self.node_info_list)
+
+    def is_pvc_used_by_pods(self, key: str) -> bool:
+        return key in self.used_pvc_set
+
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return self.nominated.get(node_name, [])
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        return self.cluster.namespace_labels(namespace)
+
+    def assume(self, pod: Pod, node_name: str) -> None:
+        """Place a pod on a node as the scheduler cache's AssumePod does (for simulations)."""
+        ni = self.node_info_map[node_name]
+        had_aff = bool(ni.pods_with_affinity)
+        had_anti = bool(ni.pods_with_required_anti_affinity)
+        ni.add_pod(pod)
+        if not had_aff and ni.pods_with_affinity:
+            self.have_pods_with_affinity_list.append(ni)
+        if not had_anti and ni.pods_with_required_anti_affinity:
+            self.have_pods_with_required_anti_affinity_list.append(ni)
+        for v in pod.volumes:
+            pvc = v.get("persistentVolumeClaim")
+            if isinstance(pvc, dict):
+                self.used_pvc_set.add(f"{pod.namespace}/{pvc.get('claimName', '')}")

@@ -1,0 +1,52 @@
+"""The in-tree plugins of kube-scheduler v1.35, one module each.
+
+Every plugin module exposes ``NAME`` and ``new(args, handle)``; this module only
+maps names to modules, so importing kschedctl does not import every plugin.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from kschedctl.config.args import ARGS_MODELS
+from kschedctl.framework.interfaces import Handle, Plugin
+from kschedctl.framework.registry import Registry
+
+#: Plugin name -> module implementing it.
+IN_TREE_MODULES: dict[str, str] = {
+    "SchedulingGates": "kschedctl.plugins.schedulinggates",
+    "PrioritySort": "kschedctl.plugins.queuesort",
+    "NodeUnschedulable": "kschedctl.plugins.nodeunschedulable",
+    "NodeName": "kschedctl.plugins.nodename",
+    "TaintToleration": "kschedctl.plugins.tainttoleration",
+    "NodeAffinity": "kschedctl.plugins.nodeaffinity",
+    "NodePorts": "kschedctl.plugins.nodeports",
+    "NodeResourcesFit": "kschedctl.plugins.noderesources.fit",
+    "NodeResourcesBalancedAllocation": "kschedctl.plugins.noderesources.balanced_allocation",
+    "ImageLocality": "kschedctl.plugins.imagelocality",
+    "DefaultBinder": "kschedctl.plugins.defaultbinder",
+    "VolumeRestrictions": "kschedctl.plugins.volumerestrictions",
+    "NodeVolumeLimits": "kschedctl.plugins.nodevolumelimits",
+    "VolumeBinding": "kschedctl.plugins.volumebinding",
+    "VolumeZone": "kschedctl.plugins.volumezone",
+    "PodTopologySpread": "kschedctl.plugins.podtopologyspread",
+    "InterPodAffinity": "kschedctl.plugins.interpodaffinity",
+    "DynamicResources": "kschedctl.plugins.dynamicresources",
+    "DefaultPreemption": "kschedctl.plugins.defaultpreemption",
+}
+
+
+def _lazy_factory(module: str) -> Any:
+    def factory(args: Any, handle: Handle) -> Plugin:
+        mod = importlib.import_module(module)
+        return mod.new(args, handle)  # type: ignore[no-any-return]
+
+    return factory
+
+
+def in_tree_registry() -> Registry:
+    r = Registry()
+    for name, module in IN_TREE_MODULES.items():
+        r.register(name, _lazy_factory(module), source="in-tree", args_model=ARGS_MODELS.get(name))
+    return r

@@ -1,0 +1,58 @@
+"""Small rules shared by several plugins (kube-scheduler's plugins/helper package)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kschedctl.framework.interfaces import NodeScore
+from kschedctl.framework.status import MAX_NODE_SCORE, Status
+
+
+def go_div(a: int, b: int) -> int:
+    """Go's integer division (truncates toward zero; Python's // floors)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
+def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> Status:
+    """``helper.DefaultNormalizeScore``: scale to [0, max_priority] by the highest score (integer division)."""
+    max_count = 0
+    for s in scores:
+        if s.score > max_count:
+            max_count = s.score
+    if max_count == 0:
+        if reverse:
+            for s in scores:
+                s.score = max_priority
+        return Status()
+    for s in scores:
+        score = go_div(max_priority * s.score, max_count)
+        if reverse:
+            score = max_priority - score
+        s.score = score
+    return Status()
+
+
+@dataclass(frozen=True, slots=True)
+class FunctionShapePoint:
+    utilization: int
+    score: int
+
+
+def build_broken_linear_function(shape: list[FunctionShapePoint]):  # type: ignore[no-untyped-def]
+    """``helper.BuildBrokenLinearFunction``: piecewise-linear score of a utilization (integer math)."""
+
+    def f(p: int) -> int:
+        for i, pt in enumerate(shape):
+            if p <= pt.utilization:
+                if i == 0:
+                    return shape[0].score
+                prev = shape[i - 1]
+                return prev.score + go_div((pt.score - prev.score) * (p - prev.utilization), pt.utilization - prev.utilization)
+        return shape[-1].score
+
+    return f
+
+
+MAX_CUSTOM_PRIORITY_SCORE = 10
+__all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "go_div", "MAX_NODE_SCORE", "FunctionShapePoint", "build_broken_linear_function", "default_normalize_score"]

@@ -1,0 +1,130 @@
+"""The Cluster: every object of a snapshot, indexed once, with API-server defaulting applied.
+
+A Cluster is what every source (files, a live cluster, recordings) produces and
+what the scheduling core consumes. It is read-only once built; what-if changes
+(a pod placed by ``simulate``, a pod explained as if pending) are made on the
+framework's NodeInfo snapshot, never here.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kschedctl.snapshot.model import KubeObject, Node, Pod
+
+#: Kinds the model knows, with whether they are namespaced.
+KNOWN_KINDS: dict[str, bool] = {
+    "Node": False,
+    "Pod": True,
+    "Namespace": False,
+    "PersistentVolume": False,
+    "PersistentVolumeClaim": True,
+    "StorageClass": False,
+    "CSINode": False,
+    "CSIDriver": False,
+    "CSIStorageCapacity": True,
+    "PriorityClass": False,
+    "Service": True,
+    "ReplicaSet": True,
+    "StatefulSet": True,
+    "ReplicationController": True,
+    "PodDisruptionBudget": True,
+    "DeviceClass": False,
+    "ResourceSlice": False,
+    "ResourceClaim": True,
+}
+
+
+@dataclass
+class Cluster:
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    objects: dict[str, list[KubeObject]] = field(default_factory=lambda: defaultdict(list))
+    notes: list[str] = field(default_factory=list)
+    #: Pods dropped because they are Succeeded or Failed (the scheduler never sees them).
+    terminal_pods: list[Pod] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._index: dict[str, dict[str, KubeObject]] = {}
+        self._pods_by_key: dict[str, Pod] = {}
+        self._nodes_by_name: dict[str, Node] = {}
+
+    # building -------------------------------------------------------------------
+    def add_node(self, node: Node) -> None:
+        if node.name in self._nodes_by_name:
+            return
+        self.nodes.append(node)
+        self._nodes_by_name[node.name] = node
+
+    def add_pod(self, pod: Pod) -> None:
+        if pod.phase in ("Succeeded", "Failed"):
+            self.terminal_pods.append(pod)
+            return
+        old = self._pods_by_key.get(pod.key)
+        if old is not None:
+            self.pods.remove(old)
+        self.pods.append(pod)
+        self._pods_by_key[pod.key] = pod
+
+    def add_object(self, obj: KubeObject) -> None:
+        idx = self._index.setdefault(obj.kind, {})
+        if obj.key in idx:
+            self.objects[obj.kind] = [o for o in self.objects[obj.kind] if o.key != obj.key]
+        idx[obj.key] = obj
+        self.objects[obj.kind].append(obj)
+
+    def finish(self) -> None:
+        """Apply defaulting that needs other objects (pod priority from PriorityClasses)."""
+        for pod in self.pods:
+            self.default_priority(pod)
+
+    def default_priority(self, pod: Pod) -> None:
+        """Priority admission: spec.priority and preemptionPolicy from the PriorityClass."""
+        pc: KubeObject | None = None
+        if pod.priority_class_name:
+            pc = self.get("PriorityClass", "", pod.priority_class_name)
+        else:
+            for c in self.of_kind("PriorityClass"):
+                if c.raw.get("globalDefault"):
+                    pc = c
+                    break
+        if pod.priority is None:
+            pod.priority = int(pc.raw.get("value") or 0) if pc is not None else 0
+        if not pod.preemption_policy:
+            pol = pc.raw.get("preemptionPolicy") if pc is not None else None
+            pod.preemption_policy = str(pol or "PreemptLowerPriority")
+
+    # reading --------------------------------------------------------------------
+    def of_kind(self, kind: str) -> list[KubeObject]:
+        return self.objects.get(kind, [])
+
+    def get(self, kind: str, namespace: str, name: str) -> KubeObject | None:
+        key = f"{namespace}/{name}" if namespace else name
+        return self._index.get(kind, {}).get(key)
+
+    def node(self, name: str) -> Node | None:
+        return self._nodes_by_name.get(name)
+
+    def pod(self, namespace: str, name: str) -> Pod | None:
+        return self._pods_by_key.get(f"{namespace}/{name}")
+
+    def namespace_labels(self, namespace: str) -> dict[str, str] | None:
+        ns = self.get("Namespace", "", namespace)
+        if ns is None:
+            return None
+        return ns.labels
+
+    def pending_pods(self) -> list[Pod]:
+        return [p for p in self.pods if not p.node_name]
+
+    def bound_pods(self) -> Iterable[Pod]:
+        return (p for p in self.pods if p.node_name)
+
+    def kind_counts(self) -> dict[str, int]:
+        out = {"Node": len(self.nodes), "Pod": len(self.pods)}
+        for k, v in self.objects.items():
+            if v:
+                out[k] = len(v)
+        return out
