@@ -153,9 +153,18 @@ def is_pod_level_requests_set(pod: Pod) -> bool:
     return bool(pod.pod_requests) and any(is_supported_pod_level_resource(k) for k in pod.pod_requests or {})
 
 
-def pod_requests(pod: Pod, *, non_missing: dict[str, Fraction] | None = None, exclude_overhead: bool = False) -> ResourceList:
-    """``resourcehelper.PodRequests`` with the v1.35 default feature gates."""
-    reqs = aggregate_container_requests(pod, use_status=True, non_missing=non_missing)
+def pod_requests(
+    pod: Pod,
+    *,
+    non_missing: dict[str, Fraction] | None = None,
+    exclude_overhead: bool = False,
+    use_status: bool = True,
+) -> ResourceList:
+    """``resourcehelper.PodRequests`` with the v1.35 default feature gates.
+
+    ``use_status=False`` ignores in-place-resize status (NodeResourcesFit's PreFilter does).
+    """
+    reqs = aggregate_container_requests(pod, use_status=use_status, non_missing=non_missing)
     if is_pod_level_requests_set(pod):
         for k, v in (pod.pod_requests or {}).items():
             if is_supported_pod_level_resource(k):

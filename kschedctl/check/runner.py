@@ -1,0 +1,151 @@
+"""``kschedctl check``: scenario directories with expectations, compared field by field.
+
+A scenario is a directory with cluster.yaml, pod.yaml, an optional config.yaml and
+expected.json or expected.yaml. Expectations written by a person are partial:
+only the keys present are compared, at every level. Expectations written by the
+reference scheduler (they carry ``k8sVersion``) are compared exactly, so an extra
+node in a filter map or a score table is a difference too. ``notes``, ``preBind``
+and ``bind`` are informational and never fail a scenario (the reference may cut
+binding short while it waits for a volume provisioner).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kschedctl.config import load_config
+from kschedctl.errors import InputError, KschedctlError
+from kschedctl.explain.cycle import explain_pod
+from kschedctl.framework.registry import Registry
+from kschedctl.snapshot.loader import load_cluster, load_pods
+
+INFORMATIONAL = frozenset({"k8sVersion", "notes", "preBind", "bind"})
+EXPECTED_NAMES = ("expected.json", "expected.yaml", "expected.yml")
+
+
+@dataclass
+class Difference:
+    path: str
+    expected: Any
+    actual: Any
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "expected": self.expected, "actual": self.actual}
+
+    def __str__(self) -> str:
+        return f"{self.path}: expected {json.dumps(self.expected)}, got {json.dumps(self.actual)}"
+
+
+@dataclass
+class ScenarioResult:
+    name: str
+    path: str
+    passed: bool
+    differences: list[Difference] = field(default_factory=list)
+    actual: dict[str, Any] | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "passed": self.passed,
+            "differences": [d.to_dict() for d in self.differences],
+            "error": self.error,
+            "actual": self.actual,
+        }
+
+    def plugins_involved(self) -> set[str]:
+        """Plugins named in the differing paths (for per-plugin agreement reports)."""
+        out: set[str] = set()
+        for d in self.differences:
+            parts = d.path.split(".")
+            if parts[0] == "score" and len(parts) > 1:
+                out.add(parts[1])
+            elif parts[0] == "filter":
+                for v in (d.expected, d.actual):
+                    if isinstance(v, dict) and v.get("plugin"):
+                        out.add(str(v["plugin"]))
+                    elif isinstance(v, str) and len(parts) > 2 and parts[-1] == "plugin":
+                        out.add(v)
+        return out
+
+
+def compare(expected: Any, actual: Any, path: str = "", *, exact: bool = False) -> list[Difference]:
+    """Differences between an expectation and the actual trace (partial unless ``exact``)."""
+    diffs: list[Difference] = []
+    if isinstance(expected, dict) and isinstance(actual, dict):
+        for k, v in expected.items():
+            if not path and k in INFORMATIONAL:
+                continue
+            sub = f"{path}.{k}" if path else str(k)
+            if k not in actual:
+                diffs.append(Difference(sub, v, None))
+                continue
+            diffs.extend(compare(v, actual[k], sub, exact=exact))
+        if exact and path:
+            for k in actual:
+                if k not in expected:
+                    diffs.append(Difference(f"{path}.{k}", None, actual[k]))
+        return diffs
+    if expected != actual:
+        diffs.append(Difference(path or "<root>", expected, actual))
+    return diffs
+
+
+def is_scenario(d: Path) -> bool:
+    return (d / "pod.yaml").is_file() and (d / "cluster.yaml").is_file()
+
+
+def discover_scenarios(paths: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for p in paths:
+        root = Path(p)
+        if not root.exists():
+            raise InputError("no such file or directory", source=p)
+        if not root.is_dir():
+            raise InputError("a scenario must be a directory (cluster.yaml, pod.yaml, expected.json)", source=p)
+        if is_scenario(root):
+            out.append(root)
+            continue
+        found = sorted(d for d in root.rglob("*") if d.is_dir() and is_scenario(d))
+        if not found:
+            raise InputError("no scenario directories (with cluster.yaml and pod.yaml) found", source=p)
+        out.extend(found)
+    return out
+
+
+def load_expected(d: Path) -> dict[str, Any]:
+    for name in EXPECTED_NAMES:
+        f = d / name
+        if f.is_file():
+            try:
+                data = json.loads(f.read_text()) if name.endswith(".json") else yaml.safe_load(f.read_text())
+            except (json.JSONDecodeError, yaml.YAMLError) as e:
+                raise InputError(f"cannot parse expectations: {e}", source=str(f)) from None
+            if not isinstance(data, dict):
+                raise InputError("expectations must be a mapping", source=str(f))
+            return data
+    raise InputError("no expected.json or expected.yaml", source=str(d))
+
+
+def run_scenario(d: Path, registry: Registry | None = None) -> ScenarioResult:
+    name = d.name
+    try:
+        expected = load_expected(d)
+        cluster = load_cluster([str(d / "cluster.yaml")])
+        pod = load_pods(str(d / "pod.yaml"))[0]
+        cfg_path = d / "config.yaml"
+        config = load_config(str(cfg_path) if cfg_path.is_file() else None)
+        trace = explain_pod(cluster, pod, config, registry)
+    except KschedctlError as e:
+        return ScenarioResult(name, str(d), False, error=str(e))
+    actual = trace.to_dict()
+    diffs = compare(expected, actual, exact="k8sVersion" in expected)
+    if trace.error and "error" not in expected:
+        diffs.append(Difference("error", None, trace.error))
+    return ScenarioResult(name, str(d), not diffs, diffs, actual)

@@ -1,0 +1,1 @@
+"""The command line: thin typer commands, option parsing and exit codes."""

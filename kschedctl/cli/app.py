@@ -1,0 +1,211 @@
+"""kschedctl's commands. Each command parses options, calls the core, renders, and sets the exit code.
+
+Exit status everywhere: 0 success (the pod is schedulable / every check passed),
+1 a result that is a "no" (unschedulable or gated pod, a failed check),
+2 bad input, bad configuration or usage. Errors are one line on stderr; ``--debug``
+shows the traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import typer
+from rich.console import Console
+
+from kschedctl import K8S_VERSION, __version__
+from kschedctl.errors import KschedctlError, UsageError
+
+T = TypeVar("T")
+
+EXIT_OK = 0
+EXIT_NO = 1
+EXIT_ERROR = 2
+
+EXIT_HELP = (
+    "Exit status: 0 schedulable (or all checks passed), 1 unschedulable or gated (or a check failed), "
+    "2 bad input, configuration or usage."
+)
+
+
+def prog_name() -> str:
+    base = os.path.basename(sys.argv[0]) if sys.argv else "kschedctl"
+    return "kubectl kschedctl" if base.startswith("kubectl-") else "kschedctl"
+
+
+app = typer.Typer(
+    name="kschedctl",
+    help=f"Explain and dry-run Kubernetes scheduling exactly as kube-scheduler {K8S_VERSION} does it.\n\n{EXIT_HELP}",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+explain_app = typer.Typer(help="Explain what kube-scheduler would do with a pod.", no_args_is_help=True)
+app.add_typer(explain_app, name="explain")
+
+
+class Output(str, Enum):
+    table = "table"
+    wide = "wide"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
+
+
+class CheckOutput(str, Enum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
+
+
+_state: dict[str, Any] = {"debug": False}
+
+
+def stdout_console() -> Console:
+    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200)
+
+
+def err(msg: str) -> None:
+    Console(stderr=True, highlight=False, soft_wrap=True).print(msg, markup=False)
+
+
+def guarded(fn: Callable[[], int]) -> None:
+    """Run a command body: KschedctlError -> one line + exit 2; the body's int -> exit status."""
+    try:
+        code = fn()
+    except KschedctlError as e:
+        if _state["debug"]:
+            traceback.print_exc()
+        err(f"error: {e}")
+        raise typer.Exit(EXIT_ERROR) from None
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as e:  # a bug: still one line unless --debug
+        if _state["debug"]:
+            traceback.print_exc()
+        err(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
+        raise typer.Exit(EXIT_ERROR) from None
+    raise typer.Exit(code)
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
+) -> None:
+    _state["debug"] = debug
+
+
+@app.command()
+def version() -> None:
+    """Print kschedctl's version and the kube-scheduler version it models."""
+    print(f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION})")
+
+
+SnapshotOpt = Annotated[
+    list[str] | None,
+    typer.Option("--snapshot", "-s", help="Cluster snapshot: YAML/JSON file, kind: List, directory, or - for stdin. Repeatable."),
+]
+ConfigOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1).")
+]
+
+
+def _load_inputs(snapshot: list[str] | None, config: Path | None) -> tuple[Any, Any]:
+    from kschedctl.config import load_config
+    from kschedctl.snapshot.loader import load_cluster
+
+    if not snapshot:
+        raise UsageError("--snapshot is required (a cluster snapshot file or directory)")
+    cluster = load_cluster(snapshot, warn=lambda m: err(f"note: {m}"))
+    cfg = load_config(str(config) if config else None)
+    return cluster, cfg
+
+
+@explain_app.command("pod")
+def explain_pod_cmd(
+    name: Annotated[str | None, typer.Argument(help="Name of a pending pod in the snapshot.")] = None,
+    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace of NAME.")] = "default",
+    filename: Annotated[str | None, typer.Option("--filename", "-f", help="Pod manifest to schedule (- for stdin).")] = None,
+    snapshot: SnapshotOpt = None,
+    config: ConfigOpt = None,
+    output: Annotated[Output, typer.Option("--output", "-o", help="table, wide, json, yaml or markdown.")] = Output.table,
+) -> None:
+    """Dry-run one scheduling cycle for a pod and show every extension point.
+
+    Exit status: 0 schedulable, 1 unschedulable or gated, 2 bad input or usage.
+    """
+
+    def body() -> int:
+        from kschedctl.explain.cycle import explain_pod
+        from kschedctl.snapshot.loader import load_pods
+
+        if (name is None) == (filename is None):
+            raise UsageError("give either a pod NAME (with -n) or -f FILE")
+        cluster, cfg = _load_inputs(snapshot, config)
+        if filename is not None:
+            pod = load_pods(filename)[0]
+        else:
+            assert name is not None
+            found = cluster.pod(namespace, name)
+            if found is None:
+                raise UsageError(f'pod "{name}" not found in namespace "{namespace}" of the snapshot')
+            pod = found
+        trace = explain_pod(cluster, pod, cfg, details=output in (Output.wide, Output.json, Output.yaml))
+        if pod.node_name:
+            trace.notes.append(f"the pod is bound to {pod.node_name}; explained as if it were pending (its own placement removed)")
+        emit_trace(trace.to_dict(), output)
+        return EXIT_OK if trace.schedulable else EXIT_NO
+
+    guarded(body)
+
+
+def emit_trace(data: dict[str, Any], output: Output) -> None:
+    from kschedctl.render.data import to_json, to_yaml
+
+    if output == Output.json:
+        print(to_json(data))
+    elif output == Output.yaml:
+        print(to_yaml(data), end="")
+    elif output == Output.markdown:
+        from kschedctl.render.markdown import render_trace_markdown
+
+        print(render_trace_markdown(data), end="")
+    else:
+        from kschedctl.render.table import render_trace
+
+        render_trace(data, stdout_console(), wide=output == Output.wide)
+
+
+@app.command()
+def check(
+    paths: Annotated[list[str], typer.Argument(help="Scenario directories, or folders holding them.")],
+    output: Annotated[CheckOutput, typer.Option("--output", "-o", help="table, json, yaml or markdown.")] = CheckOutput.table,
+) -> None:
+    """Run scheduling regression tests: each scenario has cluster.yaml, pod.yaml, optional config.yaml and
+    expected.json/expected.yaml (partial: only the keys present are compared).
+
+    Prints a table and, last, "N passed, M failed". Exit status: 0 all passed, 1 a scenario failed, 2 bad input.
+    """
+
+    def body() -> int:
+        from kschedctl.check.report import render_check
+        from kschedctl.check.runner import discover_scenarios, run_scenario
+
+        scenarios = discover_scenarios(paths)
+        results = [run_scenario(d) for d in scenarios]
+        render_check(results, output.value, stdout_console())
+        return EXIT_OK if all(r.passed for r in results) else EXIT_NO
+
+    guarded(body)
+
+
+def main() -> None:
+    app(prog_name=prog_name())

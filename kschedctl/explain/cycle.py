@@ -1,0 +1,370 @@
+"""One scheduling cycle, as kube-scheduler v1.35's ``ScheduleOne`` runs it, recorded into a Trace.
+
+The steps and their order follow ``schedule_one.go``: PreEnqueue, PreFilter (and
+its node subset), the nominated node first, Filter over nodes in node-tree order
+until ``numFeasibleNodesToFind`` are found, PostFilter when nothing fits, no
+scoring when exactly one node fits, PreScore/Score/NormalizeScore/weights,
+selection of the top total (a heap pop: ties are not broken at random), then
+Reserve, Permit, PreBind and Bind, none of which touches a cluster.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from kschedctl.config.types import SchedulerConfig
+from kschedctl.errors import UsageError
+from kschedctl.explain.trace import NodeVerdict, PluginScores, PostFilterRecord, Trace
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.interfaces import NodeToStatus
+from kschedctl.framework.registry import Registry
+from kschedctl.framework.runtime import Framework
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.status import Code, Status
+from kschedctl.framework.types import NodeInfo
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.model import Pod
+
+MIN_FEASIBLE_NODES_TO_FIND = 100
+MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+
+
+def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, num_all_nodes: int) -> int:
+    """``numFeasibleNodesToFind``: all nodes below 100, else the (adaptive) percentage, at least 100."""
+    if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
+        return num_all_nodes
+    pct = percentage if percentage is not None else global_percentage
+    if pct == 0:
+        pct = 50 - num_all_nodes // 125
+        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
+            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    n = num_all_nodes * pct // 100
+    return max(n, MIN_FEASIBLE_NODES_TO_FIND)
+
+
+class Diagnosis:
+    """Why the pod did not fit: per-node statuses and messages of PreFilter/PostFilter."""
+
+    def __init__(self) -> None:
+        self.node_to_status = NodeToStatus()
+        self.unschedulable_plugins: set[str] = set()
+        self.pre_filter_msg = ""
+        self.post_filter_msg = ""
+
+    def add_plugin_status(self, status: Status) -> None:
+        if status.plugin and status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+            self.unschedulable_plugins.add(status.plugin)
+
+
+def fit_error_message(num_all_nodes: int, d: Diagnosis) -> str:
+    """``FitError.Error()``: "0/N nodes are available: <prefilter or histogram>. <postfilter>"."""
+    msg = f"0/{num_all_nodes} nodes are available:"
+    if d.pre_filter_msg:
+        msg += f" {d.pre_filter_msg}."
+    else:
+        reasons: Counter[str] = Counter()
+        for st in d.node_to_status.node_to_status.values():
+            for r in st.reasons:
+                reasons[r] += 1
+        explicit = len(d.node_to_status)
+        if explicit < num_all_nodes:
+            for r in d.node_to_status.absent_nodes_status.reasons:
+                reasons[r] += num_all_nodes - explicit
+        histogram = sorted(f"{n} {r}" for r, n in reasons.items())
+        if histogram:
+            msg += f" {', '.join(histogram)}."
+    if d.post_filter_msg:
+        msg += f" {d.post_filter_msg}"
+    return msg
+
+
+def heap_pop_order_winner(names: list[str], totals: dict[str, int]) -> str:
+    """The node Go's ``heap.Init`` + ``heap.Pop`` yields (Less = higher total) from this list order."""
+    h = list(names)
+    n = len(h)
+
+    def less(i: int, j: int) -> bool:
+        return totals[h[i]] > totals[h[j]]
+
+    def down(i0: int, n: int) -> None:
+        i = i0
+        while True:
+            j1 = 2 * i + 1
+            if j1 >= n or j1 < 0:
+                break
+            j = j1
+            j2 = j1 + 1
+            if j2 < n and less(j2, j1):
+                j = j2
+            if not less(j, i):
+                break
+            h[i], h[j] = h[j], h[i]
+            i = j
+
+    for i in range(n // 2 - 1, -1, -1):
+        down(i, n)
+    return h[0]
+
+
+def explain_pod(
+    cluster: Cluster,
+    pod: Pod,
+    config: SchedulerConfig,
+    registry: Registry | None = None,
+    *,
+    details: bool = False,
+) -> Trace:
+    """Run one scheduling cycle for ``pod`` against ``cluster`` and return its trace."""
+    if registry is None:
+        from kschedctl.plugins import in_tree_registry
+
+        registry = in_tree_registry()
+    profile = config.profile_for(pod.scheduler_name)
+    if profile is None:
+        names = ", ".join(p.scheduler_name for p in config.profiles)
+        raise UsageError(
+            f"pod {pod.key} asks for schedulerName {pod.scheduler_name!r}, but the configuration only has "
+            f"profile(s) {names}: kube-scheduler would ignore this pod"
+        )
+    cluster.default_priority(pod)
+    snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+    fw = Framework(profile, registry, snapshot)
+    return run_cycle(fw, pod, config, details=details)
+
+
+def run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, *, details: bool = False) -> Trace:
+    snapshot = fw.snapshot
+    trace = Trace(pod=pod.key, profile=fw.profile_name)
+    trace.num_all_nodes = snapshot.num_nodes()
+    if config.source is None:
+        trace.notes.append("no config.yaml: default KubeSchedulerConfiguration of kube-scheduler v1.35")
+    else:
+        trace.notes.append(f"configuration: {config.source}")
+
+    # PreEnqueue ---------------------------------------------------------------------------------
+    trace.pre_enqueue = fw.run_pre_enqueue(pod)
+    if trace.pre_enqueue and not trace.pre_enqueue[-1].status.is_success():
+        trace.gated = True
+        trace.notes.append(
+            "pod rejected at PreEnqueue: it stays in the unschedulable pool; no scheduling cycle runs and "
+            "kube-scheduler writes no PodScheduled condition"
+        )
+        return trace
+
+    if snapshot.num_nodes() == 0:
+        trace.fit_error = NO_NODES_AVAILABLE
+        trace.notes.append("the snapshot has no nodes")
+        return trace
+
+    state = CycleState()
+    diagnosis = Diagnosis()
+
+    # PreFilter ----------------------------------------------------------------------------------
+    pre = fw.run_pre_filter(state, pod)
+    trace.pre_filter = pre.records
+    trace.filter_plugins = fw.plugin_names("filter")
+    trace.skipped_filter_plugins = sorted(state.skip_filter_plugins)
+    diagnosis.unschedulable_plugins = set(pre.unschedulable_plugins)
+    if pre.result is not None and pre.result.node_names is not None:
+        trace.pre_filter_node_names = sorted(pre.result.node_names)
+    feasible: list[NodeInfo] = []
+    if not pre.status.is_success():
+        if not pre.status.is_rejected():
+            trace.error = pre.status.message()
+            return trace
+        diagnosis.node_to_status.absent_nodes_status = pre.status
+        diagnosis.pre_filter_msg = pre.status.message()
+        diagnosis.add_plugin_status(pre.status)
+        return _unschedulable(fw, state, pod, trace, diagnosis)
+
+    # The nominated node first ----------------------------------------------------------------------
+    percentage = fw.percentage_of_nodes_to_score
+    has_scoring = fw.has_score_plugins()
+    if pod.nominated_node_name:
+        ni = snapshot.get(pod.nominated_node_name)
+        trace.nominated_node_tried = pod.nominated_node_name
+        if ni is not None:
+            ok, err = _filter_nodes(fw, state, pod, [ni], 1, diagnosis, trace)
+            if err:
+                trace.error = err
+                return trace
+            if ok:
+                feasible = ok
+                trace.notes.append(f"the pod's nominated node {ni.name} passed every filter, so no other node was tried")
+
+    if not feasible:
+        nodes = snapshot.node_info_list
+        if pre.result is not None and pre.result.node_names is not None:
+            allowed = pre.result.node_names
+            nodes = [ni for ni in nodes if ni.name in allowed]
+            plugins = " ".join(sorted(diagnosis.unschedulable_plugins))
+            diagnosis.node_to_status.absent_nodes_status = Status(
+                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{plugins}]"
+            )
+        num_to_find = num_feasible_nodes_to_find(percentage, config.percentage_of_nodes_to_score, len(nodes))
+        if not has_scoring and not _has_extender_filters(config):
+            num_to_find = 1
+        trace.num_nodes_to_find = num_to_find
+        if not fw.has_filter_plugins():
+            feasible = nodes[:num_to_find]
+            trace.evaluated_order = [ni.name for ni in feasible]
+        else:
+            feasible, err = _filter_nodes(fw, state, pod, nodes, num_to_find, diagnosis, trace)
+            if err:
+                trace.error = err
+                return trace
+
+    trace.feasible_nodes = sorted(ni.name for ni in feasible)
+    if not feasible:
+        return _unschedulable(fw, state, pod, trace, diagnosis)
+
+    # Score ---------------------------------------------------------------------------------------
+    if len(feasible) == 1:
+        host = feasible[0].name
+        trace.max_score = 0
+        trace.candidates = [host]
+        trace.selected_node = host
+        trace.notes.append("exactly one node is feasible: kube-scheduler does not run PreScore/Score")
+    elif not has_scoring:
+        trace.totals = {ni.name: 1 for ni in feasible}
+        trace.max_score = 1
+        trace.candidates = sorted(trace.totals)
+        trace.selected_node = heap_pop_order_winner([ni.name for ni in feasible], trace.totals)
+    else:
+        st, trace.pre_score = fw.run_pre_score(state, pod, feasible)
+        if not st.is_success():
+            trace.error = st.message()
+            return trace
+        out = fw.run_score(state, pod, feasible)
+        for name in out.plugins:
+            if name in out.raw:
+                trace.score[name] = PluginScores(
+                    out.weights[name], out.raw[name], out.normalized.get(name, {}), out.weighted.get(name, {})
+                )
+        if not out.status.is_success():
+            trace.error = out.status.message()
+            return trace
+        trace.totals = out.totals
+        best = max(out.totals.values())
+        trace.max_score = best
+        trace.candidates = sorted(n for n, t in out.totals.items() if t == best)
+        trace.selected_node = heap_pop_order_winner([ni.name for ni in feasible], out.totals)
+    if len(trace.candidates) > 1:
+        trace.tie_break = (
+            f"{len(trace.candidates)} nodes share the top total {trace.max_score}. kube-scheduler v1.35 does not "
+            "pick among them at random (only extender scores add a random tie-breaker): it pops a heap built from "
+            "the feasible list, whose order depends on which parallel Filter goroutine finished first. Any of the "
+            f"candidates can win; this dry run shows {trace.selected_node}."
+        )
+
+    # Reserve / Permit / PreBind / Bind ---------------------------------------------------------------
+    host = trace.selected_node
+    assert host is not None
+    st, trace.reserve = fw.run_reserve(state, pod, host)
+    if not st.is_success():
+        fw.run_unreserve(state, pod, host)
+        return _late_failure(trace, host, st)
+    st, trace.permit = fw.run_permit(state, pod, host)
+    if not st.is_success() and not st.is_wait():
+        fw.run_unreserve(state, pod, host)
+        return _late_failure(trace, host, st)
+    if st.is_wait():
+        trace.notes.append(f"a Permit plugin asked to wait: {st.message()}")
+    st, trace.pre_bind = fw.run_pre_bind(state, pod, host)
+    if not st.is_success():
+        fw.run_unreserve(state, pod, host)
+        return _late_failure(trace, host, st)
+    st, trace.bind = fw.run_bind(state, pod, host)
+    for pl in fw.lists["bind"]:
+        binding_for = getattr(pl, "binding_for", None)
+        if binding_for is not None and trace.bind and trace.bind[-1].plugin == pl.name:
+            trace.binding = binding_for(pod, host)
+    if not st.is_success():
+        return _late_failure(trace, host, st)
+    if details:
+        _add_node_details(fw, trace)
+    return trace
+
+
+def _has_extender_filters(config: SchedulerConfig) -> bool:
+    return any(e.filter_verb for e in config.extenders)
+
+
+def _filter_nodes(
+    fw: Framework,
+    state: CycleState,
+    pod: Pod,
+    nodes: list[NodeInfo],
+    num_to_find: int,
+    diagnosis: Diagnosis,
+    trace: Trace,
+) -> tuple[list[NodeInfo], str | None]:
+    """``findNodesThatPassFilters`` evaluated in node order from index 0 (the first cycle's start)."""
+    feasible: list[NodeInfo] = []
+    for ni in nodes:
+        st = fw.run_filter_plugins_with_nominated_pods(state, pod, ni)
+        trace.evaluated_order.append(ni.name)
+        trace.filter[ni.name] = NodeVerdict(ni.name, st)
+        if st.code == Code.ERROR:
+            return feasible, st.message()
+        if st.is_success():
+            diagnosis.node_to_status.node_to_status.pop(ni.name, None)
+            feasible.append(ni)
+            if len(feasible) >= num_to_find:
+                break
+        else:
+            diagnosis.node_to_status.set(ni.name, st)
+            diagnosis.add_plugin_status(st)
+    return feasible, None
+
+
+def _unschedulable(fw: Framework, state: CycleState, pod: Pod, trace: Trace, diagnosis: Diagnosis) -> Trace:
+    if fw.has_post_filter_plugins():
+        result, st, records = fw.run_post_filter(state, pod, diagnosis.node_to_status)
+        diagnosis.post_filter_msg = st.message()
+        victims = result.victims if result else []
+        nominated = None
+        if result is not None and result.nominating_info is not None and result.nominating_info.mode == "Override":
+            nominated = result.nominating_info.nominated_node_name or None
+        trace.post_filter = PostFilterRecord(
+            plugin=st.plugin,
+            status=st,
+            nominated_node_name=nominated,
+            victims=[v.key for v in victims],
+            victim_priorities={v.key: v.effective_priority for v in victims},
+            per_plugin=records,
+            details=dict(result.details) if result else {},
+        )
+        if st.code == Code.ERROR:
+            trace.notes.append(f"PostFilter returned an error: {st.message()}")
+    trace.fit_error = fit_error_message(trace.num_all_nodes, diagnosis)
+    return trace
+
+
+def _late_failure(trace: Trace, host: str, st: Status) -> Trace:
+    if st.is_rejected():
+        d = Diagnosis()
+        d.node_to_status.set(host, st)
+        trace.fit_error = fit_error_message(1, d)
+    else:
+        trace.error = st.message()
+    trace.selected_node = None
+    return trace
+
+
+def _add_node_details(fw: Framework, trace: Trace) -> None:
+    for name in trace.filter:
+        ni = fw.snapshot.get(name)
+        if ni is None:
+            continue
+        d: dict[str, Any] = {
+            "allocatable": ni.allocatable.as_dict(),
+            "requested": ni.requested.as_dict(),
+            "nonZeroRequested": ni.non_zero_requested.as_dict(),
+            "pods": len(ni.pods),
+            "taints": [str(t) for t in ni.node.taints],
+            "unschedulable": ni.node.unschedulable,
+        }
+        trace.node_details[name] = d

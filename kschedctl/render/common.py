@@ -1,0 +1,68 @@
+"""Wording shared by the table and markdown renderers, so both say the same thing."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PASS = "✓"
+FAIL = "✗"
+NOT_RUN = "·"
+
+
+def headline(t: dict[str, Any]) -> str:
+    outcome = t.get("outcome")
+    pod = t["pod"]
+    if outcome == "gated":
+        return f"{pod}: gated at PreEnqueue, never enters a scheduling cycle"
+    if outcome == "error":
+        return f"{pod}: scheduling cycle error: {t.get('error')}"
+    sel = t.get("selected")
+    if outcome == "scheduled" and sel:
+        cands = sel["candidates"]
+        if len(cands) > 1:
+            return f"{pod}: schedulable; {len(cands)} nodes tie at {sel['maxScore']} ({', '.join(cands)})"
+        return f"{pod}: schedulable on {cands[0]} (score {sel['maxScore']})"
+    return f"{pod}: unschedulable"
+
+
+def filter_cells(t: dict[str, Any], node: str) -> list[str]:
+    """One row of the node x filter-plugin matrix."""
+    d = t["details"]
+    plugins: list[str] = d.get("filterPlugins", [])
+    skipped = set(d.get("skippedFilterPlugins", []))
+    verdict = t["filter"][node]
+    failed = verdict.get("plugin")
+    cells: list[str] = []
+    seen_fail = False
+    for p in plugins:
+        if p in skipped:
+            cells.append("skip")
+        elif seen_fail:
+            cells.append(NOT_RUN)
+        elif p == failed:
+            cells.append(f"{FAIL} " + "; ".join(verdict.get("reasons", [])))
+            seen_fail = True
+        else:
+            cells.append(PASS)
+    return cells
+
+
+def score_cell(s: dict[str, Any], node: str) -> str:
+    raw = s["raw"].get(node)
+    norm = s["normalized"].get(node)
+    w = s["weight"]
+    weighted = s["weighted"].get(node)
+    if raw is None:
+        return ""
+    if raw == norm:
+        return f"{raw}×{w}={weighted}"
+    return f"{raw}→{norm}×{w}={weighted}"
+
+
+def ranked_nodes(t: dict[str, Any]) -> list[str]:
+    totals: dict[str, int] = t.get("totals") or {}
+    return sorted(totals, key=lambda n: (-totals[n], n))
+
+
+def status_line(records: list[dict[str, Any]]) -> str:
+    return ", ".join(f"{r['plugin']}={r['code']}" + (f" ({'; '.join(r['reasons'])})" if r.get("reasons") else "") for r in records)

@@ -1,0 +1,56 @@
+"""Markdown output of a trace, for pasting into a pull-request comment."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tabulate import tabulate
+
+from kschedctl.render.common import filter_cells, headline, ranked_nodes, score_cell
+
+MAX_ROWS = 30
+
+
+def _status_rows(records: list[dict[str, Any]]) -> str:
+    return tabulate(
+        [[r["plugin"], r["code"], "; ".join(r.get("reasons", []))] for r in records],
+        headers=["plugin", "code", "reasons"],
+        tablefmt="github",
+    )
+
+
+def render_trace_markdown(t: dict[str, Any]) -> str:
+    d = t["details"]
+    out: list[str] = [f"### kschedctl: {headline(t)}", ""]
+    out.append(f"Profile `{t['profile']}`, {d['numAllNodes']} nodes, kube-scheduler {t['k8sVersion']}.")
+    out.append("")
+    for title, key in (("PreEnqueue", "preEnqueue"), ("PreFilter", "preFilter")):
+        if t[key]:
+            out += [f"#### {title}", "", _status_rows(t[key]), ""]
+    if t["filter"]:
+        plugins = d.get("filterPlugins", [])
+        nodes = list(t["filter"])[:MAX_ROWS]
+        rows = [[n, *filter_cells(t, n)] for n in nodes]
+        out += ["#### Filter", "", tabulate(rows, headers=["node", *plugins], tablefmt="github"), ""]
+        if len(t["filter"]) > len(nodes):
+            out += [f"_… {len(t['filter']) - len(nodes)} more nodes_", ""]
+    if t["postFilter"]:
+        pf = t["postFilter"]
+        out += ["#### PostFilter", "", f"`{pf['plugin']}`: {pf['code']} — {'; '.join(pf['reasons'])}", ""]
+        if pf["nominatedNodeName"]:
+            out += [f"Preemption dry run would nominate **{pf['nominatedNodeName']}** and evict: " + ", ".join(f"`{v}`" for v in pf["victims"]), ""]
+    if t["score"]:
+        ranked = ranked_nodes(t)[:MAX_ROWS]
+        headers = ["node", *[f"{p} (w{s['weight']})" for p, s in t["score"].items()], "total"]
+        rows = [[n, *[score_cell(s, n) for s in t["score"].values()], t["totals"][n]] for n in ranked]
+        out += ["#### Score", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
+    sel = t.get("selected")
+    if sel:
+        out += [f"**Selected:** `{sel.get('node')}` (max score {sel['maxScore']}; candidates: {', '.join(f'`{c}`' for c in sel['candidates'])})", ""]
+        if d.get("tieBreak"):
+            out += [d["tieBreak"], ""]
+    if t["fitError"]:
+        out += ["**FitError:**", "", "```", t["fitError"], "```", ""]
+    if t.get("error"):
+        out += [f"**Error:** {t['error']}", ""]
+    return "\n".join(out).rstrip() + "\n"
