@@ -1,0 +1,28 @@
+"""Shared fixtures and the per-plugin conformance agreement summary."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+
+import pytest
+
+#: Filled by tests/test_conformance.py: plugin -> [scenarios agreeing, scenarios involving it].
+CONFORMANCE: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+CONFORMANCE_TOTAL: list[int] = [0, 0]
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    if not CONFORMANCE_TOTAL[1]:
+        return
+    tr = terminalreporter
+    tr.section("agreement with kube-scheduler v1.35.4 (tests/conformance)")
+    tr.write_line(f"scenarios agreeing on every field: {CONFORMANCE_TOTAL[0]}/{CONFORMANCE_TOTAL[1]}")
+    for plugin in sorted(CONFORMANCE):
+        ok, n = CONFORMANCE[plugin]
+        tr.write_line(f"  {plugin:34s} {ok}/{n}")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,53 @@
+"""Agreement with the real kube-scheduler v1.35.4 on every scenario of tests/conformance.
+
+Each scenario runs through ``kschedctl check``'s runner (the same code path as the
+CLI) and must agree on every field of expected.json. Per-plugin agreement is
+printed at the end of the test run.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kschedctl.check.runner import discover_scenarios, run_scenario
+from tests.conftest import CONFORMANCE, CONFORMANCE_TOTAL
+
+ROOT = Path(__file__).parent / "conformance"
+SCENARIOS = discover_scenarios([str(ROOT)])
+
+
+def _plugins_in(expected: dict) -> set[str]:
+    names: set[str] = set()
+    for key in ("preEnqueue", "preFilter", "preScore", "reserve"):
+        names.update(r["plugin"] for r in expected.get(key) or [])
+    names.update((expected.get("score") or {}).keys())
+    for v in (expected.get("filter") or {}).values():
+        if v.get("plugin"):
+            names.add(v["plugin"])
+    if expected.get("postFilter"):
+        names.add("DefaultPreemption")
+    return names
+
+
+def test_corpus_is_present() -> None:
+    assert len(SCENARIOS) >= 250
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[d.name for d in SCENARIOS])
+def test_scenario_agrees(scenario: Path) -> None:
+    result = run_scenario(scenario)
+    expected = json.loads((scenario / "expected.json").read_text())
+    involved = _plugins_in(expected)
+    blamed = result.plugins_involved()
+    CONFORMANCE_TOTAL[1] += 1
+    if result.passed:
+        CONFORMANCE_TOTAL[0] += 1
+    for p in involved | blamed:
+        CONFORMANCE[p][1] += 1
+        if result.passed or p not in blamed:
+            CONFORMANCE[p][0] += 1
+    assert result.error is None, result.error
+    assert result.passed, "\n".join(str(d) for d in result.differences[:20])
