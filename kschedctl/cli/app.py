@@ -12,7 +12,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -51,7 +51,7 @@ explain_app = typer.Typer(help="Explain what kube-scheduler would do with a pod.
 app.add_typer(explain_app, name="explain")
 
 
-class Output(str, Enum):
+class Output(StrEnum):
     table = "table"
     wide = "wide"
     json = "json"
@@ -59,7 +59,7 @@ class Output(str, Enum):
     markdown = "markdown"
 
 
-class CheckOutput(str, Enum):
+class CheckOutput(StrEnum):
     table = "table"
     json = "json"
     yaml = "yaml"

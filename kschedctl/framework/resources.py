@@ -44,9 +44,7 @@ def is_native_resource(name: str) -> bool:
 
 
 def is_extended_resource_name(name: str) -> bool:
-    if is_native_resource(name) or name.startswith("requests."):
-        return False
-    return True
+    return not (is_native_resource(name) or name.startswith("requests."))
 
 
 def is_hugepages(name: str) -> bool:

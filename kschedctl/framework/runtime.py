@@ -351,9 +351,7 @@ class Framework:
                 return r, s.with_plugin(pl.name), records
             if not s.is_rejected():
                 return None, Status(Code.ERROR, *s.reasons, plugin=pl.name), records
-            if r is not None and r.mode != "Noop":
-                result = r
-            elif r is not None and result is None and (r.victims or r.details):
+            if (r is not None and r.mode != "Noop") or (r is not None and result is None and (r.victims or r.details)):
                 result = r
             reasons.extend(s.reasons)
             if not rejector:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from kschedctl.snapshot.model import Node, Pod, PodAffinityTerm
 
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
+_NO_LABELS: Mapping[str, str] = {}
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,7 +33,12 @@ class AffinityTerm:
     namespace_selector: Selector
 
     def matches(self, pod: Pod, ns_labels: Mapping[str, str] | None) -> bool:
-        if pod.namespace in self.namespaces or (ns_labels is not None and self.namespace_selector.matches(ns_labels)):
+        """``ns_labels`` None stands for a nil label set: the namespace selector still
+        evaluates against it as an empty set (an empty selector, or one with only
+        NotIn/DoesNotExist, matches it), exactly as ``labels.Set(nil)`` does upstream."""
+        if pod.namespace in self.namespaces or self.namespace_selector.matches(
+            _NO_LABELS if ns_labels is None else ns_labels
+        ):
             return self.selector.matches(pod.labels)
         return False
 
@@ -94,7 +100,7 @@ class PodInfo:
         if pi is None:
             pi = cls(pod)
             pod._info = pi
-        return pi  # type: ignore[no-any-return]
+        return pi
 
     @property
     def resource(self) -> PodResource:

@@ -26,7 +26,7 @@ from kschedctl.snapshot.model import KubeObject, Node, Pod
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_BaseLoader):  # type: ignore[misc]
+class _Loader(_BaseLoader):
     """SafeLoader (C when available) that leaves timestamps as strings."""
 
 

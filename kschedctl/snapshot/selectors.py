@@ -74,10 +74,7 @@ class Selector:
     def matches(self, labels: Mapping[str, str]) -> bool:
         if self.nothing:
             return False
-        for r in self.requirements:
-            if not r.matches(labels):
-                return False
-        return True
+        return all(r.matches(labels) for r in self.requirements)
 
     @property
     def empty(self) -> bool:
