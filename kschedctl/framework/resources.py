@@ -235,8 +235,62 @@ class PodResource:
     non0_mem: int
 
 
+def _fast_pod_resource(pod: Pod) -> PodResource | None:
+    """The common case in integer arithmetic, or None when the exact slow path is needed.
+
+    Applies when the pod has only regular containers, no overhead, no pod-level requests,
+    no resized container statuses, and every amount is a whole number of its unit
+    (millicores for cpu, units otherwise): then per-container rounding equals rounding the sum.
+    """
+    if pod.init_containers or pod.overhead or pod.pod_requests:
+        return None
+    for st in pod.container_statuses:
+        if isinstance(st.get("resources"), dict) or st.get("allocatedResources"):
+            return None
+    res = Resource()
+    non0_cpu = 0
+    non0_mem = 0
+    for c in pod.containers:
+        has_cpu = has_mem = False
+        for name, q in c.requests.items():
+            den = q.denominator
+            if name == CPU:
+                if 1000 % den:
+                    return None
+                m = q.numerator * (1000 // den)
+                res.milli_cpu += m
+                non0_cpu += m
+                has_cpu = True
+                continue
+            if den != 1:
+                return None
+            v = q.numerator
+            if name == MEMORY:
+                res.memory += v
+                non0_mem += v
+                has_mem = True
+            elif name == EPHEMERAL_STORAGE:
+                res.ephemeral_storage += v
+            elif name == PODS:
+                res.allowed_pod_number += v
+            elif is_scalar_resource_name(name):
+                res.scalar[name] = res.scalar.get(name, 0) + v
+        if not has_cpu:
+            non0_cpu += DEFAULT_MILLI_CPU_REQUEST
+        if not has_mem:
+            non0_mem += DEFAULT_MEMORY_REQUEST
+    return PodResource(res, non0_cpu, non0_mem)
+
+
 def calculate_pod_resource(pod: Pod) -> PodResource:
     """``PodInfo.CalculateResource``: requests plus the non-zero cpu/memory used by scoring."""
+    fast = _fast_pod_resource(pod)
+    if fast is not None:
+        return fast
+    return _exact_pod_resource(pod)
+
+
+def _exact_pod_resource(pod: Pod) -> PodResource:
     requests = pod_requests(pod)
     level_set = is_pod_level_requests_set(pod)
     if not level_set:

@@ -40,7 +40,7 @@ IN_TREE_MODULES: dict[str, str] = {
 def _lazy_factory(module: str) -> Any:
     def factory(args: Any, handle: Handle) -> Plugin:
         mod = importlib.import_module(module)
-        return mod.new(args, handle)  # type: ignore[no-any-return]
+        return mod.new(args, handle)
 
     return factory
 

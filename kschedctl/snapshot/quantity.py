@@ -12,6 +12,7 @@ of a second of start-up, and only the live-cluster module may import
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from fractions import Fraction
@@ -41,6 +42,12 @@ class QuantityError(ValueError):
 
 def parse_quantity(value: object) -> Fraction:
     """Parse ``"500m"``, ``"1Gi"``, ``"1e3"``, ``2`` or ``0.5`` into an exact Fraction."""
+    if type(value) is str:
+        return _parse_text(value)
+    return _parse_other(value)
+
+
+def _parse_other(value: object) -> Fraction:
     if isinstance(value, bool):
         raise QuantityError(f"quantities must match the regular expression: {value!r}")
     if isinstance(value, int):
@@ -51,6 +58,12 @@ def parse_quantity(value: object) -> Fraction:
         return Fraction(repr(value)) if "e" not in repr(value) else Fraction(value)
     if not isinstance(value, str):
         raise QuantityError(f"quantities must be strings or numbers, not {type(value).__name__}")
+    return _parse_text(value)
+
+
+@functools.lru_cache(maxsize=8192)
+def _parse_text(value: str) -> Fraction:
+    """Parse one quantity string (cached: snapshots repeat the same few values)."""
     m = _QUANTITY.match(value)
     if m is None:
         raise QuantityError(f"quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$': {value!r}")
