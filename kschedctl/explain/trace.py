@@ -114,8 +114,6 @@ class Trace:
         selected = None
         if self.candidates:
             selected = {"maxScore": self.max_score or 0, "candidates": list(self.candidates)}
-            if self.selected_node:
-                selected["node"] = self.selected_node
         return {
             "k8sVersion": K8S_VERSION,
             "pod": self.pod,
@@ -143,6 +141,7 @@ class Trace:
                 "numNodesToFind": self.num_nodes_to_find,
                 "evaluationOrder": list(self.evaluated_order),
                 "nominatedNodeTried": self.nominated_node_tried,
+                "selectedNode": self.selected_node,
                 "tieBreak": self.tie_break,
                 "filterPlugins": list(self.filter_plugins),
                 "skippedFilterPlugins": list(self.skipped_filter_plugins),

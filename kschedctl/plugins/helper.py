@@ -55,4 +55,4 @@ def build_broken_linear_function(shape: list[FunctionShapePoint]):  # type: igno
 
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
-__all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "go_div", "MAX_NODE_SCORE", "FunctionShapePoint", "build_broken_linear_function", "default_normalize_score"]
+__all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "MAX_NODE_SCORE", "FunctionShapePoint", "build_broken_linear_function", "default_normalize_score", "go_div"]

@@ -25,19 +25,29 @@ def headline(t: dict[str, Any]) -> str:
     return f"{pod}: unschedulable"
 
 
+def filter_columns(t: dict[str, Any]) -> list[str]:
+    """Filter plugins that ran (those whose PreFilter returned Skip are listed separately)."""
+    d = t["details"]
+    skipped = set(d.get("skippedFilterPlugins", []))
+    return [p for p in d.get("filterPlugins", []) if p not in skipped]
+
+
+def skipped_filter_line(t: dict[str, Any]) -> str | None:
+    skipped = [p for p in t["details"].get("filterPlugins", []) if p in set(t["details"].get("skippedFilterPlugins", []))]
+    if not skipped:
+        return None
+    return "Filter not run (their PreFilter returned Skip): " + ", ".join(skipped)
+
+
 def filter_cells(t: dict[str, Any], node: str) -> list[str]:
     """One row of the node x filter-plugin matrix."""
-    d = t["details"]
-    plugins: list[str] = d.get("filterPlugins", [])
-    skipped = set(d.get("skippedFilterPlugins", []))
+    plugins = filter_columns(t)
     verdict = t["filter"][node]
     failed = verdict.get("plugin")
     cells: list[str] = []
     seen_fail = False
     for p in plugins:
-        if p in skipped:
-            cells.append("skip")
-        elif seen_fail:
+        if seen_fail:
             cells.append(NOT_RUN)
         elif p == failed:
             cells.append(f"{FAIL} " + "; ".join(verdict.get("reasons", [])))

@@ -6,7 +6,14 @@ from typing import Any
 
 from tabulate import tabulate
 
-from kschedctl.render.common import filter_cells, headline, ranked_nodes, score_cell
+from kschedctl.render.common import (
+    filter_cells,
+    filter_columns,
+    headline,
+    ranked_nodes,
+    score_cell,
+    skipped_filter_line,
+)
 
 MAX_ROWS = 30
 
@@ -28,10 +35,12 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
         if t[key]:
             out += [f"#### {title}", "", _status_rows(t[key]), ""]
     if t["filter"]:
-        plugins = d.get("filterPlugins", [])
+        plugins = filter_columns(t)
         nodes = list(t["filter"])[:MAX_ROWS]
         rows = [[n, *filter_cells(t, n)] for n in nodes]
         out += ["#### Filter", "", tabulate(rows, headers=["node", *plugins], tablefmt="github"), ""]
+        if skipped_filter_line(t):
+            out += [f"_{skipped_filter_line(t)}_", ""]
         if len(t["filter"]) > len(nodes):
             out += [f"_… {len(t['filter']) - len(nodes)} more nodes_", ""]
     if t["postFilter"]:
@@ -46,7 +55,7 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
         out += ["#### Score", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
     sel = t.get("selected")
     if sel:
-        out += [f"**Selected:** `{sel.get('node')}` (max score {sel['maxScore']}; candidates: {', '.join(f'`{c}`' for c in sel['candidates'])})", ""]
+        out += [f"**Selected:** `{t['details'].get('selectedNode')}` (max score {sel['maxScore']}; candidates: {', '.join(f'`{c}`' for c in sel['candidates'])})", ""]
         if d.get("tieBreak"):
             out += [d["tieBreak"], ""]
     if t["fitError"]:

@@ -11,7 +11,15 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from kschedctl.render.common import filter_cells, headline, ranked_nodes, score_cell, status_line
+from kschedctl.render.common import (
+    filter_cells,
+    filter_columns,
+    headline,
+    ranked_nodes,
+    score_cell,
+    skipped_filter_line,
+    status_line,
+)
 
 MAX_ROWS = 30
 
@@ -53,7 +61,7 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False) -> 
         console.print(f"PreFilter narrowed the nodes to: {', '.join(t['preFilterNodeNames']) or '(none)'}")
 
     if t["filter"]:
-        plugins = d.get("filterPlugins", [])
+        plugins = filter_columns(t)
         tbl = Table(title="Filter (node × plugin, first rejection wins)", title_justify="left")
         tbl.add_column("node")
         for p in plugins:
@@ -65,6 +73,8 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False) -> 
             name_style = "green" if verdict["code"] == "Success" else "red"
             tbl.add_row(Text(n, style=name_style), *filter_cells(t, n))
         console.print(tbl)
+        if skipped_filter_line(t):
+            console.print(skipped_filter_line(t))
         if len(shown) < len(nodes):
             console.print(f"… {len(nodes) - len(shown)} more nodes evaluated (use -o wide or -o json to see all)")
         if d.get("numNodesToFind") and d["numNodesToFind"] < d["numAllNodes"]:
@@ -109,7 +119,7 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False) -> 
             console.print(f"… {len(ranked) - len(shown)} more scored nodes")
     sel = t.get("selected")
     if sel:
-        console.print(Text(f"Selected: {sel.get('node')}  (max score {sel['maxScore']}; candidates: {', '.join(sel['candidates'])})", style="bold green"))
+        console.print(Text(f"Selected: {t['details'].get('selectedNode')}  (max score {sel['maxScore']}; candidates: {', '.join(sel['candidates'])})", style="bold green"))
         if d.get("tieBreak"):
             console.print(d["tieBreak"])
         for title, key in (("Reserve", "reserve"), ("Permit", "permit"), ("PreBind", "preBind"), ("Bind", "bind")):

@@ -7,11 +7,20 @@ matching lives here once:
 * a *nil* ``metav1.LabelSelector`` matches nothing, an *empty* one matches everything;
 * ``NotIn`` and ``DoesNotExist`` match objects that lack the key;
 * a ``NodeSelectorTerm`` with no requirements matches no node, terms are ORed;
-* ``Gt``/``Lt`` compare integers and never match a non-integer label.
+* ``Gt``/``Lt`` compare integers (Go ``strconv.ParseInt`` syntax) and never match
+  a non-integer label;
+* a node selector term whose requirements would not parse (bad label key or value,
+  unknown operator, wrong number of values, ``matchFields`` that is not In/NotIn
+  with one value) never matches; it is kept, with its errors, because some callers
+  report them (NodeAffinity's preferred terms) while others ignore them (required
+  terms), as component-helpers' ``nodeaffinity`` package does;
+* ``matchFields`` compares against the node's field set, which only has
+  ``metadata.name``: any other key reads as the empty string.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +29,118 @@ from kschedctl.errors import InputError
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
+
+
+_INT_RE = re.compile(r"[+-]?[0-9]+")
+_INT64_MIN = -(2**63)
+_INT64_MAX = 2**63 - 1
+
+
+def parse_go_int64(text: str) -> int | None:
+    """``strconv.ParseInt(text, 10, 64)``: optional sign and ASCII digits only, int64 range; else None."""
+    if not _INT_RE.fullmatch(text):
+        return None
+    v = int(text)
+    if v < _INT64_MIN or v > _INT64_MAX:
+        return None
+    return v
+
+
+_QNAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_QNAME_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+    "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
+)
+_DNS1123_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
+    "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+
+
+def label_key_errors(key: str) -> list[str]:
+    """Why ``key`` is not a valid label key (a qualified name with an optional DNS-subdomain prefix)."""
+    errs: list[str] = []
+    parts = key.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part must be non-empty")
+        else:
+            if len(prefix.encode()) > 253:
+                errs.append("prefix part must be no more than 253 characters")
+            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
+                errs.append("prefix part " + _DNS1123_MSG)
+    else:
+        return [
+            "a qualified name " + _QNAME_MSG + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part must be non-empty")
+    elif len(name.encode()) > 63:
+        errs.append("name part must be no more than 63 characters")
+    if not _QNAME_RE.fullmatch(name):
+        errs.append("name part " + _QNAME_MSG)
+    return errs
+
+
+def label_value_errors(value: str) -> list[str]:
+    """Why ``value`` is not a valid label value."""
+    errs: list[str] = []
+    if len(value.encode()) > 63:
+        errs.append("must be no more than 63 characters")
+    if not _LABEL_VALUE_RE.fullmatch(value):
+        errs.append(_LABEL_VALUE_MSG)
+    return errs
+
+
+def _go_quote(s: str) -> str:
+    """Go's ``%q`` for the strings that appear in selector errors (printable ASCII in practice)."""
+    out = []
+    for ch in s:
+        if ch == '"':
+            out.append('\\"')
+        elif ch == "\\":
+            out.append("\\\\")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) < 0x10000 else f"\\U{ord(ch):08x}")
+    return '"' + "".join(out) + '"'
+
+
+def _go_string_slice(values: tuple[str, ...] | None) -> str:
+    """Go's ``%#v`` of a ``[]string`` (None stands for a nil slice)."""
+    if values is None:
+        return "[]string(nil)"
+    return "[]string{" + ", ".join(_go_quote(v) for v in values) + "}"
+
+
+def aggregate_error_message(messages: list[str]) -> str:
+    """``utilerrors.NewAggregate(errs).Error()``: one message as is, several de-duplicated in brackets."""
+    seen: list[str] = []
+    for m in messages:
+        if m not in seen:
+            seen.append(m)
+    if not seen:
+        return ""
+    if len(seen) == 1:
+        return seen[0]
+    return "[" + ", ".join(seen) + "]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,10 +162,9 @@ class Requirement:
         if op in ("Gt", "Lt"):
             if self.key not in labels or len(self.values) != 1:
                 return False
-            try:
-                have = int(labels[self.key])
-                want = int(self.values[0])
-            except ValueError:
+            have = parse_go_int64(labels[self.key])
+            want = parse_go_int64(self.values[0])
+            if have is None or want is None:
                 return False
             return have > want if op == "Gt" else have < want
         return False
@@ -58,7 +178,7 @@ class Requirement:
             return f"{self.key}={self.values[0]}"
         if self.operator == "NotIn" and len(self.values) == 1:
             return f"{self.key}!={self.values[0]}"
-        op = {"In": "in", "NotIn": "notin", "Gt": ">", "Lt": "<"}[self.operator]
+        op = {"In": "in", "NotIn": "notin", "Gt": ">", "Lt": "<"}.get(self.operator, self.operator)
         if self.operator in ("Gt", "Lt"):
             return f"{self.key}{op}{self.values[0] if self.values else ''}"
         return f"{self.key} {op} ({','.join(sorted(self.values))})"
@@ -140,11 +260,21 @@ def selector_from_set(labels: Mapping[str, str]) -> Selector:
 
 @dataclass(frozen=True, slots=True)
 class NodeSelectorTerm:
-    """One term of a NodeSelector: all expressions and fields must match."""
+    """One term of a NodeSelector: all expressions and fields must match.
+
+    ``errors`` holds what component-helpers would report while parsing the term, as
+    (path inside the term, message) pairs; a term with errors never matches.
+    """
 
     expressions: tuple[Requirement, ...] = ()
     fields: tuple[Requirement, ...] = ()
     valid: bool = True
+    errors: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def is_empty(self) -> bool:
+        """No expressions and no fields: such a term selects nothing and is skipped."""
+        return not self.expressions and not self.fields
 
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
         if not self.valid or (not self.expressions and not self.fields):
@@ -152,12 +282,18 @@ class NodeSelectorTerm:
         for r in self.expressions:
             if not r.matches(labels):
                 return False
-        if self.fields:
-            fields = {"metadata.name": node_name}
+        if self.fields and node_name:
+            # The node's field set has only metadata.name; any other key reads as "".
             for r in self.fields:
-                if not r.matches(fields):
+                have = node_name if r.key == "metadata.name" else ""
+                equal = bool(r.values) and have == r.values[0]
+                if equal != (r.operator == "In"):
                     return False
         return True
+
+    def error_messages(self, path: str) -> list[str]:
+        """The parse errors as Go prints them, ``path`` being where the term sits (may be "")."""
+        return [f"{path}.{where}: {msg}" if path else f"{where}: {msg}" for where, msg in self.errors]
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,50 +305,94 @@ class NodeSelector:
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
         return any(t.matches(labels, node_name) for t in self.terms)
 
+    def error_messages(self, path: str = "") -> list[str]:
+        """Parse errors of the non-empty terms (``nodeaffinity.NewNodeSelector``)."""
+        base = f"{path}.nodeSelectorTerms" if path else "nodeSelectorTerms"
+        out: list[str] = []
+        for i, t in enumerate(self.terms):
+            if not t.is_empty:
+                out.extend(t.error_messages(f"{base}[{i}]"))
+        return out
 
-def _parse_node_requirement(raw: Any, path: str, is_field: bool) -> tuple[Requirement, bool]:
+
+_SUPPORTED_NODE_OPS = ", ".join(f'"{op}"' for op in NODE_OPERATORS)
+
+
+def _node_requirement_errors(
+    key: str, op: str, values: tuple[str, ...], values_nil: bool, where: str, is_field: bool
+) -> list[tuple[str, str]]:
+    """Errors component-helpers reports for one requirement (labels.NewRequirement / field selector rules)."""
+    bad_values = _go_string_slice(None if values_nil else values)
+    if is_field:
+        if op in ("In", "NotIn"):
+            if len(values) != 1:
+                return [(f"{where}.values", f"Invalid value: {bad_values}: must have one element")]
+            return []
+        return [(f"{where}.operator", f'Unsupported value: {_go_quote(op)}: supported values: "In", "NotIn"')]
+    if op not in NODE_OPERATORS:
+        return [(f"{where}.operator", f"Unsupported value: {_go_quote(op)}: supported values: {_SUPPORTED_NODE_OPS}")]
+    errs: list[tuple[str, str]] = []
+    key_errs = label_key_errors(key)
+    if key_errs:
+        errs.append((f"{where}.key", f"Invalid value: {_go_quote(key)}: {'; '.join(key_errs)}"))
+    if op in ("In", "NotIn"):
+        if not values:
+            errs.append(
+                (f"{where}.values", f"Invalid value: {bad_values}: for 'in', 'notin' operators, values set can't be empty")
+            )
+    elif op in ("Exists", "DoesNotExist"):
+        if values:
+            errs.append(
+                (f"{where}.values", f"Invalid value: {bad_values}: values set must be empty for exists and does not exist")
+            )
+    else:  # Gt, Lt
+        if len(values) != 1:
+            errs.append(
+                (f"{where}.values", f"Invalid value: {bad_values}: for 'Gt', 'Lt' operators, exactly one value is required")
+            )
+        for i, v in enumerate(values):
+            if parse_go_int64(v) is None:
+                errs.append(
+                    (
+                        f"{where}.values[{i}]",
+                        f"Invalid value: {_go_quote(v)}: for 'Gt', 'Lt' operators, the value must be an integer",
+                    )
+                )
+    for i, v in enumerate(values):
+        v_errs = label_value_errors(v)
+        if v_errs:
+            errs.append((f"{where}.values[{i}][{key}]", f"Invalid value: {_go_quote(v)}: {'; '.join(v_errs)}"))
+    return errs
+
+
+def _parse_node_requirement(raw: Any, path: str, where: str, is_field: bool) -> tuple[Requirement, list[tuple[str, str]]]:
     if not isinstance(raw, dict):
         raise InputError("must be a node selector requirement", field=path)
-    key = str(raw.get("key", ""))
-    op = raw.get("operator")
-    values = _as_str_list(raw.get("values"), f"{path}.values")
-    if op not in NODE_OPERATORS:
-        raise InputError(f"{op!r} is not a valid node selector operator", field=f"{path}.operator")
-    valid = True
-    if is_field:
-        # Only metadata.name with In/NotIn and exactly one value is allowed.
-        valid = key == "metadata.name" and op in ("In", "NotIn") and len(values) == 1
-    elif op in ("In", "NotIn"):
-        valid = len(values) > 0
-    elif op in ("Exists", "DoesNotExist"):
-        valid = len(values) == 0
-    elif op in ("Gt", "Lt"):
-        valid = len(values) == 1
-        if valid:
-            try:
-                int(values[0])
-            except ValueError:
-                valid = False
-    return Requirement(key, op, values), valid
+    key = str(raw.get("key") or "")
+    op = str(raw.get("operator") or "")
+    raw_values = raw.get("values")
+    values = _as_str_list(raw_values, f"{path}.values")
+    return Requirement(key, op, values), _node_requirement_errors(key, op, values, raw_values is None, where, is_field)
 
 
 def parse_node_selector_term(raw: Any, path: str) -> NodeSelectorTerm:
+    """Parse a term; requirements that component-helpers would reject make the term invalid, not an error."""
     if raw is None:
         return NodeSelectorTerm()
     if not isinstance(raw, dict):
         raise InputError("must be a node selector term", field=path)
-    valid = True
+    errors: list[tuple[str, str]] = []
     exprs: list[Requirement] = []
     for i, e in enumerate(raw.get("matchExpressions") or []):
-        r, ok = _parse_node_requirement(e, f"{path}.matchExpressions[{i}]", False)
+        r, errs = _parse_node_requirement(e, f"{path}.matchExpressions[{i}]", f"matchExpressions[{i}]", False)
         exprs.append(r)
-        valid = valid and ok
+        errors.extend(errs)
     flds: list[Requirement] = []
     for i, e in enumerate(raw.get("matchFields") or []):
-        r, ok = _parse_node_requirement(e, f"{path}.matchFields[{i}]", True)
+        r, errs = _parse_node_requirement(e, f"{path}.matchFields[{i}]", f"matchFields[{i}]", True)
         flds.append(r)
-        valid = valid and ok
-    return NodeSelectorTerm(tuple(exprs), tuple(flds), valid)
+        errors.extend(errs)
+    return NodeSelectorTerm(tuple(exprs), tuple(flds), not errors, tuple(errors))
 
 
 def parse_node_selector(raw: Any, path: str) -> NodeSelector:

@@ -1,0 +1,318 @@
+"""kube-scheduler v1.35 defaulting of KubeSchedulerConfiguration (``apis/config/v1``).
+
+Three things happen before validation, and they decide which plugins run and
+with which arguments, so they are reproduced exactly:
+
+* the default plugin set (``getDefaultPlugins``) with v1.35's default feature
+  gates applied: DynamicResources is inserted just before DefaultPreemption
+  with weight 2; NodeDeclaredFeatures and GangScheduling (alpha) are not added;
+* ``mergePlugins``/``mergePluginSet``: per extension point, disabled plugins
+  (or ``"*"``) drop defaults, a re-configured default plugin is replaced in
+  place (keeping its position), other custom plugins are appended in order;
+* ``SetDefaults_*``: parallelism, one ``default-scheduler`` profile when none,
+  the scheduler name only when there is exactly one profile, the global
+  ``percentageOfNodesToScore`` (0 = adaptive), and a defaulted args object for
+  every plugin named in any enabled set that has an args kind (user-given args
+  are defaulted too).
+
+Everything here works on decoded v1 data (see ``decode``) and produces a
+``DefaultedConfig``: the internal configuration that validation inspects and
+from which ``SchedulerConfig`` is built.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+from kschedctl.config.decode import API_VERSION, ARGS_TYPES, EXTENSION_POINTS
+from kschedctl.config.types import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet
+
+#: v1.35 default values of the feature gates that change scheduler configuration defaults.
+FEATURE_GATES: dict[str, bool] = {
+    "DynamicResourceAllocation": True,  # GA, locked on
+    "NodeDeclaredFeatures": False,  # alpha
+    "GangScheduling": False,  # alpha
+    "DRASchedulerFilterTimeout": True,  # beta, on
+    "DRADeviceBindingConditions": False,  # alpha
+    "DRAResourceClaimDeviceStatus": True,  # beta, on
+    "StorageCapacityScoring": False,  # alpha
+}
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+
+#: ``getDefaultPlugins`` before feature gates: (name, weight); weight 0 means "not set".
+BASE_DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
+    ("SchedulingGates", 0),
+    ("PrioritySort", 0),
+    ("NodeUnschedulable", 0),
+    ("NodeName", 0),
+    ("TaintToleration", 3),
+    ("NodeAffinity", 2),
+    ("NodePorts", 0),
+    ("NodeResourcesFit", 1),
+    ("VolumeRestrictions", 0),
+    ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 0),
+    ("VolumeZone", 0),
+    ("PodTopologySpread", 2),
+    ("InterPodAffinity", 2),
+    ("DefaultPreemption", 0),
+    ("NodeResourcesBalancedAllocation", 1),
+    ("ImageLocality", 1),
+    ("DefaultBinder", 0),
+)
+
+#: Plugins whose args have a registered kind (``<Name>Args``); only these get default args.
+ARGS_KINDS: frozenset[str] = frozenset(ARGS_TYPES)
+
+
+# ---------------------------------------------------------------------------------------------
+# default plugins and merging
+
+
+def default_plugins(gates: dict[str, bool] | None = None) -> Plugins:
+    """``getDefaultPlugins()`` + ``applyFeatureGates``: everything is in MultiPoint."""
+    g = FEATURE_GATES if gates is None else gates
+    enabled = [PluginRef(n, w) for n, w in BASE_DEFAULT_PLUGINS]
+    if g.get("NodeDeclaredFeatures"):
+        enabled.append(PluginRef("NodeDeclaredFeatures"))
+    if g.get("DynamicResourceAllocation"):
+        for i, ref in enumerate(enabled):
+            if ref.name == "DefaultPreemption":
+                enabled.insert(i, PluginRef("DynamicResources", 2))
+                break
+    if g.get("GangScheduling"):
+        enabled.append(PluginRef("GangScheduling"))
+    plugins = Plugins()
+    plugins.sets["multiPoint"] = PluginSet(enabled, [])
+    return plugins
+
+
+def merge_plugin_set(default: PluginSet, custom: PluginSet) -> PluginSet:
+    """``mergePluginSet``: merge one extension point's custom set into its default set."""
+    disabled = [*custom.disabled, *default.disabled]
+    disabled_names = set(disabled)
+    # name -> (index in custom.enabled, plugin); a repeated name keeps its last occurrence
+    custom_by_name = {ref.name: (i, ref) for i, ref in enumerate(custom.enabled)}
+    replaced: set[int] = set()
+    enabled: list[PluginRef] = []
+    if "*" not in disabled_names:
+        for ref in default.enabled:
+            if ref.name in disabled_names:
+                continue
+            hit = custom_by_name.get(ref.name)
+            if hit is not None:
+                # re-configured default plugin: takes the custom settings, keeps the default position
+                ref = hit[1]
+                replaced.add(hit[0])
+            enabled.append(ref)
+    # custom plugins that did not replace a default one, in their order (duplicates included:
+    # the framework rejects those later)
+    enabled.extend(ref for i, ref in enumerate(custom.enabled) if i not in replaced)
+    return PluginSet(enabled, disabled)
+
+
+def merge_plugins(default: Plugins, custom: Plugins | None) -> Plugins:
+    """``mergePlugins``: every extension point, MultiPoint included."""
+    if custom is None:
+        return default
+    out = Plugins()
+    for ep in EXTENSION_POINT_FIELDS:
+        out.sets[ep] = merge_plugin_set(default.sets.get(ep, PluginSet()), custom.sets.get(ep, PluginSet()))
+    return out
+
+
+def plugins_names(plugins: Plugins) -> list[str]:
+    """``pluginsNames``: every plugin enabled at any extension point, sorted."""
+    names: set[str] = set()
+    for ps in plugins.sets.values():
+        names.update(ref.name for ref in ps.enabled)
+    return sorted(names)
+
+
+def plugins_from_v1(raw: dict[str, Any] | None) -> Plugins | None:
+    """A decoded v1 ``plugins`` object as ``Plugins`` (an unset weight becomes 0, as in conversion)."""
+    if raw is None:
+        return None
+    out = Plugins()
+    for ep in EXTENSION_POINTS:
+        ps = raw.get(ep) or {}
+        out.sets[ep] = PluginSet(
+            [PluginRef(p.get("name", ""), p.get("weight", 0)) for p in ps.get("enabled") or []],
+            [p.get("name", "") for p in ps.get("disabled") or []],
+        )
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# plugin args defaulting (SetDefaults_*Args), on decoded v1 dicts
+
+_DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1})
+_SECOND = 1_000_000_000
+
+
+def default_args(name: str, args: dict[str, Any] | None, gates: dict[str, bool] | None = None) -> dict[str, Any]:
+    """Return a defaulted copy of ``name``'s v1 args (``{}`` stands for "no args given")."""
+    g = FEATURE_GATES if gates is None else gates
+    a = copy.deepcopy(args) if args else {}
+    a.setdefault("kind", f"{name}Args")
+    a.setdefault("apiVersion", API_VERSION)
+    if name == "DefaultPreemption":
+        a.setdefault("minCandidateNodesPercentage", 10)
+        a.setdefault("minCandidateNodesAbsolute", 100)
+    elif name == "InterPodAffinity":
+        a.setdefault("hardPodAffinityWeight", 1)
+        a.setdefault("ignorePreferredTermsOfExistingPods", False)
+    elif name == "VolumeBinding":
+        a.setdefault("bindTimeoutSeconds", 600)
+        if not a.get("shape") and g.get("StorageCapacityScoring"):
+            a["shape"] = [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
+    elif name == "NodeResourcesBalancedAllocation":
+        if not a.get("resources"):
+            a["resources"] = [dict(r) for r in _DEFAULT_RESOURCES]
+        else:
+            for r in a["resources"]:
+                if not r.get("weight"):
+                    r["weight"] = 1
+    elif name == "PodTopologySpread":
+        if not a.get("defaultingType"):
+            a["defaultingType"] = "System"
+    elif name == "NodeResourcesFit":
+        st = a.get("scoringStrategy")
+        if st is None:
+            st = a["scoringStrategy"] = {"type": "LeastAllocated", "resources": [dict(r) for r in _DEFAULT_RESOURCES]}
+        if not st.get("resources"):
+            st["resources"] = [dict(r) for r in _DEFAULT_RESOURCES]
+        for r in st["resources"]:
+            if not r.get("weight"):
+                r["weight"] = 1
+    elif name == "DynamicResources":
+        if a.get("filterTimeout") is None and g.get("DRASchedulerFilterTimeout"):
+            a["filterTimeout"] = 10 * _SECOND
+        if (
+            a.get("bindingTimeout") is None
+            and g.get("DRADeviceBindingConditions")
+            and g.get("DRAResourceClaimDeviceStatus")
+        ):
+            a["bindingTimeout"] = 600 * _SECOND
+    return a
+
+
+# ---------------------------------------------------------------------------------------------
+# the defaulted (internal) configuration
+
+
+@dataclass
+class PluginConfigEntry:
+    """One ``pluginConfig`` item after defaulting.
+
+    ``args`` is the defaulted v1 dict for plugins with an args kind (``known``),
+    otherwise the raw args as written (None when absent).
+    """
+
+    name: str
+    args: Any
+    known: bool
+
+
+@dataclass
+class DefaultedProfile:
+    scheduler_name: str  # "" when not set (Go's conversion of a nil *string)
+    percentage_of_nodes_to_score: int | None
+    plugins: Plugins
+    plugin_config: list[PluginConfigEntry] = field(default_factory=list)
+
+
+@dataclass
+class DefaultedConfig:
+    """The internal KubeSchedulerConfiguration that kube-scheduler validates."""
+
+    api_version: str
+    parallelism: int
+    percentage_of_nodes_to_score: int
+    pod_initial_backoff_seconds: int
+    pod_max_backoff_seconds: int
+    leader_election: dict[str, Any]
+    client_connection: dict[str, Any]
+    enable_profiling: bool
+    enable_contention_profiling: bool
+    delay_cache_until_active: bool
+    profiles: list[DefaultedProfile]
+    extenders: list[dict[str, Any]]
+
+
+def default_profile(raw: dict[str, Any], gates: dict[str, bool] | None = None) -> DefaultedProfile:
+    """``setDefaults_KubeSchedulerProfile`` (the scheduler name is handled by the caller)."""
+    plugins = merge_plugins(default_plugins(gates), plugins_from_v1(raw.get("plugins")))
+    entries: list[PluginConfigEntry] = []
+    existing: set[str] = set()
+    for pc in raw.get("pluginConfig") or []:
+        name = pc.get("name", "")
+        existing.add(name)
+        if name in ARGS_KINDS:
+            entries.append(PluginConfigEntry(name, default_args(name, pc.get("args"), gates), True))
+        else:
+            entries.append(PluginConfigEntry(name, copy.deepcopy(pc.get("args")), False))
+    for name in plugins_names(plugins):
+        if name in existing or name not in ARGS_KINDS:
+            continue
+        entries.append(PluginConfigEntry(name, default_args(name, None, gates), True))
+    return DefaultedProfile(
+        raw.get("schedulerName", ""),
+        raw.get("percentageOfNodesToScore"),
+        plugins,
+        entries,
+    )
+
+
+def set_defaults(doc: dict[str, Any], gates: dict[str, bool] | None = None) -> DefaultedConfig:
+    """``SetDefaults_KubeSchedulerConfiguration`` on a decoded v1 document."""
+    raw_profiles = [dict(p) for p in doc.get("profiles") or []]
+    if not raw_profiles:
+        raw_profiles.append({})
+    if len(raw_profiles) == 1 and "schedulerName" not in raw_profiles[0]:
+        raw_profiles[0]["schedulerName"] = DEFAULT_SCHEDULER_NAME
+    profiles = [default_profile(p, gates) for p in raw_profiles]
+
+    le = dict(doc.get("leaderElection") or {})
+    if not le.get("resourceLock"):
+        le["resourceLock"] = "leases"
+    if not le.get("resourceNamespace"):
+        le["resourceNamespace"] = "kube-system"
+    if not le.get("resourceName"):
+        le["resourceName"] = "kube-scheduler"
+    # RecommendedDefaultLeaderElectionConfiguration
+    for k, v in (("leaseDuration", 15), ("renewDeadline", 10), ("retryPeriod", 2)):
+        if not le.get(k):
+            le[k] = v * _SECOND
+    le.setdefault("leaderElect", True)
+
+    cc = dict(doc.get("clientConnection") or {})
+    if not cc.get("contentType"):
+        cc["contentType"] = "application/vnd.kubernetes.protobuf"
+    if not cc.get("qps"):
+        cc["qps"] = 50.0
+    if not cc.get("burst"):
+        cc["burst"] = 100
+
+    enable_profiling = doc.get("enableProfiling", True)
+    contention = doc.get("enableContentionProfiling")
+    if contention is None:
+        contention = bool(enable_profiling)
+
+    return DefaultedConfig(
+        api_version=API_VERSION,
+        parallelism=doc.get("parallelism", 16),
+        percentage_of_nodes_to_score=doc.get("percentageOfNodesToScore", 0),
+        pod_initial_backoff_seconds=doc.get("podInitialBackoffSeconds", 1),
+        pod_max_backoff_seconds=doc.get("podMaxBackoffSeconds", 10),
+        leader_election=le,
+        client_connection=cc,
+        enable_profiling=enable_profiling,
+        enable_contention_profiling=contention,
+        delay_cache_until_active=doc.get("delayCacheUntilActive", False),
+        profiles=profiles,
+        extenders=[copy.deepcopy(e) for e in doc.get("extenders") or []],
+    )

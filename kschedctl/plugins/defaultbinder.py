@@ -1,0 +1,52 @@
+"""DefaultBinder: the Bind step, as a dry run.
+
+kube-scheduler binds by POSTing a ``v1.Binding`` (the pod's namespace, name and
+UID, target Node) to the pod's ``binding`` subresource. kschedctl never writes to
+a cluster: Bind succeeds without side effects and keeps the Binding it would have
+sent (``bindings``, ``last_binding``) so that the trace can show it;
+``binding_for`` builds that object for any pod and node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.status import Status
+from kschedctl.snapshot.model import Pod
+
+NAME = "DefaultBinder"
+
+
+def binding_for(pod: Pod, node_name: str) -> dict[str, Any]:
+    """The ``v1.Binding`` kube-scheduler would create for this pod and node."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
+        "target": {"kind": "Node", "name": node_name},
+    }
+
+
+class DefaultBinder:
+    name = NAME
+
+    def __init__(self, handle: Handle | None = None) -> None:
+        self.handle = handle
+        #: Pod key ("namespace/name") -> the Binding that would have been sent.
+        self.bindings: dict[str, dict[str, Any]] = {}
+        self.last_binding: dict[str, Any] | None = None
+
+    def binding_for(self, pod: Pod, node_name: str) -> dict[str, Any]:
+        return binding_for(pod, node_name)
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        b = binding_for(pod, node_name)
+        self.bindings[pod.key] = b
+        self.last_binding = b
+        return Status()
+
+
+def new(args: Any, handle: Handle) -> DefaultBinder:
+    return DefaultBinder(handle)

@@ -1,0 +1,78 @@
+"""ImageLocality: prefer nodes that already hold the pod's container images.
+
+Score only (no PreScore, no NormalizeScore). For every init container and every
+container (duplicates count again), the image name is normalized by appending
+``:latest`` when it has no tag after its last ``/`` (digests keep their ``@sha256:``
+and are left alone; no registry or ``library/`` prefix is added), then looked up
+among the node's reported image names as given. Each image found adds its size
+scaled by how widespread it is (size * nodesHavingIt / totalNodes, in float64,
+truncated). The sum is clamped to [23MiB, 1000MiB * number of containers incl.
+init containers] and mapped linearly onto 0..100 with integer division.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.status import MAX_NODE_SCORE, Status
+from kschedctl.framework.types import ImageStateSummary, NodeInfo
+from kschedctl.plugins.helper import go_div
+from kschedctl.snapshot.model import Pod
+
+NAME = "ImageLocality"
+
+MB = 1024 * 1024
+MIN_THRESHOLD = 23 * MB
+MAX_CONTAINER_THRESHOLD = 1000 * MB
+
+
+def normalized_image_name(name: str) -> str:
+    """Append ``:latest`` when the name has no ``:`` after its last ``/``."""
+    if name.rfind(":") <= name.rfind("/"):
+        return name + ":latest"
+    return name
+
+
+def scaled_image_score(state: ImageStateSummary, total_num_nodes: int) -> int:
+    spread = float(state.num_nodes) / float(total_num_nodes)
+    return int(float(state.size) * spread)
+
+
+def sum_image_scores(node_info: NodeInfo, pod: Pod, total_num_nodes: int) -> int:
+    states = node_info.image_states
+    total = 0
+    for c in (*pod.init_containers, *pod.containers):
+        st = states.get(normalized_image_name(c.image))
+        if st is not None:
+            total += scaled_image_score(st, total_num_nodes)
+    return total
+
+
+def calculate_priority(sum_scores: int, num_containers: int) -> int:
+    max_threshold = MAX_CONTAINER_THRESHOLD * num_containers
+    if sum_scores < MIN_THRESHOLD:
+        sum_scores = MIN_THRESHOLD
+    elif sum_scores > max_threshold:
+        sum_scores = max_threshold
+    return go_div(MAX_NODE_SCORE * (sum_scores - MIN_THRESHOLD), max_threshold - MIN_THRESHOLD)
+
+
+class ImageLocality:
+    name = NAME
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        total_nodes = len(self.handle.snapshot.node_info_list)
+        image_scores = sum_image_scores(node_info, pod, total_nodes)
+        return calculate_priority(image_scores, len(pod.init_containers) + len(pod.containers)), Status()
+
+    def score_extensions(self) -> None:
+        return None
+
+
+def new(args: Any, handle: Handle) -> ImageLocality:
+    return ImageLocality(handle)

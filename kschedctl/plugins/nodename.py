@@ -1,0 +1,37 @@
+"""NodeName: a pod that names its node (``spec.nodeName``) fits only that node.
+
+In v1.35 the plugin has only a Filter (no PreFilter, so it never narrows the node
+list up front): every other node is rejected with UnschedulableAndUnresolvable.
+A pod with an empty nodeName fits every node.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.status import Status
+from kschedctl.framework.types import NodeInfo
+from kschedctl.snapshot.model import Pod
+
+NAME = "NodeName"
+
+ERR_REASON = "node(s) didn't match the requested node name"
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    return not pod.node_name or pod.node_name == node_info.node.name
+
+
+class NodeName:
+    name = NAME
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if fits(pod, node_info):
+            return Status()
+        return Status.unresolvable(ERR_REASON)
+
+
+def new(args: Any, handle: Handle) -> NodeName:
+    return NodeName()

@@ -1,0 +1,71 @@
+"""NodePorts: a pod's host ports must be free on the node.
+
+PreFilter collects the pod's host ports (containers and restartable init
+containers, ``hostPort > 0``) and returns Skip when there are none, which also
+skips Filter. Filter checks each wanted (hostIP, protocol, port) against the
+ports the node's pods already use with kube-scheduler's rule: 0.0.0.0 (or an
+empty hostIP) conflicts with the same protocol/port on any IP, a specific IP
+conflicts with itself and with 0.0.0.0. A conflict is plain Unschedulable, so
+preemption may free the port.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kschedctl.framework.cycle_state import CycleState, StateKey
+from kschedctl.framework.interfaces import Handle, PreFilterResult
+from kschedctl.framework.status import Code, Status
+from kschedctl.framework.types import HostPortInfo, NodeInfo, host_ports
+from kschedctl.snapshot.model import Pod
+
+NAME = "NodePorts"
+
+ERR_REASON = "node(s) didn't have free ports for the requested pod ports"
+
+_STATE_NAME = "PreFilter" + NAME
+
+
+class _PreFilterState(tuple[tuple[str, str, int], ...]):
+    """The pod's wanted (hostIP, protocol, hostPort) triples (immutable, shared on clone)."""
+
+    def clone(self) -> _PreFilterState:
+        return self
+
+
+PRE_FILTER_KEY: StateKey[_PreFilterState] = StateKey(_STATE_NAME)
+
+
+def fits_ports(want: tuple[tuple[str, str, int], ...] | list[tuple[str, str, int]], used: HostPortInfo) -> bool:
+    return not any(used.check_conflict(ip, proto, port) for ip, proto, port in want)
+
+
+def fits(pod: Pod, node_info: NodeInfo) -> bool:
+    """Whether the pod's host ports are free on the node (without cycle state)."""
+    return fits_ports(host_ports(pod), node_info.used_ports)
+
+
+class NodePorts:
+    name = NAME
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        want = host_ports(pod)
+        if not want:
+            return None, Status.skip()
+        state.write(PRE_FILTER_KEY, _PreFilterState(want))
+        return None, Status()
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        want = state.get(PRE_FILTER_KEY)
+        if want is None:
+            return Status.as_error(f'reading "{_STATE_NAME}" from cycleState: not found')
+        if fits_ports(want, node_info.used_ports):
+            return Status()
+        return Status(Code.UNSCHEDULABLE, ERR_REASON)
+
+
+def new(args: Any, handle: Handle) -> NodePorts:
+    return NodePorts()

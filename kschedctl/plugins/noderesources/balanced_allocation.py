@@ -1,0 +1,87 @@
+"""NodeResourcesBalancedAllocation: prefer nodes whose resources would be used evenly.
+
+For each configured resource (cpu and memory by default) the fraction
+requested/allocatable is computed with the pod placed on the node (plain requests,
+no non-zero defaults; fractions capped at 1). The score is ``(1 - std) * 100``
+truncated to an integer, where std is the population standard deviation of the
+fractions (half the difference when there are two). Pods requesting none of the
+configured resources make PreScore return Skip, so the plugin does not score them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from kschedctl.config.args import NodeResourcesBalancedAllocationArgs
+from kschedctl.config.field import aggregate
+from kschedctl.config.validation import validate_node_resources_balanced_allocation_args
+from kschedctl.framework.cycle_state import CycleState, StateKey
+from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.status import Status
+from kschedctl.plugins.noderesources.resource_allocation import (
+    ResourceAllocationScorer,
+    WeightedResource,
+    balanced_resource_scorer,
+    is_best_effort,
+)
+
+if TYPE_CHECKING:
+    from kschedctl.framework.types import NodeInfo
+    from kschedctl.snapshot.model import Pod
+
+NAME = "NodeResourcesBalancedAllocation"
+
+_PRE_SCORE_KEY: StateKey[list[int]] = StateKey("PreScore" + NAME)
+
+
+class BalancedAllocation:
+    """The NodeResourcesBalancedAllocation plugin (PreScore, Score)."""
+
+    def __init__(self, resources: list[WeightedResource], handle: Handle | None = None) -> None:
+        self.name = NAME
+        self.handle = handle
+        self.scorer = ResourceAllocationScorer(NAME, resources, balanced_resource_scorer, use_requested=True)
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        reqs = self.scorer.pod_request_list(pod)
+        if is_best_effort(reqs):
+            return Status.skip()
+        state.write(_PRE_SCORE_KEY, reqs)
+        return Status()
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = self.scorer.pod_request_list(pod)
+            if is_best_effort(reqs):
+                return 0, Status()
+        return self.scorer.score(node_info, reqs)
+
+    def score_extensions(self) -> None:
+        return None
+
+
+def _resources(args: NodeResourcesBalancedAllocationArgs) -> list[WeightedResource]:
+    """Defaulting: an empty list means cpu and memory; weight 0 means 1."""
+    if not args.resources:
+        return [WeightedResource("cpu", 1), WeightedResource("memory", 1)]
+    return [WeightedResource(r.name, r.weight or 1) for r in args.resources]
+
+
+def validate_args(resources: list[WeightedResource]) -> str | None:
+    """``ValidateNodeResourcesBalancedAllocationArgs`` as ``NewBalancedAllocation`` runs it; the message or None."""
+    raw = {"resources": [{"name": r.name, "weight": r.weight} for r in resources]}
+    errs = validate_node_resources_balanced_allocation_args(None, raw)
+    return aggregate(errs) if errs else None
+
+
+def new(args: NodeResourcesBalancedAllocationArgs | dict[str, Any] | None, handle: Handle | None) -> BalancedAllocation:
+    if args is None:
+        args = NodeResourcesBalancedAllocationArgs()
+    elif isinstance(args, dict):
+        args = NodeResourcesBalancedAllocationArgs.model_validate(args)
+    resources = _resources(args)
+    err = validate_args(resources)
+    if err:
+        raise ValueError(err)
+    return BalancedAllocation(resources, handle)

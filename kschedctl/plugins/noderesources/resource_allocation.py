@@ -1,0 +1,255 @@
+"""The resource-allocation scorer shared by NodeResourcesFit and NodeResourcesBalancedAllocation.
+
+Both plugins score a node from two vectors, one entry per configured resource:
+what would be requested on the node with the incoming pod placed there, and what
+the node can allocate. This module builds those vectors the way kube-scheduler
+v1.35 does and holds the scoring strategies (LeastAllocated, MostAllocated,
+RequestedToCapacityRatio, and the balanced-allocation standard deviation), all
+with Go's int64 / float64 arithmetic reproduced.
+
+Rules that matter for exact agreement:
+
+* NodeResourcesFit scores with "non-zero" requests: the incoming pod's containers
+  without a cpu/memory request count as 100m / 200Mi, and the node side uses the
+  node's non-zero aggregate for cpu and memory. BalancedAllocation uses the plain
+  requests on both sides.
+* ephemeral-storage always uses the node's plain requested amount.
+* A scalar resource (extended, hugepages, ``*kubernetes.io/*``) the pod does not
+  request, or one the node does not list in allocatable, is left out (its
+  allocatable entry stays 0 and the strategies skip it).
+* Any resource whose allocatable is 0 is skipped by every strategy.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING
+
+from kschedctl.framework.resources import (
+    CPU,
+    EPHEMERAL_STORAGE,
+    MEMORY,
+    NON_ZERO_DEFAULTS,
+    is_scalar_resource_name,
+    pod_requests,
+)
+from kschedctl.framework.status import MAX_NODE_SCORE, Code, Status
+from kschedctl.plugins.helper import (
+    MAX_CUSTOM_PRIORITY_SCORE,
+    FunctionShapePoint,
+    build_broken_linear_function,
+    go_div,
+)
+from kschedctl.snapshot.quantity import milli_value, value
+
+if TYPE_CHECKING:
+    from kschedctl.framework.types import NodeInfo
+    from kschedctl.snapshot.model import Pod
+
+#: A strategy: (requested, allocatable) vectors -> node score.
+ScorerFn = Callable[[list[int], list[int]], int]
+
+LEAST_ALLOCATED = "LeastAllocated"
+MOST_ALLOCATED = "MostAllocated"
+REQUESTED_TO_CAPACITY_RATIO = "RequestedToCapacityRatio"
+SUPPORTED_STRATEGIES = (LEAST_ALLOCATED, MOST_ALLOCATED, REQUESTED_TO_CAPACITY_RATIO)
+
+MAX_UTILIZATION = 100
+
+
+@dataclass(frozen=True, slots=True)
+class WeightedResource:
+    """One entry of a plugin's ``resources`` list (name and weight, defaults applied)."""
+
+    name: str
+    weight: int
+
+
+# --------------------------------------------------------------------------------------------
+# strategies
+# --------------------------------------------------------------------------------------------
+def least_requested_score(requested: int, capacity: int) -> int:
+    """Share of the resource left free, on a 0..100 scale (0 when over-committed)."""
+    if capacity == 0 or requested > capacity:
+        return 0
+    return go_div((capacity - requested) * MAX_NODE_SCORE, capacity)
+
+
+def most_requested_score(requested: int, capacity: int) -> int:
+    """Share of the resource in use, on a 0..100 scale (capped at the capacity)."""
+    if capacity == 0:
+        return 0
+    if requested > capacity:
+        requested = capacity
+    return go_div(requested * MAX_NODE_SCORE, capacity)
+
+
+def _weighted_average(resources: Sequence[WeightedResource], per_resource: Callable[[int, int], int]) -> ScorerFn:
+    weights = [r.weight for r in resources]
+
+    def score(requested: list[int], allocatable: list[int]) -> int:
+        node_score = 0
+        weight_sum = 0
+        for i, alloc in enumerate(allocatable):
+            if alloc == 0:
+                continue
+            node_score += per_resource(requested[i], alloc) * weights[i]
+            weight_sum += weights[i]
+        if weight_sum == 0:
+            return 0
+        return go_div(node_score, weight_sum)
+
+    return score
+
+
+def least_allocated_scorer(resources: Sequence[WeightedResource]) -> ScorerFn:
+    """LeastAllocated: weighted mean of the free share of each resource (integer division)."""
+    return _weighted_average(resources, least_requested_score)
+
+
+def most_allocated_scorer(resources: Sequence[WeightedResource]) -> ScorerFn:
+    """MostAllocated: weighted mean of the used share of each resource (integer division)."""
+    return _weighted_average(resources, most_requested_score)
+
+
+def go_round(x: float) -> int:
+    """Go's ``math.Round``: nearest integer, halves away from zero (Python's round() is banker's)."""
+    a = abs(x)
+    fl = math.floor(a)
+    r = fl + 1 if a - fl >= 0.5 else fl
+    return int(-r if x < 0 else r)
+
+
+def requested_to_capacity_ratio_scorer(
+    resources: Sequence[WeightedResource], shape: Sequence[tuple[int, int]]
+) -> ScorerFn:
+    """RequestedToCapacityRatio: a broken-linear function of utilization per resource.
+
+    ``shape`` holds (utilization, score) with scores on the 0..10 scale of the
+    configuration; they are scaled to 0..100 here. Resources scoring 0 do not count
+    towards the weight sum, and the mean is rounded (not truncated).
+    """
+    factor = MAX_NODE_SCORE // MAX_CUSTOM_PRIORITY_SCORE
+    points = [FunctionShapePoint(int(u), int(s) * factor) for u, s in shape]
+    raw = build_broken_linear_function(points)
+    weights = [r.weight for r in resources]
+
+    def resource_score(requested: int, capacity: int) -> int:
+        if capacity == 0 or requested > capacity:
+            return int(raw(MAX_UTILIZATION))
+        return int(raw(go_div(requested * MAX_UTILIZATION, capacity)))
+
+    def score(requested: list[int], allocatable: list[int]) -> int:
+        node_score = 0
+        weight_sum = 0
+        for i, alloc in enumerate(allocatable):
+            if alloc == 0:
+                continue
+            s = resource_score(requested[i], alloc)
+            if s > 0:
+                node_score += s * weights[i]
+                weight_sum += weights[i]
+        if weight_sum == 0:
+            return 0
+        return go_round(float(node_score) / float(weight_sum))
+
+    return score
+
+
+def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> int:
+    """BalancedAllocation: (1 - standard deviation of the used fractions) * 100, truncated.
+
+    Float64 operations are done one at a time in Go's order so results match bit for bit.
+    """
+    fractions: list[float] = []
+    total = 0.0
+    for i, alloc in enumerate(allocatable):
+        if alloc == 0:
+            continue
+        f = float(requested[i]) / float(alloc)
+        if f > 1:
+            f = 1.0
+        total = total + f
+        fractions.append(f)
+    std = 0.0
+    n = len(fractions)
+    if n == 2:
+        std = abs((fractions[0] - fractions[1]) / 2)
+    elif n > 2:
+        mean = total / float(n)
+        acc = 0.0
+        for f in fractions:
+            d = f - mean
+            acc = acc + d * d
+        std = math.sqrt(acc / float(n))
+    return int((1 - std) * float(MAX_NODE_SCORE))
+
+
+# --------------------------------------------------------------------------------------------
+# the shared scorer
+# --------------------------------------------------------------------------------------------
+class ResourceAllocationScorer:
+    """Builds the requested/allocatable vectors for a node and applies one strategy."""
+
+    __slots__ = ("name", "resources", "scorer", "use_requested")
+
+    def __init__(
+        self, name: str, resources: Sequence[WeightedResource], scorer: ScorerFn, *, use_requested: bool
+    ) -> None:
+        self.name = name
+        self.resources = list(resources)
+        self.scorer = scorer
+        #: True: plain requests (BalancedAllocation); False: non-zero cpu/memory (Fit).
+        self.use_requested = use_requested
+
+    def pod_request_list(self, pod: Pod) -> list[int]:
+        """The incoming pod's request for each configured resource (overhead included)."""
+        if self.use_requested:
+            reqs = pod_requests(pod)
+        else:
+            reqs = pod_requests(pod, non_missing=NON_ZERO_DEFAULTS)
+        out: list[int] = []
+        for r in self.resources:
+            q = reqs.get(r.name, Fraction(0))
+            out.append(milli_value(q) if r.name == CPU else value(q))
+        return out
+
+    def allocatable_and_requested(self, node_info: NodeInfo, resource: str, pod_request: int) -> tuple[int, int]:
+        """(allocatable, requested including the pod) of one resource; (0, 0) leaves it out."""
+        if pod_request == 0 and is_scalar_resource_name(resource):
+            return 0, 0
+        alloc = node_info.allocatable
+        if resource == CPU:
+            base = node_info.requested if self.use_requested else node_info.non_zero_requested
+            return alloc.milli_cpu, base.milli_cpu + pod_request
+        if resource == MEMORY:
+            base = node_info.requested if self.use_requested else node_info.non_zero_requested
+            return alloc.memory, base.memory + pod_request
+        if resource == EPHEMERAL_STORAGE:
+            return alloc.ephemeral_storage, node_info.requested.ephemeral_storage + pod_request
+        a = alloc.scalar.get(resource)
+        if a is not None:
+            return a, node_info.requested.scalar.get(resource, 0) + pod_request
+        return 0, 0
+
+    def score(self, node_info: NodeInfo, pod_request_list: list[int]) -> tuple[int, Status]:
+        if not self.resources:
+            return 0, Status(Code.ERROR, "resources not found")
+        n = len(self.resources)
+        requested = [0] * n
+        allocatable = [0] * n
+        for i, r in enumerate(self.resources):
+            a, q = self.allocatable_and_requested(node_info, r.name, pod_request_list[i])
+            if a == 0:
+                continue
+            allocatable[i] = a
+            requested[i] = q
+        return self.scorer(requested, allocatable), Status()
+
+
+def is_best_effort(pod_request_list: list[int]) -> bool:
+    """No request at all for any configured resource."""
+    return all(q == 0 for q in pod_request_list)

@@ -1,0 +1,37 @@
+"""NodeUnschedulable: keep pods off cordoned nodes (``spec.unschedulable: true``).
+
+A cordoned node is rejected (UnschedulableAndUnresolvable, so preemption does not
+try it) unless the pod tolerates the taint ``node.kubernetes.io/unschedulable``
+with effect NoSchedule; the check uses the flag, not the node's actual taints.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.status import Status
+from kschedctl.framework.types import NodeInfo
+from kschedctl.snapshot.model import Pod, Taint, tolerations_tolerate
+
+NAME = "NodeUnschedulable"
+
+ERR_REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+#: What a pod must tolerate to land on a cordoned node.
+UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
+
+
+class NodeUnschedulable:
+    name = NAME
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        if not node_info.node.unschedulable:
+            return Status()
+        if tolerations_tolerate(pod.tolerations, UNSCHEDULABLE_TAINT):
+            return Status()
+        return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+
+def new(args: Any, handle: Handle) -> NodeUnschedulable:
+    return NodeUnschedulable()

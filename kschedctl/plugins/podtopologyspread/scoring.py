@@ -1,0 +1,196 @@
+"""PodTopologySpread's soft half: PreScore state, Score and NormalizeScore.
+
+PreScore collects the ``ScheduleAnyway`` constraints (or the defaults), the
+domains present among the feasible nodes, and — over *all* nodes of the
+snapshot — the matching pods per such domain. Hostname constraints are counted
+per node in Score instead. A node's raw score is
+``round(sum(count * log(domains + 2) + maxSkew - 1))`` (fewer matching pods is
+better), and NormalizeScore flips it to ``100 * (max + min - s) / max`` with
+integer division. Nodes lacking a topology key are "ignored" and get 0, except
+that system-default spreading only requires the keys it can use.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from kschedctl.framework.interfaces import NodeScore
+from kschedctl.framework.status import MAX_NODE_SCORE
+from kschedctl.framework.types import NodeInfo
+from kschedctl.plugins.podtopologyspread.common import (
+    LABEL_HOSTNAME,
+    Constraint,
+    count_matching_pods,
+    node_has_all_keys,
+    node_included,
+    required_node_affinity,
+)
+from kschedctl.snapshot.model import Pod
+
+INVALID_SCORE = -1
+MAX_INT64 = 2**63 - 1
+
+
+@dataclass(slots=True)
+class PreScoreState:
+    """Per-cycle data of the soft constraints (``preScoreState``). Never changed after PreScore."""
+
+    constraints: list[Constraint] = field(default_factory=list)
+    #: Feasible nodes missing some topology key (scored 0).
+    ignored_nodes: set[str] = field(default_factory=set)
+    #: Per constraint: topology value -> matching pods (hostname constraints stay empty).
+    topology_value_to_pod_counts: list[dict[str, int]] = field(default_factory=list)
+    topology_normalizing_weight: list[float] = field(default_factory=list)
+
+    def clone(self) -> PreScoreState:
+        return self
+
+    def describe(self) -> dict[str, Any]:
+        cs = []
+        for i, c in enumerate(self.constraints):
+            d = c.describe()
+            d["topologyNormalizingWeight"] = self.topology_normalizing_weight[i] if self.topology_normalizing_weight else None
+            d["podCounts"] = (
+                None if c.topology_key == LABEL_HOSTNAME else dict(sorted(self.topology_value_to_pod_counts[i].items()))
+            )
+            cs.append(d)
+        return {"constraints": cs, "ignoredNodes": sorted(self.ignored_nodes)}
+
+
+def go_round(x: float) -> int:
+    """Go's ``math.Round``: half away from zero."""
+    t = math.trunc(x)
+    if abs(x - t) >= 0.5:
+        t += 1 if x > 0 else -1
+    return int(t)
+
+
+def topology_normalizing_weight(size: int) -> float:
+    return math.log(float(size + 2))
+
+
+def score_for_count(cnt: int, max_skew: int, weight: float) -> float:
+    return float(cnt) * weight + float(max_skew - 1)
+
+
+def compute_pre_score_state(
+    pod: Pod,
+    constraints: list[Constraint],
+    filtered: list[NodeInfo],
+    all_nodes: list[NodeInfo],
+    require_all_topologies: bool,
+) -> PreScoreState:
+    """``initPreScoreState`` plus the per-domain counting over all nodes."""
+    s = PreScoreState(constraints=constraints)
+    if not constraints:
+        return s
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    s.topology_value_to_pod_counts = counts
+    topo_size = [0] * len(constraints)
+    for ni in filtered:
+        labels = ni.node.labels
+        if require_all_topologies and not node_has_all_keys(labels, constraints):
+            s.ignored_nodes.add(ni.node.name)
+            continue
+        for i, c in enumerate(constraints):
+            if c.topology_key == LABEL_HOSTNAME:
+                continue
+            value = labels.get(c.topology_key, "")
+            if value not in counts[i]:
+                counts[i][value] = 0
+                topo_size[i] += 1
+    for i, c in enumerate(constraints):
+        sz = topo_size[i]
+        if c.topology_key == LABEL_HOSTNAME:
+            sz = len(filtered) - len(s.ignored_nodes)
+        s.topology_normalizing_weight.append(topology_normalizing_weight(sz))
+
+    affinity = required_node_affinity(pod)
+    ns = pod.namespace
+    for ni in all_nodes:
+        node = ni.node
+        labels = node.labels
+        if require_all_topologies and not node_has_all_keys(labels, constraints):
+            continue
+        for i, c in enumerate(constraints):
+            if not node_included(c, pod, node, affinity):
+                continue
+            value = labels.get(c.topology_key, "")
+            m = counts[i]
+            if value not in m:
+                continue  # no feasible node in this domain (hostname constraints always land here)
+            m[value] += count_matching_pods(ni.pods, c.selector, ns)
+    return s
+
+
+def score_node(s: PreScoreState, pod: Pod, ni: NodeInfo) -> int:
+    node = ni.node
+    if node.name in s.ignored_nodes:
+        return 0
+    labels = node.labels
+    score = 0.0
+    for i, c in enumerate(s.constraints):
+        tp_val = labels.get(c.topology_key)
+        if tp_val is None:
+            continue
+        if c.topology_key == LABEL_HOSTNAME:
+            cnt = count_matching_pods(ni.pods, c.selector, pod.namespace)
+        else:
+            cnt = s.topology_value_to_pod_counts[i][tp_val]
+        score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
+    return go_round(score)
+
+
+def explain_score(s: PreScoreState, pod: Pod, ni: NodeInfo) -> dict[str, Any]:
+    """How one node's raw score is made up (for the explain trace)."""
+    node = ni.node
+    if node.name in s.ignored_nodes:
+        return {"ignored": True, "reason": "node lacks a topology key of the constraints", "raw": 0}
+    parts = []
+    total = 0.0
+    for i, c in enumerate(s.constraints):
+        tp_val = node.labels.get(c.topology_key)
+        if tp_val is None:
+            parts.append({"topologyKey": c.topology_key, "topologyValue": None, "contribution": 0.0})
+            continue
+        if c.topology_key == LABEL_HOSTNAME:
+            cnt = count_matching_pods(ni.pods, c.selector, pod.namespace)
+        else:
+            cnt = s.topology_value_to_pod_counts[i][tp_val]
+        part = score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
+        total += part
+        parts.append(
+            {
+                "topologyKey": c.topology_key,
+                "topologyValue": tp_val,
+                "matchingPods": cnt,
+                "weight": s.topology_normalizing_weight[i],
+                "maxSkew": c.max_skew,
+                "contribution": part,
+            }
+        )
+    return {"ignored": False, "constraints": parts, "sum": total, "raw": go_round(total)}
+
+
+def normalize(s: PreScoreState, scores: list[NodeScore]) -> None:
+    min_score = MAX_INT64
+    max_score = 0
+    for ns in scores:
+        if ns.name in s.ignored_nodes:
+            ns.score = INVALID_SCORE
+            continue
+        if ns.score < min_score:
+            min_score = ns.score
+        if ns.score > max_score:
+            max_score = ns.score
+    for ns in scores:
+        if ns.score == INVALID_SCORE:
+            ns.score = 0
+            continue
+        if max_score == 0:
+            ns.score = MAX_NODE_SCORE
+            continue
+        # All operands are non-negative here, so floor division equals Go's truncation.
+        ns.score = MAX_NODE_SCORE * (max_score + min_score - ns.score) // max_score

@@ -1,0 +1,204 @@
+"""VolumeBinding: can the pod's PersistentVolumeClaims be bound (or provisioned) for a node?
+
+PreFilter sorts the pod's claims (skipping pods without claims and rejecting pods
+whose immediate-binding claims are still unbound); Filter checks, per node, bound
+claims' PV node affinity and finds PVs or provisioning room for delayed claims;
+Reserve records whether anything is left to bind; PreBind would bind (a dry run
+only reports that it would). Score exists upstream but is only active with the
+alpha StorageCapacityScoring gate, off in v1.35, so PreScore always skips it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kschedctl.config.args import VolumeBindingArgs
+from kschedctl.errors import ConfigError
+from kschedctl.framework.cycle_state import CycleState, StateKey
+from kschedctl.framework.interfaces import Handle, PreFilterResult, ScoreExtensions
+from kschedctl.framework.status import Code, Status
+from kschedctl.framework.types import NodeInfo
+from kschedctl.plugins.volumebinding.binder import BinderError, PodVolumeClaims, PodVolumes, VolumeBinder
+from kschedctl.plugins.volumebinding.storage import (
+    PVC_RESOURCE,
+    claim_name_for_volume,
+    claim_volume_name,
+    ephemeral_owner_error,
+    not_found,
+)
+from kschedctl.snapshot.model import Pod
+
+NAME = "VolumeBinding"
+
+#: The StorageCapacityScoring feature gate (alpha, off by default in v1.35).
+STORAGE_CAPACITY_SCORING = False
+
+ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
+
+
+class StateData:
+    """What PreFilter learnt about the pod's claims and what Filter found per node.
+
+    Shared (not copied) by clones, as upstream: per-node results only accumulate.
+    """
+
+    __slots__ = ("all_bound", "binder", "claims", "has_static_bindings", "pod_volumes_by_node")
+
+    def __init__(
+        self,
+        claims: PodVolumeClaims | None = None,
+        binder: VolumeBinder | None = None,
+        with_nodes: bool = False,
+    ) -> None:
+        self.all_bound = False
+        self.claims = claims
+        self.binder = binder
+        self.pod_volumes_by_node: dict[str, PodVolumes] | None = {} if with_nodes else None
+        self.has_static_bindings = False
+
+    def clone(self) -> StateData:
+        return self
+
+
+STATE_KEY: StateKey[StateData] = StateKey(NAME)
+
+
+class VolumeBinding:
+    name = NAME
+
+    def __init__(self, args: VolumeBindingArgs, handle: Handle) -> None:
+        self.args = args
+        self.handle = handle
+
+    # ------------------------------------------------------------------ PreFilter
+    def _pod_has_pvcs(self, pod: Pod) -> tuple[bool, str | None]:
+        """(pod has claims, why they cannot be used yet) — ``podHasPVCs``."""
+        cluster = self.handle.cluster
+        has = False
+        for v in pod.volumes:
+            claim = claim_name_for_volume(pod, v)
+            if claim is None:
+                continue
+            name, ephemeral = claim
+            has = True
+            pvc = cluster.get("PersistentVolumeClaim", pod.namespace, name)
+            if pvc is None:
+                if ephemeral:
+                    return has, f'waiting for ephemeral volume controller to create the persistentvolumeclaim "{name}"'
+                return has, not_found(PVC_RESOURCE, name)
+            if pvc.status.get("phase") == "Lost":
+                return has, (
+                    f'persistentvolumeclaim "{pvc.name}" bound to non-existent persistentvolume "{claim_volume_name(pvc)}"'
+                )
+            if pvc.meta.deletion_timestamp is not None:
+                return has, f'persistentvolumeclaim "{pvc.name}" is being deleted'
+            if ephemeral:
+                err = ephemeral_owner_error(pod, pvc)
+                if err is not None:
+                    return has, err
+        return has, None
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        has, err = self._pod_has_pvcs(pod)
+        if err is not None:
+            return None, Status.unresolvable(err)
+        if not has:
+            state.write(STATE_KEY, StateData())
+            return None, Status.skip()
+        binder = VolumeBinder(self.handle.cluster)
+        try:
+            claims = binder.pod_volume_claims(pod)
+        except BinderError as e:
+            return None, Status.as_error(str(e))
+        if claims.unbound_immediate:
+            return None, Status.unresolvable(ERR_UNBOUND_IMMEDIATE)
+        claims.unbound_immediate = []
+        state.write(STATE_KEY, StateData(claims, binder, with_nodes=True))
+        return None, Status()
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    # ------------------------------------------------------------------ Filter
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        s = state.get(STATE_KEY)
+        if s is None:
+            return Status.as_error("not found")
+        if s.claims is None or s.binder is None:
+            return Status()
+        try:
+            volumes, reasons = s.binder.find_pod_volumes(pod, s.claims, node_info.node)
+        except BinderError as e:
+            return Status.as_error(str(e))
+        if reasons:
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, *reasons)
+        if s.pod_volumes_by_node is None:
+            s.pod_volumes_by_node = {}
+        s.pod_volumes_by_node[node_info.name] = volumes
+        s.has_static_bindings = s.has_static_bindings or bool(volumes.static_bindings)
+        return Status()
+
+    # ------------------------------------------------------------------ PreScore / Score
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        # Without StorageCapacityScoring there is no scorer, and upstream skips at once.
+        return Status.skip()
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
+        return 0, Status()
+
+    def score_extensions(self) -> ScoreExtensions | None:
+        return None
+
+    # ------------------------------------------------------------------ Reserve
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        s = state.get(STATE_KEY)
+        if s is None:
+            return Status.as_error("not found")
+        found = s.pod_volumes_by_node is not None and node_name in s.pod_volumes_by_node
+        if found and s.binder is not None:
+            s.all_bound = s.binder.pod_volumes_bound(pod)
+        else:
+            s.all_bound = True
+        return Status()
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        # Nothing was assumed in a dry run, so there is nothing to revert.
+        return None
+
+    # ------------------------------------------------------------------ PreBind
+    def _pre_bind_status(self, state: CycleState, node_name: str, skip: bool) -> Status:
+        s = state.get(STATE_KEY)
+        if s is None:
+            return Status.as_error("not found")
+        if s.all_bound:
+            return Status.skip() if skip else Status()
+        if s.pod_volumes_by_node is None or node_name not in s.pod_volumes_by_node:
+            return Status.as_error(f'no pod volume found for node "{node_name}"')
+        return Status()
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self._pre_bind_status(state, node_name, skip=True)
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        # Upstream now writes the PV/PVC bindings and waits for the PV controller;
+        # a dry run assumes that succeeds.
+        return self._pre_bind_status(state, node_name, skip=False)
+
+    # ------------------------------------------------------------------ explain helpers
+    def pod_volumes_for(self, state: CycleState, node_name: str) -> PodVolumes | None:
+        """The bindings/provisions Filter found for a node (for explanations)."""
+        s = state.get(STATE_KEY)
+        if s is None or s.pod_volumes_by_node is None:
+            return None
+        return s.pod_volumes_by_node.get(node_name)
+
+
+def new(args: Any, handle: Handle) -> VolumeBinding:
+    a = args if isinstance(args, VolumeBindingArgs) else VolumeBindingArgs()
+    if a.bind_timeout_seconds < 0:
+        raise ConfigError(
+            f"bindTimeoutSeconds: Invalid value: {a.bind_timeout_seconds}: invalid BindTimeoutSeconds, should not be a negative value"
+        )
+    if a.shape and not STORAGE_CAPACITY_SCORING:
+        raise ConfigError("shape: Invalid value: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")
+    return VolumeBinding(a, handle)

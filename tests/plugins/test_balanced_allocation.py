@@ -1,0 +1,170 @@
+"""NodeResourcesBalancedAllocation: PreScore Skip for best-effort pods, std-deviation score with Go float math."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kschedctl.config.args import NodeResourcesBalancedAllocationArgs
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.status import Code
+from kschedctl.framework.types import NodeInfo
+from kschedctl.plugins.noderesources import balanced_allocation as ba
+from kschedctl.plugins.noderesources.resource_allocation import balanced_resource_scorer
+from tests.builders import FakeHandle, NodeBuilder, PodBuilder, make_node, make_pod, node_info
+
+
+def _plugin(resources: list[str] | None = None) -> ba.BalancedAllocation:
+    if resources is None:
+        return ba.new(None, FakeHandle())
+    model = NodeResourcesBalancedAllocationArgs.model_validate({"resources": [{"name": r} for r in resources]})
+    return ba.new(model, FakeHandle())
+
+
+def node(extra: dict[str, str] | None = None) -> NodeBuilder:
+    alloc = {"cpu": "4", "memory": "16Gi", "pods": "110"}
+    alloc.update(extra or {})
+    return make_node("n1").set("status.allocatable", alloc)
+
+
+def existing(req: dict[str, str] | None = None) -> PodBuilder:
+    b = make_pod("existing")
+    return b.res(req) if req else b
+
+
+@pytest.mark.parametrize(
+    ("pod", "ni", "resources", "want"),
+    [
+        # 0.25 / 0.25: perfectly balanced.
+        pytest.param(make_pod().req(cpu="1", memory="4Gi"), node_info(node()), None, 100, id="balanced"),
+        # 0.5 / 0.25: std 0.125 -> 87.5 truncated to 87.
+        pytest.param(make_pod().req(cpu="2", memory="4Gi"), node_info(node()), None, 87, id="two-resources"),
+        # Plain requests: an existing pod without requests adds nothing (no 100m/200Mi defaults).
+        pytest.param(make_pod().req(cpu="1", memory="4Gi"), node_info(node(), existing({"cpu": "1"})), None, 87, id="plain-requests"),
+        pytest.param(make_pod().req(cpu="1", memory="4Gi"), node_info(node(), existing()), None, 100, id="besteffort-existing-adds-nothing"),
+        # Fractions capped at 1: cpu 1.25 -> 1, memory 0.25 -> std 0.375 -> 62.
+        pytest.param(make_pod().req(cpu="2", memory="4Gi"), node_info(node(), existing({"cpu": "3"})), None, 62, id="capped"),
+        # Only cpu requested: 0.25 / 0 -> 87.
+        pytest.param(make_pod().req(cpu="1"), node_info(node()), None, 87, id="cpu-only"),
+        # Three resources: 0.25, 0.5, 0.75 -> population std 0.2041 -> 79.
+        pytest.param(
+            make_pod().req(cpu="1", memory="8Gi", ephemeral_storage="75Gi"),
+            node_info(node({"ephemeral-storage": "100Gi"})),
+            ["cpu", "memory", "ephemeral-storage"],
+            79,
+            id="three-resources",
+        ),
+        # ephemeral-storage absent from the node's allocatable: skipped, two-resource formula.
+        pytest.param(
+            make_pod().req(cpu="2", memory="4Gi", ephemeral_storage="1Gi"),
+            node_info(node()),
+            ["cpu", "memory", "ephemeral-storage"],
+            87,
+            id="zero-allocatable-skipped",
+        ),
+        # Extended resource not requested by the pod: skipped.
+        pytest.param(
+            make_pod().req(cpu="2", memory="4Gi"),
+            node_info(node({"example.com/foo": "4"})),
+            ["cpu", "memory", "example.com/foo"],
+            87,
+            id="extended-not-requested",
+        ),
+        # Extended resource requested: 0.5, 0.25, 0.25 -> 88.
+        pytest.param(
+            make_pod().res({"cpu": "2", "memory": "4Gi", "example.com/foo": "1"}),
+            node_info(node({"example.com/foo": "4"})),
+            ["cpu", "memory", "example.com/foo"],
+            88,
+            id="extended-requested",
+        ),
+        # One resource: std 0.
+        pytest.param(make_pod().req(cpu="3"), node_info(node()), ["cpu"], 100, id="single-resource"),
+        # Overhead is part of the request.
+        pytest.param(make_pod().req(cpu="1", memory="4Gi").overhead(cpu="1"), node_info(node()), None, 87, id="overhead"),
+    ],
+)
+def test_score(pod: PodBuilder, ni: NodeInfo, resources: list[str] | None, want: int) -> None:
+    pl = _plugin(resources)
+    p = pod.build()
+    st = CycleState()
+    assert pl.pre_score(st, p, [ni]).code == Code.SUCCESS
+    v, s = pl.score(st, p, ni)
+    assert s.is_success()
+    assert v == want
+
+
+@pytest.mark.parametrize(
+    ("pod", "resources", "code"),
+    [
+        pytest.param(make_pod(), None, Code.SKIP, id="besteffort"),
+        pytest.param(make_pod().req(cpu="0", memory="0"), None, Code.SKIP, id="explicit-zero"),
+        pytest.param(make_pod().req(ephemeral_storage="1Gi"), None, Code.SKIP, id="only-unconfigured-resource"),
+        pytest.param(make_pod().req(ephemeral_storage="1Gi"), ["cpu", "ephemeral-storage"], Code.SUCCESS, id="configured"),
+        pytest.param(make_pod().req(memory="1Gi"), None, Code.SUCCESS, id="memory-only"),
+        pytest.param(make_pod().overhead(cpu="100m"), None, Code.SUCCESS, id="overhead-only"),
+        pytest.param(make_pod().pod_level(requests={"cpu": "1"}), None, Code.SUCCESS, id="pod-level"),
+    ],
+)
+def test_pre_score(pod: PodBuilder, resources: list[str] | None, code: Code) -> None:
+    assert _plugin(resources).pre_score(CycleState(), pod.build(), []).code == code
+
+
+def test_score_without_pre_score() -> None:
+    pl = _plugin()
+    v, s = pl.score(CycleState(), make_pod().req(cpu="2", memory="4Gi").build(), node_info(node()))
+    assert (v, s.code) == (87, Code.SUCCESS)
+    v, s = pl.score(CycleState(), make_pod().build(), node_info(node()))
+    assert (v, s.code) == (0, Code.SUCCESS)
+
+
+def test_plugin_shape() -> None:
+    pl = _plugin()
+    assert pl.name == "NodeResourcesBalancedAllocation"
+    assert pl.score_extensions() is None
+    assert not hasattr(pl, "filter") and not hasattr(pl, "pre_filter")
+
+
+@pytest.mark.parametrize(
+    ("requested", "allocatable", "want"),
+    [
+        ([1, 1], [3, 3], 100),
+        ([1, 2], [3, 3], 83),  # |1/3 - 2/3| / 2 = 0.1666.. -> 83.33
+        ([0, 0], [0, 0], 100),  # nothing to compare: std 0
+        ([5, 0], [10, 0], 100),  # one usable resource
+        ([1, 0, 3], [4, 4, 4], 68),  # 0.25, 0, 0.75: std 0.3118
+        ([7, 1], [10, 10], 70),
+        # Exactly 65 / 90 in real numbers, 64.99999999999999 / 89.99999999999999 in float64: truncated.
+        ([2, 16], [20, 20], 64),
+        ([7, 11], [20, 20], 89),
+        ([9, 5], [4, 4], 100),  # both capped at 1
+    ],
+)
+def test_balanced_scorer_float_math(requested: list[int], allocatable: list[int], want: int) -> None:
+    assert balanced_resource_scorer(requested, allocatable) == want
+
+
+def test_truncation_not_rounding() -> None:
+    # 82.5 -> 82 (Go converts with int64(), which truncates).
+    assert balanced_resource_scorer([6, 13], [20, 20]) == 82
+
+
+@pytest.mark.parametrize(
+    ("resources", "error"),
+    [
+        ([{"name": "cpu", "weight": 2}], "must be 1"),
+        ([{"name": "cpu"}, {"name": "cpu"}], "Duplicate value"),
+    ],
+)
+def test_invalid_args(resources: list[dict[str, Any]], error: str) -> None:
+    with pytest.raises(ValueError) as ei:
+        ba.new({"resources": resources}, None)
+    assert error in str(ei.value)
+
+
+def test_defaults() -> None:
+    pl = ba.new({"resources": []}, None)
+    assert [(r.name, r.weight) for r in pl.scorer.resources] == [("cpu", 1), ("memory", 1)]
+    pl = ba.new({"resources": [{"name": "memory", "weight": 0}]}, None)
+    assert [(r.name, r.weight) for r in pl.scorer.resources] == [("memory", 1)]

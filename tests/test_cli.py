@@ -1,0 +1,156 @@
+"""The command line through typer's CliRunner: outputs, exit codes, one-line errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kschedctl.cli.app import app
+
+ROOT = Path(__file__).parent.parent
+DEMO = str(ROOT / "fixtures" / "demo" / "cluster.yaml")
+CONFORMANCE = ROOT / "tests" / "conformance"
+runner = CliRunner()
+
+SCHEMA_KEYS = {
+    "k8sVersion", "pod", "profile", "preEnqueue", "preFilter", "preFilterNodeNames", "filter", "feasibleNodes",
+    "postFilter", "preScore", "score", "totals", "selected", "fitError", "reserve", "permit", "preBind", "bind", "notes",
+}
+
+
+def invoke(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, list(args), input=input)
+
+
+def test_explain_schedulable_demo_pod() -> None:
+    r = invoke("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO)
+    assert r.exit_code == 0, r.output
+    assert "shop/web-7d9f-pending: schedulable" in r.output
+    assert "Filter" in r.output and "Score" in r.output
+
+
+@pytest.mark.parametrize("name", ["report-pending", "notebook-pending"])
+def test_explain_unschedulable_demo_pods_exit_1(name: str) -> None:
+    r = invoke("explain", "pod", name, "-n", "batch" if name.startswith("report") else "ml", "--snapshot", DEMO)
+    assert r.exit_code == 1, r.output
+    assert "unschedulable" in r.output
+    assert "0/12 nodes are available" in r.output
+
+
+def test_explain_gated_pod() -> None:
+    r = invoke("explain", "pod", "canary-gated", "-n", "shop", "--snapshot", DEMO, "-o", "json")
+    assert r.exit_code == 1
+    data = json.loads(r.output)
+    assert data["outcome"] == "gated"
+    assert data["preEnqueue"][0]["code"] == "UnschedulableAndUnresolvable"
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_machine_readable_trace_has_the_conformance_keys(fmt: str) -> None:
+    r = invoke("explain", "pod", "train-pending", "-n", "ml", "--snapshot", DEMO, "-o", fmt)
+    data = json.loads(r.output) if fmt == "json" else yaml.safe_load(r.output)
+    assert set(data) >= SCHEMA_KEYS
+    assert data["k8sVersion"] == "v1.35.4"
+
+
+def test_markdown_and_wide() -> None:
+    md = invoke("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "-o", "markdown")
+    assert md.output.startswith("### kschedctl: shop/web-7d9f-pending")
+    assert "| node " in md.output and "#### Filter" in md.output
+    wide = invoke("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "-o", "wide")
+    assert "allocatable / requested" in wide.output
+
+
+def test_explain_from_file_and_stdin(tmp_path: Path) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "x"}, "spec": {"containers": [{"name": "c", "image": "nginx"}]}}
+    f = tmp_path / "pod.yaml"
+    f.write_text(yaml.safe_dump(pod))
+    r = invoke("explain", "pod", "-f", str(f), "--snapshot", DEMO)
+    assert r.exit_code == 0, r.output
+    r2 = invoke("explain", "pod", "-f", "-", "--snapshot", DEMO, "-o", "json", input=yaml.safe_dump(pod))
+    assert json.loads(r2.output)["pod"] == "default/x"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["explain", "pod", "nope", "--snapshot", DEMO], 'pod "nope" not found in namespace "default"'),
+        (["explain", "pod", "x", "--snapshot", "/does/not/exist.yaml"], "/does/not/exist.yaml: no such file"),
+        (["explain", "pod", "x"], "--snapshot is required"),
+        (["explain", "pod", "--snapshot", DEMO], "give either a pod NAME"),
+    ],
+)
+def test_errors_are_one_line_exit_2(args: list[str], message: str) -> None:
+    r = invoke(*args)
+    assert r.exit_code == 2
+    assert message in r.output
+    assert "Traceback" not in r.output
+    assert len([ln for ln in r.output.splitlines() if ln.strip()]) == 1
+
+
+def test_malformed_snapshot_names_file_and_document(tmp_path: Path) -> None:
+    f = tmp_path / "bad.yaml"
+    f.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: 'a lot'}}\n")
+    r = invoke("explain", "pod", "x", "--snapshot", str(f))
+    assert r.exit_code == 2
+    assert f"{f}: document 1: Node n: field status.allocatable.cpu" in r.output
+    assert "Traceback" not in r.output
+
+
+def test_bad_config_exit_2(tmp_path: Path) -> None:
+    f = tmp_path / "cfg.yaml"
+    f.write_text("apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\npercentageOfNodesToScore: 200\n")
+    r = invoke("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--config", str(f))
+    assert r.exit_code == 2
+    assert "percentageOfNodesToScore" in r.output
+
+
+def _scenario(tmp_path: Path, expected: dict) -> Path:  # type: ignore[type-arg]
+    d = tmp_path / "s1"
+    shutil.copytree(CONFORMANCE / "dev-015-taint-toleration", d)
+    (d / "expected.json").unlink()
+    (d / "expected.yaml").write_text(yaml.safe_dump(expected))
+    return d
+
+
+def test_check_partial_expectation_passes(tmp_path: Path) -> None:
+    d = _scenario(tmp_path, {"selected": {"candidates": ["aks-apps-13146115-vmss000007", "aks-dbpool-87135710-vmss000000"]}})
+    r = invoke("check", str(d))
+    assert r.exit_code == 0, r.output
+    assert r.output.strip().splitlines()[-1] == "1 passed, 0 failed"
+
+
+def test_check_reports_differences(tmp_path: Path) -> None:
+    _scenario(tmp_path, {"selected": {"candidates": ["nope"]}, "fitError": None})
+    r = invoke("check", str(tmp_path), "-o", "json")
+    assert r.exit_code == 1
+    body, last = r.output.rsplit("\n", 2)[0], r.output.strip().splitlines()[-1]
+    assert last == "0 passed, 1 failed"
+    data = json.loads(body)
+    assert data[0]["name"] == "s1" and data[0]["passed"] is False
+    assert data[0]["differences"][0]["path"] == "selected.candidates"
+    assert "filter" in data[0]["actual"]
+
+
+def test_check_conformance_scenario_exactly() -> None:
+    r = invoke("check", str(CONFORMANCE / "dev-015-taint-toleration"))
+    assert r.output.strip().splitlines()[-1] == "1 passed, 0 failed", r.output
+
+
+def test_kubectl_plugin_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kschedctl.cli import app as cli
+
+    monkeypatch.setattr("sys.argv", ["/usr/local/bin/kubectl-kschedctl"])
+    assert cli.prog_name() == "kubectl kschedctl"
+    monkeypatch.setattr("sys.argv", ["kschedctl"])
+    assert cli.prog_name() == "kschedctl"
+
+
+def test_version() -> None:
+    r = invoke("version")
+    assert "kube-scheduler v1.35.4" in r.output
