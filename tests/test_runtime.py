@@ -231,7 +231,7 @@ def test_star_disables_multipoint_expansion() -> None:
     [
         ([("Binder", 0)], "only one queue sort plugin required"),
         ([("Sort", 0)], "at least one bind plugin is needed"),
-        ([("Sort", 0), ("Binder", 0), ("Nope", 0)], "'Nope' does not exist"),
+        ([("Sort", 0), ("Binder", 0), ("Nope", 0)], '"Nope" does not exist'),
     ],
 )
 def test_invalid_profiles(multipoint: list[tuple[str, int]], message: str) -> None:

@@ -125,7 +125,7 @@ def explain_pod(
     if profile is None:
         names = ", ".join(p.scheduler_name for p in config.profiles)
         raise UsageError(
-            f"pod {pod.key} asks for schedulerName {pod.scheduler_name!r}, but the configuration only has "
+            f"pod {pod.key} asks for schedulerName \"{pod.scheduler_name}\", but the configuration only has "
             f"profile(s) {names}: kube-scheduler would ignore this pod"
         )
     cluster.default_priority(pod)

@@ -77,6 +77,11 @@ class ScoreOutcome:
     totals: dict[str, int] = field(default_factory=dict)
 
 
+def q(s: str) -> str:
+    """Go's ``%q`` for the plain names in messages: double quotes."""
+    return f'"{s}"'
+
+
 def merge_pre_filter_results(a: PreFilterResult | None, b: PreFilterResult | None) -> PreFilterResult | None:
     """``PreFilterResult.Merge``: None (or node_names None) means all nodes; otherwise intersect."""
     a_all = a is None or a.all_nodes()
@@ -114,7 +119,7 @@ class Framework:
             except ConfigError:
                 raise
             except Exception as e:  # a plugin that cannot be built is a configuration problem
-                raise ConfigError(f"initializing plugin {name!r}: {e}") from e
+                raise ConfigError(f"initializing plugin {q(name)}: {e}") from e
         self.lists: dict[str, list[Any]] = {}
         for ep, iface in _EXTENSION_ORDER:
             self.lists[ep] = self._explicit_list(ep, iface)
@@ -123,11 +128,11 @@ class Framework:
                 self._expand_multipoint(ep, iface)
         if len(self.lists["queueSort"]) != 1:
             raise ConfigError(
-                f"only one queue sort plugin required for profile with scheduler name {self.profile_name!r}, "
+                f"only one queue sort plugin required for profile with scheduler name {q(self.profile_name)}, "
                 f"but got {len(self.lists['queueSort'])}"
             )
         if not self.lists["bind"]:
-            raise ConfigError(f"at least one bind plugin is needed for profile with scheduler name {self.profile_name!r}")
+            raise ConfigError(f"at least one bind plugin is needed for profile with scheduler name {q(self.profile_name)}")
         self.score_weights: dict[str, int] = {}
         total = 0
         for ref in plugins["score"].enabled + plugins["multiPoint"].enabled:
@@ -141,7 +146,7 @@ class Framework:
             total += w * MAX_NODE_SCORE
         for pl in self.lists["score"]:
             if self.score_weights.get(pl.name, 0) == 0:
-                raise ConfigError(f"score plugin {pl.name!r} is not configured with weight")
+                raise ConfigError(f"score plugin {q(pl.name)} is not configured with weight")
 
     # construction helpers ---------------------------------------------------------------
     def _explicit_list(self, ep: str, iface: str) -> list[Any]:
@@ -150,11 +155,11 @@ class Framework:
         for ref in self.profile.plugins[ep].enabled:
             pl = self.plugins_map.get(ref.name)
             if pl is None:
-                raise ConfigError(f"{iface} {ref.name!r} does not exist")
+                raise ConfigError(f"{iface} {q(ref.name)} does not exist")
             if not implements(pl, ep):
-                raise ConfigError(f"plugin {ref.name!r} does not extend {iface} plugin")
+                raise ConfigError(f"plugin {q(ref.name)} does not extend {iface} plugin")
             if ref.name in seen:
-                raise ConfigError(f"plugin {ref.name!r} already registered as {iface!r}")
+                raise ConfigError(f"plugin {q(ref.name)} already registered as {q(iface)}")
             seen.add(ref.name)
             out.append(pl)
         return out
@@ -170,7 +175,7 @@ class Framework:
         for ref in self.profile.plugins["multiPoint"].enabled:
             pl = self.plugins_map.get(ref.name)
             if pl is None:
-                raise ConfigError(f"{iface} {ref.name!r} does not exist")
+                raise ConfigError(f"{iface} {q(ref.name)} does not exist")
             if not implements(pl, ep) or ref.name in disabled:
                 continue
             if ref.name in enabled:
@@ -178,7 +183,7 @@ class Framework:
                     overrides.append(ref.name)
                 continue
             if ref.name in multipoint:
-                raise ConfigError(f"plugin {ref.name!r} already registered as {iface!r}")
+                raise ConfigError(f"plugin {q(ref.name)} already registered as {q(iface)}")
             multipoint.append(ref.name)
         ordered = [n for n in enabled if n in overrides]
         ordered += multipoint
@@ -249,7 +254,7 @@ class Framework:
                     if s.code == Code.UNSCHEDULABLE:
                         return_status = s
                         continue
-                    err = Status(Code.ERROR, f"running PreFilter plugin {pl.name!r}: {s.message()}", plugin=pl.name)
+                    err = Status(Code.ERROR, f"running PreFilter plugin {q(pl.name)}: {s.message()}", plugin=pl.name)
                     return PreFilterOutcome(None, err, records, set())
                 if r is not None and not r.all_nodes() and pl.name not in with_nodes:
                     with_nodes.append(pl.name)
@@ -279,7 +284,7 @@ class Framework:
                 continue
             st = ext.add_pod(state, pod, pod_info_to_add, node_info)
             if not st.is_success():
-                return Status(Code.ERROR, f"running AddPod on PreFilter plugin {pl.name!r}: {st.message()}")
+                return Status(Code.ERROR, f"running AddPod on PreFilter plugin {q(pl.name)}: {st.message()}")
         return Status()
 
     def run_pre_filter_extension_remove_pod(
@@ -293,7 +298,7 @@ class Framework:
                 continue
             st = ext.remove_pod(state, pod, pod_info_to_remove, node_info)
             if not st.is_success():
-                return Status(Code.ERROR, f"running RemovePod on PreFilter plugin {pl.name!r}: {st.message()}")
+                return Status(Code.ERROR, f"running RemovePod on PreFilter plugin {q(pl.name)}: {st.message()}")
         return Status()
 
     # Filter ------------------------------------------------------------------------------
@@ -305,7 +310,7 @@ class Framework:
             st = pl.filter(state, pod, node_info)
             if not st.is_success():
                 if not st.is_rejected():
-                    st = Status(Code.ERROR, f"running {pl.name!r} filter plugin: {st.message()}")
+                    st = Status(Code.ERROR, f"running {q(pl.name)} filter plugin: {st.message()}")
                 st.plugin = pl.name
                 return st
         return Status()
@@ -370,7 +375,7 @@ class Framework:
                     skip.add(pl.name)
                     continue
                 if not s.is_success():
-                    return Status(Code.ERROR, f"running PreScore plugin {pl.name!r}: {s.message()}", plugin=pl.name), records
+                    return Status(Code.ERROR, f"running PreScore plugin {q(pl.name)}: {s.message()}", plugin=pl.name), records
         finally:
             state.skip_score_plugins = skip
         return Status(), records
@@ -386,7 +391,7 @@ class Framework:
             for ni in nodes:
                 v, st = pl.score(state, pod, ni)
                 if not st.is_success():
-                    out.status = Status(Code.ERROR, f"running Score plugins: plugin {pl.name!r} failed with: {st.message()}")
+                    out.status = Status(Code.ERROR, f"running Score plugins: plugin {q(pl.name)} failed with: {st.message()}")
                     return out
                 scores.append(NodeScore(ni.name, int(v)))
             lists[pl.name] = scores
@@ -397,7 +402,7 @@ class Framework:
                 st = ext.normalize_score(state, pod, lists[pl.name])
                 if not st.is_success():
                     out.status = Status(
-                        Code.ERROR, f"running Normalize on Score plugins: plugin {pl.name!r} failed with: {st.message()}"
+                        Code.ERROR, f"running Normalize on Score plugins: plugin {q(pl.name)} failed with: {st.message()}"
                     )
                     return out
             out.normalized[pl.name] = {s.name: s.score for s in lists[pl.name]}
@@ -409,7 +414,7 @@ class Framework:
                 if s.score > MAX_NODE_SCORE or s.score < MIN_NODE_SCORE:
                     out.status = Status(
                         Code.ERROR,
-                        f"applying score defaultWeights on Score plugins: plugin {pl.name!r} returns an invalid score "
+                        f"applying score defaultWeights on Score plugins: plugin {q(pl.name)} returns an invalid score "
                         f"{s.score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
                     )
                     return out
@@ -428,7 +433,7 @@ class Framework:
             if not s.is_success():
                 s.plugin = pl.name
                 if not s.is_rejected():
-                    s = Status(Code.ERROR, f"running Reserve plugin {pl.name!r}: {s.message()}", plugin=pl.name)
+                    s = Status(Code.ERROR, f"running Reserve plugin {q(pl.name)}: {s.message()}", plugin=pl.name)
                 return s, records
         return Status(), records
 
@@ -449,9 +454,9 @@ class Framework:
             if s.is_wait():
                 waiting = True
                 continue
-            return Status(Code.ERROR, f"running Permit plugin {pl.name!r}: {s.message()}", plugin=pl.name), records
+            return Status(Code.ERROR, f"running Permit plugin {q(pl.name)}: {s.message()}", plugin=pl.name), records
         if waiting:
-            return Status(Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {pod.name!r}"), records
+            return Status(Code.WAIT, f"one or more plugins asked to wait and no plugin rejected pod {q(pod.name)}"), records
         return Status(), records
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
@@ -465,7 +470,7 @@ class Framework:
                 continue
             if s.code == Code.ERROR:
                 records.append(PluginStatus(pl.name, s))
-                return Status(Code.ERROR, f"running PreBindPreFlight {pl.name!r}: {s.message()}"), records
+                return Status(Code.ERROR, f"running PreBindPreFlight {q(pl.name)}: {s.message()}"), records
             s = pl.pre_bind(state, pod, node_name)
             records.append(PluginStatus(pl.name, s))
             if not s.is_success():
