@@ -135,6 +135,16 @@ def explain_pod(
 
 
 def run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, *, details: bool = False) -> Trace:
+    """Run the cycle; with ``details`` also record per-node figures and plugins' own explanations."""
+    state = CycleState()
+    trace = _run_cycle(fw, pod, config, state)
+    if details:
+        _add_node_details(fw, trace)
+        _add_plugin_details(fw, trace, state, pod)
+    return trace
+
+
+def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleState) -> Trace:
     snapshot = fw.snapshot
     trace = Trace(pod=pod.key, profile=fw.profile_name)
     trace.num_all_nodes = snapshot.num_nodes()
@@ -158,7 +168,6 @@ def run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, *, details: bool
         trace.notes.append("the snapshot has no nodes")
         return trace
 
-    state = CycleState()
     diagnosis = Diagnosis()
 
     # PreFilter ----------------------------------------------------------------------------------
@@ -283,8 +292,6 @@ def run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, *, details: bool
             trace.binding = binding_for(pod, host)
     if not st.is_success():
         return _late_failure(trace, host, st)
-    if details:
-        _add_node_details(fw, trace)
     return trace
 
 
@@ -352,6 +359,47 @@ def _late_failure(trace: Trace, host: str, st: Status) -> Trace:
         trace.error = st.message()
     trace.selected_node = None
     return trace
+
+
+#: How many nodes get a per-node explanation from each plugin in a detailed trace.
+MAX_EXPLAINED_NODES = 20
+
+
+def _explained_nodes(trace: Trace, plugin: str) -> list[str]:
+    """The nodes worth explaining: the candidates, the best scored, and nodes this plugin rejected."""
+    out: list[str] = list(trace.candidates)
+    ranked = sorted(trace.totals, key=lambda n: (-trace.totals[n], n))
+    rejected = [n for n, v in trace.filter.items() if v.status.plugin == plugin]
+    for n in ranked + rejected + list(trace.filter):
+        if len(out) >= MAX_EXPLAINED_NODES:
+            break
+        if n not in out:
+            out.append(n)
+    return out
+
+
+def _add_plugin_details(fw: Framework, trace: Trace, state: CycleState, pod: Pod) -> None:
+    """Ask plugins that can explain themselves (``explain``/``explain_node``) why, not only what."""
+    for name, pl in fw.plugins_map.items():
+        explain = getattr(pl, "explain", None)
+        explain_node = getattr(pl, "explain_node", None)
+        if explain is None and explain_node is None:
+            continue
+        entry: dict[str, Any] = {}
+        try:
+            if explain is not None:
+                entry["cycle"] = explain(state)
+            if explain_node is not None:
+                nodes: dict[str, Any] = {}
+                for n in _explained_nodes(trace, name):
+                    ni = fw.snapshot.get(n)
+                    if ni is not None:
+                        nodes[n] = explain_node(state, pod, ni)
+                entry["nodes"] = nodes
+        except Exception as e:  # an explanation must never break the trace
+            entry["error"] = f"{type(e).__name__}: {e}"
+        if any(v for v in entry.values()):
+            trace.plugin_details[name] = entry
 
 
 def _add_node_details(fw: Framework, trace: Trace) -> None:

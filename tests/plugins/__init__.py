@@ -1,0 +1,1 @@
+"""Unit tests of the in-tree plugins, one module per plugin."""
