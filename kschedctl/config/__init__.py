@@ -53,7 +53,9 @@ def load_config(path: str | None) -> SchedulerConfig:
         reason = (e.strerror or str(e)).lower()
         raise ConfigError(f"open {path}: {reason}") from None
     except UnicodeDecodeError as e:
-        raise ConfigError(f"{path}: error converting YAML to JSON: yaml: invalid UTF-8 ({e.reason})") from None
+        raise ConfigError(
+            f"{path}: error converting YAML to JSON: yaml: invalid UTF-8 ({e.reason})"
+        ) from None
     data, duplicates = _read_yaml(text, path)
     return _resolve(data, path, duplicates)
 

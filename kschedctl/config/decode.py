@@ -84,7 +84,11 @@ _LABEL_SELECTOR = _struct(
             _struct(
                 "v1",
                 "LabelSelectorRequirement",
-                {"key": STRING, "operator": _named_string("v1.LabelSelectorOperator"), "values": _list(STRING)},
+                {
+                    "key": STRING,
+                    "operator": _named_string("v1.LabelSelectorOperator"),
+                    "values": _list(STRING),
+                },
             )
         ),
     },
@@ -358,9 +362,7 @@ class _Decoder:
         if self.type_error is not None:
             return
         if struct or stack:
-            self.type_error = (
-                f"json: cannot unmarshal {value_desc} into Go struct field {struct}.{'.'.join(stack)} of type {t.go}"
-            )
+            self.type_error = f"json: cannot unmarshal {value_desc} into Go struct field {struct}.{'.'.join(stack)} of type {t.go}"
         else:
             self.type_error = f"json: cannot unmarshal {value_desc} into Go value of type {t.go}"
 
@@ -457,7 +459,9 @@ def _strict_error(errors: list[str]) -> str:
     return "strict decoding error: " + ", ".join(errors)
 
 
-_FIND_KIND_TYPE = 'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+_FIND_KIND_TYPE = (
+    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
+)
 
 
 def _interpret(doc: Any) -> tuple[str, str]:
@@ -509,7 +513,10 @@ def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None) -> d
         raise DecodeError(dec.type_error)
     strict: list[str] = []
     if duplicate_keys:
-        strict.append("error converting YAML to JSON: yaml: unmarshal errors:" + "".join(" " + d for d in duplicate_keys))
+        strict.append(
+            "error converting YAML to JSON: yaml: unmarshal errors:"
+            + "".join(" " + d for d in duplicate_keys)
+        )
     strict.extend(dec.strict)
 
     # DecodeNestedObjects: the args of every pluginConfig entry with an in-tree kind.
@@ -547,7 +554,9 @@ def _decode_args(name: str, raw: Any, t: GoType) -> tuple[dict[str, Any], list[s
         raise DecodeError(_no_kind(kind, api_version))
     if kind != want_kind:
         # Go decodes into the other registered kind, then refuses the group-kind mismatch.
-        raise _KindMismatch(f"args for plugin {name} were not of type {want_kind}.{GROUP}, got {kind}.{GROUP}")
+        raise _KindMismatch(
+            f"args for plugin {name} were not of type {want_kind}.{GROUP}, got {kind}.{GROUP}"
+        )
     dec = _Decoder()
     out = dec.decode(raw if raw is not None else {}, t, "", "", [])
     if dec.type_error is not None:

@@ -153,7 +153,9 @@ _DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight":
 _SECOND = 1_000_000_000
 
 
-def default_args(name: str, args: dict[str, Any] | None, gates: dict[str, bool] | None = None) -> dict[str, Any]:
+def default_args(
+    name: str, args: dict[str, Any] | None, gates: dict[str, bool] | None = None
+) -> dict[str, Any]:
     """Return a defaulted copy of ``name``'s v1 args (``{}`` stands for "no args given")."""
     g = FEATURE_GATES if gates is None else gates
     a = copy.deepcopy(args) if args else {}
@@ -182,7 +184,10 @@ def default_args(name: str, args: dict[str, Any] | None, gates: dict[str, bool] 
     elif name == "NodeResourcesFit":
         st = a.get("scoringStrategy")
         if st is None:
-            st = a["scoringStrategy"] = {"type": "LeastAllocated", "resources": [dict(r) for r in _DEFAULT_RESOURCES]}
+            st = a["scoringStrategy"] = {
+                "type": "LeastAllocated",
+                "resources": [dict(r) for r in _DEFAULT_RESOURCES],
+            }
         if not st.get("resources"):
             st["resources"] = [dict(r) for r in _DEFAULT_RESOURCES]
         for r in st["resources"]:

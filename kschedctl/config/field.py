@@ -80,9 +80,12 @@ def go_quote(s: str) -> str:
     return "".join(out)
 
 
-def go_json(data: Any) -> str:
-    """``json.Marshal`` output: compact, HTML-sensitive characters escaped."""
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+def go_json(data: Any, sort_keys: bool = False) -> str:
+    """``json.Marshal`` output: compact, HTML-sensitive characters escaped.
+
+    ``sort_keys`` for data that went through a Go map (YAML converted to JSON), whose keys Go sorts.
+    """
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys)
     return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
 
 

@@ -112,7 +112,9 @@ def qualified_name_errors(value: str) -> list[str]:
     elif _utf8_len(name) > 63:
         errs.append("name part must be no more than 63 bytes")
     if not _LABEL_KEY_RE.fullmatch(name):
-        errs.append("name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
+        errs.append(
+            "name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+        )
     return errs
 
 
@@ -149,7 +151,11 @@ def _shape_errors(shape: list[dict[str, Any]], path: str) -> list[FieldError]:
     for i in range(1, len(shape)):
         if shape[i - 1].get("utilization", 0) >= shape[i].get("utilization", 0):
             errs.append(
-                invalid(child(index(path, i), "utilization"), shape[i].get("utilization", 0), "values must be sorted in increasing order")
+                invalid(
+                    child(index(path, i), "utilization"),
+                    shape[i].get("utilization", 0),
+                    "values must be sorted in increasing order",
+                )
             )
             break
     for i, p in enumerate(shape):
@@ -171,7 +177,9 @@ def validate_default_preemption_args(path: str | None, args: dict[str, Any]) -> 
         errs.append(invalid(abs_path, absolute, "not in valid range [0, inf)"))
     if pct == 0 and absolute == 0:
         errs.append(invalid(pct_path, pct, "cannot be zero at the same time as minCandidateNodesAbsolute"))
-        errs.append(invalid(abs_path, absolute, "cannot be zero at the same time as minCandidateNodesPercentage"))
+        errs.append(
+            invalid(abs_path, absolute, "cannot be zero at the same time as minCandidateNodesPercentage")
+        )
     return errs
 
 
@@ -206,9 +214,18 @@ def validate_pod_topology_spread_args(path: str | None, args: dict[str, Any]) ->
         if not when:
             errs.append(required(child(p, "whenUnsatisfiable"), "can not be empty"))
         elif when not in ("DoNotSchedule", "ScheduleAnyway"):
-            errs.append(not_supported(child(p, "whenUnsatisfiable"), GoJSON(when), ["DoNotSchedule", "ScheduleAnyway"]))
+            errs.append(
+                not_supported(
+                    child(p, "whenUnsatisfiable"), GoJSON(when), ["DoNotSchedule", "ScheduleAnyway"]
+                )
+            )
         if c.get("labelSelector") is not None:
-            errs.append(forbidden(child(p, "labelSelector"), "constraint must not define a selector, as they deduced for each pod"))
+            errs.append(
+                forbidden(
+                    child(p, "labelSelector"),
+                    "constraint must not define a selector, as they deduced for each pod",
+                )
+            )
         for other in constraints[:i]:
             if other.get("topologyKey", "") == tkey and other.get("whenUnsatisfiable", "") == when:
                 errs.append(duplicate(p, f"{{{tkey}, {when}}}"))
@@ -216,7 +233,9 @@ def validate_pod_topology_spread_args(path: str | None, args: dict[str, Any]) ->
     return errs
 
 
-def validate_node_resources_balanced_allocation_args(path: str | None, args: dict[str, Any]) -> list[FieldError]:
+def validate_node_resources_balanced_allocation_args(
+    path: str | None, args: dict[str, Any]
+) -> list[FieldError]:
     errs: list[FieldError] = []
     seen: set[str] = set()
     rpath = child(path, "resources")
@@ -247,7 +266,11 @@ def validate_node_resources_fit_args(path: str | None, args: dict[str, Any]) -> 
         stype = st.get("type", "")
         if stype not in ("LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"):
             errs.append(
-                not_supported(child(spath, "type"), GoJSON(stype), ["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"])
+                not_supported(
+                    child(spath, "type"),
+                    GoJSON(stype),
+                    ["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio"],
+                )
             )
         for i, r in enumerate(st.get("resources") or []):
             w = r.get("weight", 0)
@@ -272,7 +295,13 @@ def validate_volume_binding_args(
     errs: list[FieldError] = []
     t = args.get("bindTimeoutSeconds", 0)
     if t < 0:
-        errs.append(invalid(child(path, "bindTimeoutSeconds"), t, "invalid BindTimeoutSeconds, should not be a negative value"))
+        errs.append(
+            invalid(
+                child(path, "bindTimeoutSeconds"),
+                t,
+                "invalid BindTimeoutSeconds, should not be a negative value",
+            )
+        )
     shape = args.get("shape")
     if g.get("StorageCapacityScoring"):
         errs.extend(_shape_errors(shape or [], child(path, "shape")))
@@ -296,13 +325,19 @@ def validate_dynamic_resources_args(
     ft = args.get("filterTimeout")
     if g.get("DRASchedulerFilterTimeout"):
         if ft is not None and ft < 0:
-            errs.append(invalid(child(path, "filterTimeout"), go_duration_string(ft), "must be zero or positive"))
+            errs.append(
+                invalid(child(path, "filterTimeout"), go_duration_string(ft), "must be zero or positive")
+            )
     elif ft is not None:
-        errs.append(forbidden(child(path, "filterTimeout"), "DRASchedulingFilterTimeout feature gate is disabled"))
+        errs.append(
+            forbidden(child(path, "filterTimeout"), "DRASchedulingFilterTimeout feature gate is disabled")
+        )
     bt = args.get("bindingTimeout")
     if g.get("DRADeviceBindingConditions") and g.get("DRAResourceClaimDeviceStatus"):
         if bt is not None and bt < 1_000_000_000:
-            errs.append(invalid(child(path, "bindingTimeout"), go_duration_string(bt), "must be at least 1 second"))
+            errs.append(
+                invalid(child(path, "bindingTimeout"), go_duration_string(bt), "must be at least 1 second")
+            )
     elif bt is not None:
         errs.append(
             forbidden(
@@ -334,16 +369,24 @@ def _requirement_errors(expr: dict[str, Any], path: str) -> list[FieldError]:
     vpath = child(path, "values")
     if op in ("In", "NotIn"):
         if not vals:
-            errs.append(invalid(vpath, GoJSON(values), "for 'in', 'notin' operators, values set can't be empty"))
+            errs.append(
+                invalid(vpath, GoJSON(values), "for 'in', 'notin' operators, values set can't be empty")
+            )
     elif op in ("Exists", "DoesNotExist"):
         if vals:
-            errs.append(invalid(vpath, GoJSON(values), "values set must be empty for exists and does not exist"))
+            errs.append(
+                invalid(vpath, GoJSON(values), "values set must be empty for exists and does not exist")
+            )
     elif op in ("Gt", "Lt"):
         if len(vals) != 1:
-            errs.append(invalid(vpath, GoJSON(values), "for 'Gt', 'Lt' operators, exactly one value is required"))
+            errs.append(
+                invalid(vpath, GoJSON(values), "for 'Gt', 'Lt' operators, exactly one value is required")
+            )
         for i, v in enumerate(vals):
             if not _go_parse_int64_ok(v):
-                errs.append(invalid(index(vpath, i), v, "for 'Gt', 'Lt' operators, the value must be an integer"))
+                errs.append(
+                    invalid(index(vpath, i), v, "for 'Gt', 'Lt' operators, the value must be an integer")
+                )
     for i, v in enumerate(vals):
         msgs = label_value_errors(v)
         if msgs:
@@ -395,7 +438,10 @@ def validate_node_affinity_args(path: str | None, args: dict[str, Any]) -> list[
     errs: list[FieldError] = []
     ns = aff.get("requiredDuringSchedulingIgnoredDuringExecution")
     if ns is not None:
-        base = child(child(path, "addedAffinity", "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms")
+        base = child(
+            child(path, "addedAffinity", "requiredDuringSchedulingIgnoredDuringExecution"),
+            "nodeSelectorTerms",
+        )
         for i, term in enumerate(ns.get("nodeSelectorTerms") or []):
             if _empty_term(term):
                 continue
@@ -470,7 +516,9 @@ def _invalid_plugin_version(api_version: str, name: str) -> str | None:
 
 
 def _invalid_plugin_detail(invalid_version: str, api_version: str) -> str:
-    return f'was invalid in version "{invalid_version}" (KubeSchedulerConfiguration is version "{api_version}")'
+    return (
+        f'was invalid in version "{invalid_version}" (KubeSchedulerConfiguration is version "{api_version}")'
+    )
 
 
 def _percentage(path: str, value: int | None) -> list[FieldError]:
@@ -490,7 +538,11 @@ def _validate_profile(path: str, api_version: str, prof: DefaultedProfile) -> li
             version = _invalid_plugin_version(api_version, ref.name)
             if version is not None:
                 errs.append(
-                    invalid(index(child(plugins_path, stage, "enabled"), i), ref.name, _invalid_plugin_detail(version, api_version))
+                    invalid(
+                        index(child(plugins_path, stage, "enabled"), i),
+                        ref.name,
+                        _invalid_plugin_detail(version, api_version),
+                    )
                 )
     seen: set[str] = set()
     for i, pc in enumerate(prof.plugin_config):
@@ -508,7 +560,13 @@ def _validate_profile(path: str, api_version: str, prof: DefaultedProfile) -> li
             continue
         if not pc.known:
             # args that did not decode into the validator's type (only "NodeResourcesFitArgs" can get here)
-            errs.append(invalid(child(pc_path, "args"), RawJSON(go_json(pc.args)), "has to match plugin args"))
+            errs.append(
+                invalid(
+                    child(pc_path, "args"),
+                    RawJSON(go_json(pc.args, sort_keys=True)),
+                    "has to match plugin args",
+                )
+            )
             continue
         errs.extend(validator(child(pc_path, "args"), pc.args))
     return errs
@@ -522,9 +580,9 @@ def _internal_plugin_set(ps: PluginSet) -> GoJSON:
 
 
 def _same_plugin_set(a: PluginSet, b: PluginSet) -> bool:
-    return [(r.name, r.weight) for r in a.enabled] == [(r.name, r.weight) for r in b.enabled] and list(a.disabled) == list(
-        b.disabled
-    )
+    return [(r.name, r.weight) for r in a.enabled] == [(r.name, r.weight) for r in b.enabled] and list(
+        a.disabled
+    ) == list(b.disabled)
 
 
 def _validate_common_queue_sort(profiles: list[DefaultedProfile]) -> list[FieldError]:
@@ -532,7 +590,13 @@ def _validate_common_queue_sort(profiles: list[DefaultedProfile]) -> list[FieldE
     canon = profiles[0].plugins.sets["queueSort"]
     qs_name = canon.enabled[0].name if canon.enabled else ""
     if len(canon.enabled) > 1:
-        errs.append(invalid("profiles[0].plugins.queueSort.Enabled", len(canon.enabled), "only one queue sort plugin can be enabled"))
+        errs.append(
+            invalid(
+                "profiles[0].plugins.queueSort.Enabled",
+                len(canon.enabled),
+                "only one queue sort plugin can be enabled",
+            )
+        )
     qs_args: Any = None
     for pc in profiles[0].plugin_config:
         if qs_name and pc.name == qs_name:
@@ -540,11 +604,21 @@ def _validate_common_queue_sort(profiles: list[DefaultedProfile]) -> list[FieldE
     for i in range(1, len(profiles)):
         curr = profiles[i].plugins.sets["queueSort"]
         if not _same_plugin_set(canon, curr):
-            errs.append(invalid(f"profiles[{i}].plugins.queueSort", _internal_plugin_set(curr), "must be the same for all profiles"))
+            errs.append(
+                invalid(
+                    f"profiles[{i}].plugins.queueSort",
+                    _internal_plugin_set(curr),
+                    "must be the same for all profiles",
+                )
+            )
         for pc in profiles[i].plugin_config:
             if pc.name == qs_name and pc.args != qs_args:
                 errs.append(
-                    invalid(f"profiles[{i}].pluginConfig.args", RawJSON(go_json(pc.args)), "queueSort must be the same for all profiles")
+                    invalid(
+                        f"profiles[{i}].pluginConfig.args",
+                        RawJSON(go_json(pc.args, sort_keys=True)),
+                        "queueSort must be the same for all profiles",
+                    )
                 )
     return errs
 
@@ -556,7 +630,9 @@ def _validate_extenders(extenders: list[dict[str, Any]]) -> list[FieldError]:
     for i, ext in enumerate(extenders):
         p = f"extenders[{i}]"
         if ext.get("prioritizeVerb") and ext.get("weight", 0) <= 0:
-            errs.append(invalid(child(p, "weight"), ext.get("weight", 0), "must have a positive weight applied to it"))
+            errs.append(
+                invalid(child(p, "weight"), ext.get("weight", 0), "must have a positive weight applied to it")
+            )
         if ext.get("bindVerb"):
             binders += 1
         for j, res in enumerate(ext.get("managedResources") or []):
@@ -571,7 +647,13 @@ def _validate_extenders(extenders: list[dict[str, Any]]) -> list[FieldError]:
                 errs.append(invalid(np, name, "duplicate extender managed resource name"))
             managed.add(name)
     if binders > 1:
-        errs.append(invalid("extenders", f"found {binders} extenders implementing bind", "only one extender can implement bind"))
+        errs.append(
+            invalid(
+                "extenders",
+                f"found {binders} extenders implementing bind",
+                "only one extender can implement bind",
+            )
+        )
     return errs
 
 
@@ -581,18 +663,40 @@ def _validate_leader_election(le: dict[str, Any]) -> list[FieldError]:
     if le.get("leaderElect"):
         lease, renew, retry = le.get("leaseDuration", 0), le.get("renewDeadline", 0), le.get("retryPeriod", 0)
         if lease <= 0:
-            errs.append(invalid("leaderElection.leaseDuration", go_duration_string(lease), "must be greater than zero"))
+            errs.append(
+                invalid(
+                    "leaderElection.leaseDuration", go_duration_string(lease), "must be greater than zero"
+                )
+            )
         if renew <= 0:
-            errs.append(invalid("leaderElection.renewDeadline", go_duration_string(renew), "must be greater than zero"))
+            errs.append(
+                invalid(
+                    "leaderElection.renewDeadline", go_duration_string(renew), "must be greater than zero"
+                )
+            )
         if retry <= 0:
-            errs.append(invalid("leaderElection.retryPeriod", go_duration_string(retry), "must be greater than zero"))
+            errs.append(
+                invalid("leaderElection.retryPeriod", go_duration_string(retry), "must be greater than zero")
+            )
         if lease <= renew:
-            errs.append(invalid("leaderElection.leaseDuration", go_duration_string(renew), "must be greater than `RenewDeadline`"))
+            errs.append(
+                invalid(
+                    "leaderElection.leaseDuration",
+                    go_duration_string(renew),
+                    "must be greater than `RenewDeadline`",
+                )
+            )
         for name in ("resourceLock", "resourceNamespace", "resourceName"):
             if not le.get(name):
                 errs.append(required(f"leaderElection.{name}"))
         if le.get("resourceLock") != "leases":
-            errs.append(invalid("leaderElection.resourceLock", le.get("resourceLock", ""), 'resourceLock value must be "leases"'))
+            errs.append(
+                invalid(
+                    "leaderElection.resourceLock",
+                    le.get("resourceLock", ""),
+                    'resourceLock value must be "leases"',
+                )
+            )
     return errs
 
 
@@ -619,10 +723,16 @@ def validate_configuration(cfg: DefaultedConfig) -> list[FieldError]:
         errs.extend(_validate_common_queue_sort(cfg.profiles))
     errs.extend(_percentage("percentageOfNodesToScore", cfg.percentage_of_nodes_to_score))
     if cfg.pod_initial_backoff_seconds <= 0:
-        errs.append(invalid("podInitialBackoffSeconds", cfg.pod_initial_backoff_seconds, "must be greater than 0"))
+        errs.append(
+            invalid("podInitialBackoffSeconds", cfg.pod_initial_backoff_seconds, "must be greater than 0")
+        )
     if cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds:
         errs.append(
-            invalid("podMaxBackoffSeconds", cfg.pod_max_backoff_seconds, "must be greater than or equal to PodInitialBackoffSeconds")
+            invalid(
+                "podMaxBackoffSeconds",
+                cfg.pod_max_backoff_seconds,
+                "must be greater than or equal to PodInitialBackoffSeconds",
+            )
         )
     errs.extend(_validate_extenders(cfg.extenders))
     return errs
