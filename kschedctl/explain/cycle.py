@@ -134,17 +134,23 @@ def explain_pod(
     return run_cycle(fw, pod, config, details=details)
 
 
-def run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, *, details: bool = False) -> Trace:
-    """Run the cycle; with ``details`` also record per-node figures and plugins' own explanations."""
+def run_cycle(
+    fw: Framework, pod: Pod, config: SchedulerConfig, *, details: bool = False, start_index: int = 0
+) -> Trace:
+    """Run the cycle; with ``details`` also record per-node figures and plugins' own explanations.
+
+    ``start_index`` is kube-scheduler's ``nextStartNodeIndex``: 0 in the first cycle (what ``explain``
+    models); a simulation of successive cycles passes the index the previous cycles left (advanced by
+    ``Trace.processed_nodes``)."""
     state = CycleState()
-    trace = _run_cycle(fw, pod, config, state)
+    trace = _run_cycle(fw, pod, config, state, start_index)
     if details:
         _add_node_details(fw, trace)
         _add_plugin_details(fw, trace, state, pod)
     return trace
 
 
-def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleState) -> Trace:
+def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleState, start_index: int = 0) -> Trace:
     snapshot = fw.snapshot
     trace = Trace(pod=pod.key, profile=fw.profile_name)
     trace.num_all_nodes = snapshot.num_nodes()
@@ -216,11 +222,16 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
         if not has_scoring and not _has_extender_filters(config):
             num_to_find = 1
         trace.num_nodes_to_find = num_to_find
+        if start_index and nodes:
+            k = start_index % len(nodes)
+            nodes = nodes[k:] + nodes[:k]
         if not fw.has_filter_plugins():
             feasible = nodes[:num_to_find]
             trace.evaluated_order = [ni.name for ni in feasible]
+            trace.processed_nodes = len(feasible)
         else:
             feasible, err = _filter_nodes(fw, state, pod, nodes, num_to_find, diagnosis, trace)
+            trace.processed_nodes = len(feasible) + len(diagnosis.node_to_status)
             if err:
                 trace.error = err
                 return trace
@@ -394,8 +405,11 @@ def _add_plugin_details(fw: Framework, trace: Trace, state: CycleState, pod: Pod
                 for n in _explained_nodes(trace, name):
                     ni = fw.snapshot.get(n)
                     if ni is not None:
-                        nodes[n] = explain_node(state, pod, ni)
-                entry["nodes"] = nodes
+                        detail = explain_node(state, pod, ni)
+                        if detail and any(v for v in (detail.values() if isinstance(detail, dict) else [detail])):
+                            nodes[n] = detail
+                if nodes:
+                    entry["nodes"] = nodes
         except Exception as e:  # an explanation must never break the trace
             entry["error"] = f"{type(e).__name__}: {e}"
         if any(v for v in entry.values()):

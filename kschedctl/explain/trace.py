@@ -95,6 +95,9 @@ class Trace:
     tie_break: str | None = None
     filter_plugins: list[str] = field(default_factory=list)
     skipped_filter_plugins: list[str] = field(default_factory=list)
+    #: Nodes the main Filter pass processed (feasible + rejected), by which kube-scheduler advances
+    #: ``nextStartNodeIndex``; 0 when the cycle stopped before it (PreFilter, nominated node).
+    processed_nodes: int = 0
 
     @property
     def schedulable(self) -> bool:

@@ -166,6 +166,35 @@ class CSILimits:
                 return Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return Status()
 
+    def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> dict[str, Any]:
+        """Per driver: the node's limit, volumes already attached and the pod's new ones."""
+        if state.get(CACHE_KEY) is None or not pod.volumes:
+            return {}
+        csi_node = self.cluster.get("CSINode", "", node_info.name)
+        new_volumes: dict[str, str] = {}
+        attached: dict[str, str] = {}
+        try:
+            self.attachable_volumes(pod, csi_node, True, new_volumes)
+            for pi in node_info.pods:
+                self.attachable_volumes(pi.pod, csi_node, False, attached)
+        except _LookupError as e:
+            return {"error": e.message}
+        attached.update({u: d for u, d in self._volume_attachments(node_info.name).items() if u not in attached})
+        limits = volume_limits(csi_node)
+        drivers = sorted(set(new_volumes.values()) | set(limits))
+        return {
+            "csiNode": csi_node is not None,
+            "drivers": [
+                {
+                    "driver": d,
+                    "limit": limits.get(d),
+                    "attached": sum(1 for v in attached.values() if v == d),
+                    "new": sum(1 for u, v in new_volumes.items() if v == d and u not in attached),
+                }
+                for d in drivers
+            ],
+        }
+
     # ------------------------------------------------------------------ counting
     def attachable_volumes(self, pod: Pod, csi_node: KubeObject | None, new_pod: bool, result: dict[str, str]) -> None:
         """Add the pod's CSI volumes to ``result`` as "driver/handle" -> driver."""

@@ -175,6 +175,24 @@ class VolumeRestrictions:
             return Status.unschedulable(ERR_REASON_RWOP_CONFLICT)
         return Status()
 
+    def explain(self, state: CycleState) -> dict[str, Any]:
+        s = state.get(STATE_KEY)
+        if s is None:
+            return {}
+        return {"readWriteOncePodClaims": sorted(s.rwop_pvcs), "podsUsingThem": s.conflicting_pvc_ref_count}
+
+    def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> dict[str, Any]:
+        if state.get(STATE_KEY) is None:
+            return {}
+        conflicts = []
+        for v in pod.volumes:
+            if not needs_restrictions_check(v):
+                continue
+            for pi in node_info.pods:
+                if is_volume_conflict(v, pi.pod):
+                    conflicts.append({"volume": str(v.get("name") or ""), "pod": pi.pod.key})
+        return {"diskConflicts": conflicts}
+
 
 def new(args: Any, handle: Handle) -> VolumeRestrictions:
     return VolumeRestrictions(handle)

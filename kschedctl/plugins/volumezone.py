@@ -154,6 +154,26 @@ class VolumeZone:
                 return Status.unresolvable(ERR_REASON_CONFLICT)
         return Status()
 
+    def explain(self, state: CycleState) -> dict[str, Any]:
+        s = state.get(STATE_KEY)
+        if s is None:
+            return {}
+        return {"volumeTopology": [{"volume": t.pv_name, "key": t.key, "values": sorted(t.values)} for t in s.topologies]}
+
+    def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> dict[str, Any]:
+        s = state.get(STATE_KEY)
+        if s is None:
+            return {}
+        labels = node_info.node.labels
+        node_topology = {k: labels[k] for k in TOPOLOGY_LABELS if k in labels}
+        checks = []
+        for t in s.topologies:
+            value = labels.get(t.key)
+            if value is None:
+                value = labels.get(_TO_GA.get(t.key, t.key))
+            checks.append({"volume": t.pv_name, "key": t.key, "nodeValue": value, "matches": value in t.values})
+        return {"nodeTopology": node_topology, "unconstrainedNode": not node_topology, "checks": checks}
+
 
 def new(args: Any, handle: Handle) -> VolumeZone:
     return VolumeZone(handle)

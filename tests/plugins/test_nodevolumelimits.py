@@ -279,3 +279,15 @@ def test_extension_points() -> None:
     pl = nvl.new(None, FakeHandle())
     assert pl.pre_filter_extensions() is None
     assert not hasattr(pl, "score") and not hasattr(pl, "reserve")
+
+
+def test_explain_node() -> None:
+    objects = bound("new") + bound("a") + bound("b")
+    snap = make_snapshot([make_node("n1")], [], [*objects, csi_node("n1", {DRIVER: 2})])
+    pl = nvl.new(None, FakeHandle(snap))
+    state = CycleState()
+    pod = make_pod().pvc("new").build()
+    pl.pre_filter(state, pod, [])
+    got = pl.explain_node(state, pod, node_info(make_node("n1"), _existing("a", "b")))
+    assert got == {"csiNode": True, "drivers": [{"driver": DRIVER, "limit": 2, "attached": 2, "new": 1}]}
+    assert pl.explain_node(CycleState(), make_pod().build(), node_info(make_node("n1"))) == {}

@@ -371,3 +371,62 @@ def test_args_validation() -> None:
     with pytest.raises(ConfigError):
         vbmod.new(VolumeBindingArgs.model_validate({"shape": [{"utilization": 0, "score": 10}]}), FakeHandle())
     assert vbmod.new(VolumeBindingArgs.model_validate({"bindTimeoutSeconds": 30}), FakeHandle()).args.bind_timeout_seconds == 30
+
+
+def test_indexed_matching_agrees_with_the_plain_scan() -> None:
+    """The per-cycle plan (candidates grouped by node affinity) picks what upstream's linear scan picks."""
+    import random
+
+    from kschedctl.plugins.volumebinding.storage import find_matching_volume
+
+    rng = random.Random(7)
+    zones = ["a", "b", "c"]
+    for _ in range(200):
+        volumes = []
+        for i in range(rng.randint(0, 12)):
+            claim = None
+            r = rng.random()
+            if r < 0.1:
+                claim = ("default", "data")
+            elif r < 0.2:
+                claim = ("default", "other")
+            volumes.append(
+                pv(
+                    f"pv{i}",
+                    size=f"{rng.choice([1, 2, 2, 5, 10])}Gi",
+                    affinity=None if rng.random() < 0.3 else [zone_in(rng.choice(zones))],
+                    phase=rng.choice(["Available", "Available", "Bound", "Released"]),
+                    claim=claim,
+                    labels={"tier": rng.choice(["gold", "silver"])},
+                    modes=rng.choice([("ReadWriteOnce",), ("ReadWriteOnce", "ReadOnlyMany"), ("ReadWriteMany",)]),
+                )
+            )
+        claim_obj = pvc(
+            "data",
+            size=f"{rng.choice([1, 2, 3])}Gi",
+            selector=rng.choice([None, {"matchLabels": {"tier": "gold"}}]),
+        )
+        binder = vb.VolumeBinder(make_snapshot([], [], [claim_obj, *volumes]).cluster)
+        excluded = {v.name for v in volumes if rng.random() < 0.15}
+        plan = binder._plan(claim_obj, volumes)
+        for z in zones:
+            labels = {ZONE: z}
+            want = find_matching_volume(claim_obj, volumes, labels, excluded, binder.pv_affinity)
+            got = binder._pick_volume(plan, labels, excluded)
+            assert (got.name if got else None) == (want.name if want else None)
+
+
+def test_explain() -> None:
+    objects = [pvc("old", volume="pv-old"), pv("pv-old", affinity=[zone_in("a")], phase="Bound"), pvc("new"), WFFC]
+    pl, state, pod, _ = _setup(make_pod().pvc("old").pvc("new"), objects)
+    cycle = pl.explain(state)
+    assert cycle["boundClaims"] == [{"claim": "default/old", "volume": "pv-old"}]
+    assert [c["claim"] for c in cycle["delayedClaims"]] == ["default/new"]
+    node = pl.explain_node(state, pod, node_info(zone_node("b")))
+    assert node["reasons"] == [NODE_CONFLICT]
+    assert node["boundClaims"][0]["nodeAffinity"] == "does not match"
+    ok = pl.explain_node(state, pod, node_info(zone_node("a")))
+    assert ok["reasons"] == [] and [d["claim"] for d in ok["dynamicProvisions"]] == ["default/new"]
+    skipped_pl, skipped_state, skipped_pod, _ = _setup(make_pod(), [])
+    assert skipped_pl.explain(skipped_state) == {}
+    assert skipped_pl.explain_node(skipped_state, skipped_pod, node_info(make_node("n1"))) == {}

@@ -168,3 +168,11 @@ def test_extension_points() -> None:
     pl = vr.new(None, FakeHandle())
     assert hasattr(pl, "pre_filter") and hasattr(pl, "filter")
     assert not hasattr(pl, "score") and not hasattr(pl, "pre_score") and not hasattr(pl, "reserve")
+
+
+def test_explain() -> None:
+    user = make_pod("user").pvc("data").node("n2")
+    pl, state, pod, _ = _run(make_pod().pvc("data").volume(ebs("vol-1")), [user], [pvc("data", modes=("ReadWriteOncePod",))])
+    assert pl.explain(state) == {"readWriteOncePodClaims": ["data"], "podsUsingThem": 1}
+    got = pl.explain_node(state, pod, node_info(make_node("n1"), make_pod("o").volume(ebs("vol-1"))))
+    assert got == {"diskConflicts": [{"volume": "v-awsElasticBlockStore", "pod": "default/o"}]}

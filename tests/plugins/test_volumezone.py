@@ -133,3 +133,14 @@ def test_extension_points() -> None:
     pl = _plugin([])
     assert pl.pre_filter_extensions() is None
     assert not hasattr(pl, "score") and not hasattr(pl, "pre_score")
+
+
+def test_explain() -> None:
+    pl = _plugin(_bound({ZONE: "a__b"}))
+    state = CycleState()
+    pod = make_pod().pvc("data").build()
+    pl.pre_filter(state, pod, [])
+    assert pl.explain(state) == {"volumeTopology": [{"volume": "pv-data", "key": ZONE, "values": ["a", "b"]}]}
+    got = pl.explain_node(state, pod, node_info(make_node("n").labels(**{ZONE: "c"})))
+    assert got["checks"] == [{"volume": "pv-data", "key": ZONE, "nodeValue": "c", "matches": False}]
+    assert pl.explain_node(state, pod, node_info(make_node("n")))["unconstrainedNode"] is True

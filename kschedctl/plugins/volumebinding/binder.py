@@ -12,7 +12,9 @@ changes the cluster.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from kschedctl.errors import InputError
@@ -30,12 +32,12 @@ from kschedctl.plugins.volumebinding.storage import (
     claim_request,
     claim_volume_name,
     ephemeral_owner_error,
-    find_matching_volume,
     match_topology_selector_terms,
     migrated_plugins,
     parse_volume_node_affinity,
     quantity_of,
     quantity_value,
+    volume_candidates,
     volume_class,
 )
 from kschedctl.snapshot.cluster import Cluster
@@ -91,6 +93,45 @@ class _Capacity:
     topology: Selector | None
 
 
+class _CapacityIndex:
+    """One class's CSIStorageCapacity objects, indexed by the first equality of their
+    node topology (the usual zone/hostname selectors) so a node only looks at the
+    objects that can apply to it."""
+
+    __slots__ = ("by_label", "general")
+
+    def __init__(self) -> None:
+        self.by_label: dict[str, dict[str, list[_Capacity]]] = {}
+        self.general: list[_Capacity] = []
+
+    def add(self, cap: _Capacity) -> None:
+        sel = cap.topology
+        if sel is not None and not sel.nothing and sel.requirements:
+            r = sel.requirements[0]
+            if r.operator == "In" and len(r.values) == 1:
+                self.by_label.setdefault(r.key, {}).setdefault(r.values[0], []).append(cap)
+                return
+        self.general.append(cap)
+
+    def for_node(self, labels: Mapping[str, str]) -> list[_Capacity]:
+        out = list(self.general)
+        for key, by_value in self.by_label.items():
+            v = labels.get(key)
+            if v is not None:
+                out.extend(by_value.get(v, ()))
+        return out
+
+
+@dataclass
+class _ClaimPlan:
+    """The node-independent part of matching one delayed claim to a PV."""
+
+    #: PVs already pre-bound to the claim, in listing order, with their node affinity.
+    prebound: list[tuple[KubeObject, NodeSelector | None]]
+    #: The other candidates grouped by node affinity; each group sorted smallest first.
+    groups: list[tuple[NodeSelector | None, list[tuple[Fraction, int, KubeObject]]]]
+
+
 class VolumeBinder:
     """Reads claims, volumes, classes, CSINodes, CSIDrivers and capacities from a Cluster.
 
@@ -101,7 +142,8 @@ class VolumeBinder:
     def __init__(self, cluster: Cluster) -> None:
         self.cluster = cluster
         self._affinity: dict[tuple[str, str], NodeSelector | None] = {}
-        self._capacities: dict[str, list[_Capacity]] | None = None
+        self._capacities: dict[str, _CapacityIndex] | None = None
+        self._plans: dict[str, _ClaimPlan] = {}
 
     # ------------------------------------------------------------------ claims
     def pvc(self, namespace: str, name: str) -> KubeObject | None:
@@ -258,7 +300,7 @@ class VolumeBinder:
         unbound: list[KubeObject] = []
         found = True
         for pvc in ordered:
-            pv = find_matching_volume(pvc, volumes.get(claim_class(pvc), []), labels, chosen, self.pv_affinity)
+            pv = self._pick_volume(self._plan(pvc, volumes.get(claim_class(pvc), [])), labels, chosen)
             if pv is None:
                 unbound.append(pvc)
                 found = False
@@ -266,6 +308,42 @@ class VolumeBinder:
             chosen.add(pv.name)
             bindings.append(StaticBinding(pvc, pv))
         return found, bindings, unbound
+
+    def _plan(self, pvc: KubeObject, volumes: list[KubeObject]) -> _ClaimPlan:
+        key = f"{pvc.namespace}/{pvc.name}"
+        plan = self._plans.get(key)
+        if plan is None:
+            prebound: list[tuple[KubeObject, NodeSelector | None]] = []
+            groups: dict[NodeSelector | None, list[tuple[Fraction, int, KubeObject]]] = {}
+            for c in volume_candidates(pvc, volumes):
+                sel = self.pv_affinity(c.pv)
+                if c.prebound:
+                    prebound.append((c.pv, sel))
+                else:
+                    groups.setdefault(sel, []).append((c.capacity, c.index, c.pv))
+            plan = _ClaimPlan(prebound, [(sel, sorted(g, key=lambda t: (t[0], t[1]))) for sel, g in groups.items()])
+            self._plans[key] = plan
+        return plan
+
+    @staticmethod
+    def _pick_volume(plan: _ClaimPlan, labels: Mapping[str, str], excluded: set[str]) -> KubeObject | None:
+        """``FindMatchingVolume`` for one node: the first pre-bound PV decides (it or
+        nothing); otherwise the smallest candidate whose node affinity admits the node."""
+        for pv, sel in plan.prebound:
+            if pv.name in excluded:
+                continue
+            return pv if (sel is None or sel.matches(labels, "")) else None
+        best: tuple[Fraction, int, KubeObject] | None = None
+        for sel, cands in plan.groups:
+            if sel is not None and not sel.matches(labels, ""):
+                continue
+            for cand in cands:
+                if cand[2].name in excluded:
+                    continue
+                if best is None or (cand[0], cand[1]) < (best[0], best[1]):
+                    best = cand
+                break
+        return None if best is None else best[2]
 
     def _check_volume_provisions(self, claims: list[KubeObject], node: Node) -> tuple[bool, bool, list[DynamicProvision]]:
         provisions: list[DynamicProvision] = []
@@ -288,9 +366,9 @@ class VolumeBinder:
         return True, True, provisions
 
     # ------------------------------------------------------------------ storage capacity
-    def _capacities_by_class(self) -> dict[str, list[_Capacity]]:
+    def _capacities_by_class(self) -> dict[str, _CapacityIndex]:
         if self._capacities is None:
-            out: dict[str, list[_Capacity]] = {}
+            out: dict[str, _CapacityIndex] = {}
             for cap in self.cluster.of_kind("CSIStorageCapacity"):
                 raw = cap.raw
                 limit_raw = raw.get("maximumVolumeSize")
@@ -304,7 +382,7 @@ class VolumeBinder:
                         topo = parse_label_selector(topo_raw, "nodeTopology")
                     except InputError:
                         topo = None
-                out.setdefault(str(raw.get("storageClassName") or ""), []).append(_Capacity(cap, limit, topo))
+                out.setdefault(str(raw.get("storageClassName") or ""), _CapacityIndex()).add(_Capacity(cap, limit, topo))
             self._capacities = out
         return self._capacities
 
@@ -319,7 +397,8 @@ class VolumeBinder:
         if driver.spec.get("storageCapacity") is not True:
             return True, None
         size = quantity_value(claim_request(pvc))
-        for cap in self._capacities_by_class().get(sc.name, []):
+        index = self._capacities_by_class().get(sc.name)
+        for cap in index.for_node(node.labels) if index is not None else []:
             if cap.limit is not None and cap.limit >= size and cap.topology is not None and cap.topology.matches(node.labels):
                 return True, cap.obj
         return False, None

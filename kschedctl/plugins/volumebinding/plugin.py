@@ -20,13 +20,20 @@ from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.volumebinding.binder import BinderError, PodVolumeClaims, PodVolumes, VolumeBinder
 from kschedctl.plugins.volumebinding.storage import (
+    ANN_SELECTED_NODE,
     PVC_RESOURCE,
+    annotations_of,
+    claim_class,
+    claim_has_request,
     claim_name_for_volume,
+    claim_request,
     claim_volume_name,
     ephemeral_owner_error,
     not_found,
+    quantity_value,
+    volume_capacity,
 )
-from kschedctl.snapshot.model import Pod
+from kschedctl.snapshot.model import KubeObject, Pod
 
 NAME = "VolumeBinding"
 
@@ -184,13 +191,73 @@ class VolumeBinding:
         # a dry run assumes that succeeds.
         return self._pre_bind_status(state, node_name, skip=False)
 
-    # ------------------------------------------------------------------ explain helpers
+    # ------------------------------------------------------------------ explain
     def pod_volumes_for(self, state: CycleState, node_name: str) -> PodVolumes | None:
-        """The bindings/provisions Filter found for a node (for explanations)."""
+        """The bindings/provisions Filter found for a node."""
         s = state.get(STATE_KEY)
         if s is None or s.pod_volumes_by_node is None:
             return None
         return s.pod_volumes_by_node.get(node_name)
+
+    def explain(self, state: CycleState) -> dict[str, Any]:
+        """The pod's claims as PreFilter sorted them."""
+        s = state.get(STATE_KEY)
+        if s is None or s.claims is None:
+            return {}
+        c = s.claims
+        return {
+            "boundClaims": [{"claim": _key(p), "volume": claim_volume_name(p)} for p in c.bound],
+            "delayedClaims": [
+                {
+                    "claim": _key(p),
+                    "storageClass": claim_class(p),
+                    "request": str(quantity_value(claim_request(p))) if claim_has_request(p) else None,
+                    "selectedNode": annotations_of(p).get(ANN_SELECTED_NODE),
+                    "volumesOfClass": len(c.unbound_volumes_delay.get(claim_class(p), [])),
+                }
+                for p in c.unbound_delay
+            ],
+        }
+
+    def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> dict[str, Any]:
+        """Why this node can or cannot host the pod's volumes."""
+        s = state.get(STATE_KEY)
+        if s is None or s.claims is None or s.binder is None:
+            return {}
+        binder = s.binder
+        csi_node = self.handle.cluster.get("CSINode", "", node_info.name)
+        bound: list[dict[str, Any]] = []
+        try:
+            for p in s.claims.bound:
+                pv = self.handle.cluster.get("PersistentVolume", "", claim_volume_name(p))
+                entry: dict[str, Any] = {"claim": _key(p), "volume": claim_volume_name(p), "volumeExists": pv is not None}
+                if pv is not None:
+                    sel = binder.pv_affinity(pv, csi_node)
+                    entry["nodeAffinity"] = "none" if sel is None else ("matches" if sel.matches(node_info.node.labels, "") else "does not match")
+                bound.append(entry)
+            volumes, reasons = binder.find_pod_volumes(pod, s.claims, node_info.node)
+        except BinderError as e:
+            return {"error": str(e)}
+        return {
+            "reasons": reasons,
+            "boundClaims": bound,
+            "staticBindings": [
+                {"claim": _key(b.pvc), "volume": b.pv.name, "capacity": str(quantity_value(volume_capacity(b.pv)))}
+                for b in volumes.static_bindings
+            ],
+            "dynamicProvisions": [
+                {
+                    "claim": _key(d.pvc),
+                    "storageClass": claim_class(d.pvc),
+                    "storageCapacity": None if d.node_capacity is None else d.node_capacity.key,
+                }
+                for d in volumes.dynamic_provisions
+            ],
+        }
+
+
+def _key(obj: KubeObject) -> str:
+    return f"{obj.namespace}/{obj.name}"
 
 
 def new(args: Any, handle: Handle) -> VolumeBinding:

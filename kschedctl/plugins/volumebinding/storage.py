@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -294,6 +295,61 @@ def find_matching_volume(
             smallest = pv
             smallest_qty = qty
     return smallest
+
+
+@dataclass(frozen=True, slots=True)
+class VolumeCandidate:
+    """A PV that passed every node-independent check of ``find_matching_volume``."""
+
+    pv: KubeObject
+    capacity: Fraction
+    #: Position in the listing (ties between equal sizes go to the earlier PV).
+    index: int
+    #: claimRef already names this claim.
+    prebound: bool
+
+
+def volume_candidates(pvc: KubeObject, volumes: list[KubeObject]) -> list[VolumeCandidate]:
+    """The PVs that could serve the claim on *some* node, in listing order.
+
+    Pre-bound PVs only need size, mode, attributes class and no deletion (they win
+    before the availability checks); the others must also be Available, match the
+    selector, class and access modes. Only node affinity and the per-node
+    exclusions are left for ``pick_volume``.
+    """
+    requested = claim_request(pvc)
+    requested_class = claim_class(pvc)
+    selector = claim_selector(pvc)
+    claim_vac = str(pvc.spec.get("volumeAttributesClassName") or "")
+    claim_mode = volume_mode(pvc)
+    claim_modes = access_modes(pvc)
+    out: list[VolumeCandidate] = []
+    for i, pv in enumerate(volumes):
+        has_ref = isinstance(pv.spec.get("claimRef"), dict)
+        bound_here = volume_bound_to_claim(pv, pvc)
+        if has_ref and not bound_here:
+            continue
+        qty = volume_capacity(pv)
+        if qty < requested:
+            continue
+        if volume_mode(pv) != claim_mode:
+            continue
+        if str(pv.spec.get("volumeAttributesClassName") or "") != claim_vac:
+            continue
+        if pv.meta.deletion_timestamp is not None:
+            continue
+        if not bound_here:
+            if str(_as_dict(pv.status).get("phase") or "") != "Available":
+                continue
+            if selector is not None and not selector.matches(pv.labels):
+                continue
+            if volume_class(pv) != requested_class:
+                continue
+            pv_modes = set(access_modes(pv))
+            if any(m not in pv_modes for m in claim_modes):
+                continue
+        out.append(VolumeCandidate(pv, qty, i, bound_here))
+    return out
 
 
 # --------------------------------------------------------------------------- CSINode
