@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.config.field import DurationError, go_float, go_json, parse_go_duration
+from kschedctl.config.types import EXTENSION_POINT_FIELDS
 
 GROUP = "kubescheduler.config.k8s.io"
 API_VERSION = f"{GROUP}/v1"
@@ -191,21 +192,7 @@ REGISTERED_KINDS = {KIND} | {f"{name}Args" for name in ARGS_TYPES}
 # --- KubeSchedulerConfiguration -------------------------------------------------------------------
 _PLUGIN = _struct("v1", "Plugin", {"name": STRING, "weight": INT32})
 _PLUGIN_SET = _struct("v1", "PluginSet", {"enabled": _list(_PLUGIN), "disabled": _list(_PLUGIN)})
-EXTENSION_POINTS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-    "multiPoint",
-)
+EXTENSION_POINTS = EXTENSION_POINT_FIELDS
 _PLUGINS = _struct("v1", "Plugins", dict.fromkeys(EXTENSION_POINTS, _PLUGIN_SET))
 _PLUGIN_CONFIG = _struct("v1", "PluginConfig", {"name": STRING, "args": RAW})
 _PROFILE = _struct(

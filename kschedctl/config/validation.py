@@ -21,10 +21,10 @@ here it is fixed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
+from kschedctl.apivalidation import label_value_errors, parse_go_int64, qualified_name_errors
 from kschedctl.config.defaults import FEATURE_GATES, DefaultedConfig, DefaultedProfile
 from kschedctl.config.field import (
     FieldError,
@@ -42,89 +42,7 @@ from kschedctl.config.field import (
     not_supported,
     required,
 )
-from kschedctl.config.types import PluginSet
-
-# ---------------------------------------------------------------------------------------------
-# name checks (apimachinery content.IsLabelKey / IsLabelValue / IsDNS1123Subdomain)
-
-_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
-_LABEL_KEY_MSG = "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
-_LABEL_VALUE_FMT = "(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?"
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
-_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
-_DNS1123_SUBDOMAIN_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
-    "and must start and end with an alphanumeric character"
-)
-_LABEL_KEY_RE = re.compile(_LABEL_KEY_FMT)
-_LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
-_DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
-
-
-def _regex_error(msg: str, fmt: str, *examples: str) -> str:
-    if not examples:
-        return f"{msg} (regex used for validation is '{fmt}')"
-    out = msg + " (e.g. "
-    for i, ex in enumerate(examples):
-        if i > 0:
-            out += " or "
-        out += f"'{ex}', "
-    return out + f"regex used for validation is '{fmt}')"
-
-
-def _utf8_len(s: str) -> int:
-    return len(s.encode("utf-8"))
-
-
-def dns1123_subdomain_errors(value: str) -> list[str]:
-    errs = []
-    if _utf8_len(value) > 253:
-        errs.append("must be no more than 253 bytes")
-    if not _DNS1123_SUBDOMAIN_RE.fullmatch(value):
-        errs.append(_regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
-
-
-def qualified_name_errors(value: str) -> list[str]:
-    """``IsQualifiedName`` (= ``content.IsLabelKey``)."""
-    errs: list[str] = []
-    parts = value.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            errs.extend("prefix part " + m for m in dns1123_subdomain_errors(prefix))
-    else:
-        return [
-            "a valid label key "
-            + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif _utf8_len(name) > 63:
-        errs.append("name part must be no more than 63 bytes")
-    if not _LABEL_KEY_RE.fullmatch(name):
-        errs.append(
-            "name part " + _regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-        )
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    errs = []
-    if _utf8_len(value) > 63:
-        errs.append("must be no more than 63 bytes")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+from kschedctl.config.types import EXTENSION_POINT_FIELDS, PluginSet
 
 
 def _label_name(value: str, path: str) -> list[FieldError]:
@@ -349,11 +267,10 @@ def validate_dynamic_resources_args(
 
 
 _SELECTOR_OPERATORS = ["In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"]
-_INT64_RE = re.compile(r"[+-]?[0-9]+")
 
 
 def _go_parse_int64_ok(s: str) -> bool:
-    return bool(_INT64_RE.fullmatch(s)) and -(1 << 63) <= int(s) < (1 << 63)
+    return parse_go_int64(s) is not None
 
 
 def _requirement_errors(expr: dict[str, Any], path: str) -> list[FieldError]:
@@ -490,20 +407,7 @@ INVALID_PLUGINS_BY_VERSION: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("kubescheduler.config.k8s.io/v1", ("AzureDiskLimits", "CinderLimits", "EBSLimits", "GCEPDLimits")),
 )
 #: ``stagesToPluginSet`` (MultiPoint is not checked by Go).
-_STAGES = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
+_STAGES = tuple(f for f in EXTENSION_POINT_FIELDS if f != "multiPoint")
 
 
 def _invalid_plugin_version(api_version: str, name: str) -> str | None:

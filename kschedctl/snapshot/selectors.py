@@ -25,83 +25,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.apivalidation import label_value_errors, parse_go_int64
+from kschedctl.apivalidation import qualified_name_errors as label_key_errors
 from kschedctl.errors import InputError
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
-
-
-_INT_RE = re.compile(r"[+-]?[0-9]+")
-_INT64_MIN = -(2**63)
-_INT64_MAX = 2**63 - 1
-
-
-def parse_go_int64(text: str) -> int | None:
-    """``strconv.ParseInt(text, 10, 64)``: optional sign and ASCII digits only, int64 range; else None."""
-    if not _INT_RE.fullmatch(text):
-        return None
-    v = int(text)
-    if v < _INT64_MIN or v > _INT64_MAX:
-        return None
-    return v
-
-
-_QNAME_RE = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_LABEL_VALUE_RE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-_DNS1123_SUBDOMAIN_RE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-_QNAME_MSG = (
-    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-    "character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
-    "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-_DNS1123_MSG = (
-    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
-    "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
-    "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
-
-
-def label_key_errors(key: str) -> list[str]:
-    """Why ``key`` is not a valid label key (a qualified name with an optional DNS-subdomain prefix)."""
-    errs: list[str] = []
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix.encode()) > 253:
-                errs.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN_RE.fullmatch(prefix):
-                errs.append("prefix part " + _DNS1123_MSG)
-    else:
-        return [
-            "a qualified name " + _QNAME_MSG + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name.encode()) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if not _QNAME_RE.fullmatch(name):
-        errs.append("name part " + _QNAME_MSG)
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    """Why ``value`` is not a valid label value."""
-    errs: list[str] = []
-    if len(value.encode()) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _LABEL_VALUE_RE.fullmatch(value):
-        errs.append(_LABEL_VALUE_MSG)
-    return errs
 
 
 def _go_quote(s: str) -> str:
@@ -402,3 +331,49 @@ def parse_node_selector(raw: Any, path: str) -> NodeSelector:
         raise InputError("must be a node selector", field=path)
     terms = raw.get("nodeSelectorTerms") or []
     return NodeSelector(tuple(parse_node_selector_term(t, f"{path}.nodeSelectorTerms[{i}]") for i, t in enumerate(terms)))
+
+
+_SELECTOR_TERM_RE = re.compile(
+    r"^\s*(?:(?P<not>!)\s*(?P<nkey>[^\s!=(),]+)"
+    r"|(?P<key>[^\s!=(),]+)\s*(?:(?P<op>==|!=|=)\s*(?P<value>[^\s!=(),]*)"
+    r"|\s+(?P<setop>in|notin)\s*\((?P<values>[^()]*)\))?)\s*$"
+)
+
+
+def parse_selector_string(text: str) -> Selector:
+    """A kubectl ``-l/--selector`` string (``labels.Parse``): ``k=v``, ``k==v``, ``k!=v``, ``k in (a,b)``,
+    ``k notin (a,b)``, ``k``, ``!k``, comma-separated and ANDed. Raises InputError naming the bad term."""
+    terms: list[str] = []
+    depth, start = 0, 0
+    for i, ch in enumerate(text):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            terms.append(text[start:i])
+            start = i + 1
+    terms.append(text[start:])
+    reqs: list[Requirement] = []
+    for term in terms:
+        if not term.strip():
+            if len(terms) == 1:
+                return EVERYTHING
+            raise InputError(f"invalid selector {text!r}: empty term")
+        m = _SELECTOR_TERM_RE.match(term)
+        if m is None:
+            raise InputError(f"invalid selector {text!r}: cannot parse {term.strip()!r}")
+        key = m["nkey"] or m["key"]
+        errs = label_key_errors(key)
+        if errs:
+            raise InputError(f"invalid selector {text!r}: key {key!r}: {errs[0]}")
+        if m["not"]:
+            reqs.append(Requirement(key, "DoesNotExist"))
+        elif m["op"]:
+            reqs.append(Requirement(key, "NotIn" if m["op"] == "!=" else "In", (m["value"],)))
+        elif m["setop"]:
+            values = tuple(v.strip() for v in m["values"].split(",") if v.strip())
+            reqs.append(Requirement(key, "In" if m["setop"] == "in" else "NotIn", values))
+        else:
+            reqs.append(Requirement(key, "Exists"))
+    return Selector(tuple(reqs))
