@@ -23,12 +23,12 @@ from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from kschedctl.config import default_config  # noqa: E402
-from kschedctl.explain.cycle import run_cycle  # noqa: E402
-from kschedctl.framework.runtime import Framework  # noqa: E402
-from kschedctl.framework.snapshot import Snapshot  # noqa: E402
-from kschedctl.plugins import in_tree_registry  # noqa: E402
-from kschedctl.snapshot.loader import load_cluster, load_pods  # noqa: E402
+from kschedctl.config import default_config
+from kschedctl.explain.cycle import run_cycle
+from kschedctl.framework.runtime import Framework
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.plugins import in_tree_registry
+from kschedctl.snapshot.loader import load_cluster, load_pods
 
 T = TypeVar("T")
 

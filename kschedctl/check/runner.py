@@ -140,7 +140,7 @@ def run_scenario(d: Path, registry: Registry | None = None) -> ScenarioResult:
         cluster = load_cluster([str(d / "cluster.yaml")])
         pod = load_pods(str(d / "pod.yaml"))[0]
         cfg_path = d / "config.yaml"
-        config = load_config(str(cfg_path) if cfg_path.is_file() else None)
+        config = load_config(str(cfg_path) if cfg_path.is_file() else None, registry)
         trace = explain_pod(cluster, pod, config, registry)
     except KschedctlError as e:
         return ScenarioResult(name, str(d), False, error=str(e))

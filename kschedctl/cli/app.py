@@ -20,6 +20,16 @@ import typer
 from rich.console import Console
 
 from kschedctl import K8S_VERSION, __version__
+from kschedctl.cli.options import (
+    ContextOpt,
+    KubeconfigOpt,
+    LiveSnapshotOpt,
+    NamespaceOpt,
+    RequestTimeoutOpt,
+    complete_pod_names,
+    live_options,
+)
+from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 from kschedctl.errors import KschedctlError, UsageError
 
 T = TypeVar("T")
@@ -35,8 +45,10 @@ EXIT_HELP = (
 
 
 def prog_name() -> str:
+    """``kubectl kschedctl`` when run as the kubectl plugin (directly, or through the krew shim)."""
     base = os.path.basename(sys.argv[0]) if sys.argv else "kschedctl"
-    return "kubectl kschedctl" if base.startswith("kubectl-") else "kschedctl"
+    as_plugin = base.startswith("kubectl-") or os.environ.get("KSCHEDCTL_KUBECTL_PLUGIN") == "1"
+    return "kubectl kschedctl" if as_plugin else "kschedctl"
 
 
 app = typer.Typer(
@@ -131,36 +143,56 @@ def _load_inputs(snapshot: list[str] | None, config: Path | None) -> tuple[Any, 
 
 @explain_app.command("pod")
 def explain_pod_cmd(
-    name: Annotated[str | None, typer.Argument(help="Name of a pending pod in the snapshot.")] = None,
-    namespace: Annotated[str, typer.Option("--namespace", "-n", help="Namespace of NAME.")] = "default",
+    name: Annotated[
+        str | None, typer.Argument(help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
+    ] = None,
+    namespace: NamespaceOpt = None,
     filename: Annotated[str | None, typer.Option("--filename", "-f", help="Pod manifest to schedule (- for stdin).")] = None,
-    snapshot: SnapshotOpt = None,
+    snapshot: LiveSnapshotOpt = None,
     config: ConfigOpt = None,
     output: Annotated[Output, typer.Option("--output", "-o", help="table, wide, json, yaml or markdown.")] = Output.table,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    plugin_module: PluginModuleOpt = None,
 ) -> None:
     """Dry-run one scheduling cycle for a pod and show every extension point.
 
-    Exit status: 0 schedulable, 1 unschedulable or gated, 2 bad input or usage.
+    Without --snapshot the live cluster of the kubeconfig's context is read (GET requests only). A pod that
+    is already bound is explained as if it were pending. Exit status: 0 schedulable, 1 unschedulable or
+    gated, 2 bad input or usage, or the cluster could not be read.
     """
 
     def body() -> int:
+        from kschedctl.cli.live import open_source, read_cluster
+        from kschedctl.config import load_config
         from kschedctl.explain.cycle import explain_pod
+        from kschedctl.explain.pending import as_pending
         from kschedctl.snapshot.loader import load_pods
 
         if (name is None) == (filename is None):
             raise UsageError("give either a pod NAME (with -n) or -f FILE")
-        cluster, cfg = _load_inputs(snapshot, config)
+        source = open_source(snapshot, live_options(kubeconfig, context, request_timeout))
+        ns = namespace or source.default_namespace()
+        if name is not None:
+            source.require_pod(ns, name)
+        registry = build_registry(plugin_module)
+        cfg = load_config(str(config) if config else None, registry)
+        cluster = read_cluster(source)
         if filename is not None:
             pod = load_pods(filename)[0]
         else:
             assert name is not None
-            found = cluster.pod(namespace, name)
+            found = cluster.pod(ns, name)
             if found is None:
-                raise UsageError(f'pod "{name}" not found in namespace "{namespace}" of the snapshot')
+                raise UsageError(f'pod "{name}" not found in namespace "{ns}" of {source.description}')
             pod = found
-        trace = explain_pod(cluster, pod, cfg, details=output in (Output.wide, Output.json, Output.yaml))
-        if pod.node_name:
-            trace.notes.append(f"the pod is bound to {pod.node_name}; explained as if it were pending (its own placement removed)")
+        bound_to = pod.node_name
+        if bound_to:
+            pod = as_pending(pod)
+        trace = explain_pod(cluster, pod, cfg, registry, details=output in (Output.wide, Output.json, Output.yaml))
+        if bound_to:
+            trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
         emit_trace(trace.to_dict(), output)
         return EXIT_OK if trace.schedulable else EXIT_NO
 
@@ -188,6 +220,7 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
 def check(
     paths: Annotated[list[str], typer.Argument(help="Scenario directories, or folders holding them.")],
     output: Annotated[CheckOutput, typer.Option("--output", "-o", help="table, json, yaml or markdown.")] = CheckOutput.table,
+    plugin_module: PluginModuleOpt = None,
 ) -> None:
     """Run scheduling regression tests: each scenario has cluster.yaml, pod.yaml, optional config.yaml and
     expected.json/expected.yaml (partial: only the keys present are compared).
@@ -200,11 +233,22 @@ def check(
         from kschedctl.check.runner import discover_scenarios, run_scenario
 
         scenarios = discover_scenarios(paths)
-        results = [run_scenario(d) for d in scenarios]
+        registry = build_registry(plugin_module)
+        results = [run_scenario(d, registry) for d in scenarios]
         render_check(results, output.value, stdout_console())
         return EXIT_OK if all(r.passed for r in results) else EXIT_NO
 
     guarded(body)
+
+
+# Commands defined in their own modules register themselves on ``app`` when imported.
+# One import per module; keep this block sorted.
+# --- command modules ---
+import kschedctl.cli.live  # noqa: E402  (snapshot, explain pending)
+import kschedctl.cli.plugins_cmd  # noqa: E402,F401  (plugins)
+from kschedctl.cli import whatif  # noqa: E402,F401  (diff-profiles, simulate)
+
+# --- end of command modules ---
 
 
 def main() -> None:

@@ -8,23 +8,28 @@ rejection is a ``ConfigError`` whose message is kube-scheduler's own text,
 prefixed with the file name when there is one.
 
 Public API: ``load_config(path | None)``, ``parse_config(data, source)``,
-``default_config()``.
+``default_config()``. Given a plugin ``registry`` (with out-of-tree plugins),
+``load_config``/``parse_config`` also validate the args of every enabled
+out-of-tree plugin against that plugin's own ``ARGS_MODEL``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 from pydantic import BaseModel
 
 from kschedctl.config.args import ARGS_MODELS
 from kschedctl.config.decode import API_VERSION, KIND, DecodeError, decode_configuration
-from kschedctl.config.defaults import DefaultedConfig, PluginConfigEntry, set_defaults
+from kschedctl.config.defaults import DefaultedConfig, DefaultedProfile, PluginConfigEntry, set_defaults
 from kschedctl.config.field import aggregate, go_duration_string
 from kschedctl.config.types import Extender, Profile, SchedulerConfig
-from kschedctl.config.validation import validate_configuration, validate_plugin_instantiation
+from kschedctl.config.validation import plugins_needed, validate_configuration, validate_plugin_instantiation
 from kschedctl.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kschedctl.framework.registry import Registry
 
 __all__ = ["default_config", "load_config", "parse_config"]
 
@@ -37,13 +42,17 @@ def default_config() -> SchedulerConfig:
     return _resolve({"apiVersion": API_VERSION, "kind": KIND}, None, None)
 
 
-def parse_config(data: dict[str, Any], source: str = _DEFAULT_SOURCE) -> SchedulerConfig:
+def parse_config(
+    data: dict[str, Any], source: str = _DEFAULT_SOURCE, registry: Registry | None = None
+) -> SchedulerConfig:
     """Decode, default and validate an already parsed KubeSchedulerConfiguration document."""
-    return _resolve(data, source, None)
+    return _resolve(data, source, None, registry)
 
 
-def load_config(path: str | None) -> SchedulerConfig:
-    """Read a KubeSchedulerConfiguration file; None gives the v1.35 default configuration."""
+def load_config(path: str | None, registry: Registry | None = None) -> SchedulerConfig:
+    """Read a KubeSchedulerConfiguration file; None gives the v1.35 default configuration.
+
+    ``registry``: the plugins kschedctl runs with; out-of-tree ones get their args validated."""
     if path is None:
         return default_config()
     try:
@@ -57,7 +66,7 @@ def load_config(path: str | None) -> SchedulerConfig:
             f"{path}: error converting YAML to JSON: yaml: invalid UTF-8 ({e.reason})"
         ) from None
     data, duplicates = _read_yaml(text, path)
-    return _resolve(data, path, duplicates)
+    return _resolve(data, path, duplicates, registry)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,7 +118,9 @@ def _fail(source: str | None, message: str) -> ConfigError:
     return ConfigError(prefix + message)
 
 
-def _resolve(data: Any, source: str | None, duplicates: list[str] | None) -> SchedulerConfig:
+def _resolve(
+    data: Any, source: str | None, duplicates: list[str] | None, registry: Registry | None = None
+) -> SchedulerConfig:
     try:
         doc = decode_configuration(data, duplicates)
     except DecodeError as e:
@@ -121,7 +132,7 @@ def _resolve(data: Any, source: str | None, duplicates: list[str] | None) -> Sch
     init_error = validate_plugin_instantiation(cfg)
     if init_error is not None:
         raise _fail(source, init_error)
-    return _build(cfg, source)
+    return _build(cfg, source, registry)
 
 
 def _args_model(entry: PluginConfigEntry) -> BaseModel | dict[str, Any]:
@@ -159,12 +170,35 @@ def _extender(raw: dict[str, Any]) -> Extender:
     )
 
 
-def _build(cfg: DefaultedConfig, source: str | None) -> SchedulerConfig:
+def _out_of_tree_args(
+    p: DefaultedProfile, plugin_config: dict[str, BaseModel | dict[str, Any]], registry: Registry, source: str | None
+) -> None:
+    """Validate (and default) the args of the profile's enabled out-of-tree plugins with their ARGS_MODEL,
+    failing as kube-scheduler does when a plugin's constructor rejects its args."""
+    from kschedctl.framework.registry import plugin_args
+
+    for name in plugins_needed(p):
+        entry = registry.get(name)
+        if entry is None or entry.source == "in-tree" or entry.args_model is None:
+            continue
+        try:
+            plugin_config[name] = plugin_args(entry, plugin_config.get(name))
+        except ValueError as e:
+            raise _fail(
+                source,
+                f"initializing profiles: creating profile for scheduler name {p.scheduler_name}: "
+                f'initializing plugin "{name}": {e}',
+            ) from None
+
+
+def _build(cfg: DefaultedConfig, source: str | None, registry: Registry | None = None) -> SchedulerConfig:
     profiles = []
     for p in cfg.profiles:
         plugin_config: dict[str, BaseModel | dict[str, Any]] = {}
         for entry in p.plugin_config:
             plugin_config.setdefault(entry.name, _args_model(entry))
+        if registry is not None:
+            _out_of_tree_args(p, plugin_config, registry, source)
         profiles.append(Profile(p.scheduler_name, p.plugins, plugin_config, p.percentage_of_nodes_to_score))
     return SchedulerConfig(
         profiles,

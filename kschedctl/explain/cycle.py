@@ -5,7 +5,10 @@ its node subset), the nominated node first, Filter over nodes in node-tree order
 until ``numFeasibleNodesToFind`` are found, PostFilter when nothing fits, no
 scoring when exactly one node fits, PreScore/Score/NormalizeScore/weights,
 selection of the top total (a heap pop: ties are not broken at random), then
-Reserve, Permit, PreBind and Bind, none of which touches a cluster.
+Reserve, Permit, PreBind, Bind and PostBind, none of which touches a cluster.
+Configured scheduler extenders are called where v1.35 calls them (filter after the
+Filter plugins, prioritize beside Score, bind instead of the Bind plugins — never
+actually sent); ``kschedctl.explain.extenders`` holds those rules.
 """
 
 from __future__ import annotations
@@ -15,8 +18,14 @@ from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
+from kschedctl.explain.extenders import (
+    bind_extender,
+    find_nodes_that_pass_extenders,
+    prioritize_with_extenders,
+)
 from kschedctl.explain.trace import NodeVerdict, PluginScores, PostFilterRecord, Trace
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.extender import ExtenderCall, ExtenderError, build_extenders
 from kschedctl.framework.interfaces import NodeToStatus
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
@@ -158,6 +167,9 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
         trace.notes.append("no config.yaml: default KubeSchedulerConfiguration of kube-scheduler v1.35")
     else:
         trace.notes.append(f"configuration: {config.source}")
+    extender_log: list[ExtenderCall] = []
+    fw.extenders = build_extenders(config.extenders, extender_log)
+    trace.extender_calls = extender_log
 
     # PreEnqueue ---------------------------------------------------------------------------------
     trace.pre_enqueue = fw.run_pre_enqueue(pod)
@@ -196,7 +208,8 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
 
     # The nominated node first ----------------------------------------------------------------------
     percentage = fw.percentage_of_nodes_to_score
-    has_scoring = fw.has_score_plugins()
+    # hasScoring: Score plugins or a prioritizing extender (it decides how many nodes to look for)
+    has_scoring = fw.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)
     if pod.nominated_node_name:
         ni = snapshot.get(pod.nominated_node_name)
         trace.nominated_node_tried = pod.nominated_node_name
@@ -205,6 +218,12 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
             if err:
                 trace.error = err
                 return trace
+            if ok and fw.extenders:
+                try:
+                    ok = find_nodes_that_pass_extenders(fw.extenders, pod, ok, diagnosis.node_to_status, trace.notes)
+                except ExtenderError as e:  # upstream logs it and searches all nodes
+                    trace.notes.append(f"evaluating the nominated node failed ({e}); all nodes were searched")
+                    ok = []
             if ok:
                 feasible = ok
                 trace.notes.append(f"the pod's nominated node {ni.name} passed every filter, so no other node was tried")
@@ -235,6 +254,17 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
             if err:
                 trace.error = err
                 return trace
+        if fw.extenders:
+            passed_filters = len(feasible)
+            try:
+                feasible = find_nodes_that_pass_extenders(
+                    fw.extenders, pod, feasible, diagnosis.node_to_status, trace.notes
+                )
+            except ExtenderError as e:
+                trace.error = str(e)
+                return trace
+            if len(feasible) != passed_filters:
+                diagnosis.unschedulable_plugins.add("Extender")
 
     trace.feasible_nodes = sorted(ni.name for ni in feasible)
     if not feasible:
@@ -247,7 +277,7 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
         trace.candidates = [host]
         trace.selected_node = host
         trace.notes.append("exactly one node is feasible: kube-scheduler does not run PreScore/Score")
-    elif not has_scoring:
+    elif not fw.has_score_plugins() and not fw.extenders:
         trace.totals = {ni.name: 1 for ni in feasible}
         trace.max_score = 1
         trace.candidates = sorted(trace.totals)
@@ -266,12 +296,29 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
         if not out.status.is_success():
             trace.error = out.status.message()
             return trace
-        trace.totals = out.totals
-        best = max(out.totals.values())
+        totals = dict(out.totals)
+        randomized: set[str] = set()
+        if fw.extenders:
+            added = prioritize_with_extenders(fw.extenders, pod, feasible, trace.notes)
+            for n, v in added.added.items():
+                totals[n] = totals.get(n, 0) + v
+            randomized = added.randomized
+        trace.totals = totals
+        best = max(totals.values())
         trace.max_score = best
-        trace.candidates = sorted(n for n, t in out.totals.items() if t == best)
-        trace.selected_node = heap_pop_order_winner([ni.name for ni in feasible], out.totals)
-    if len(trace.candidates) > 1:
+        trace.candidates = sorted(n for n, t in totals.items() if t == best)
+        order = [ni.name for ni in feasible]
+        lucky = [n for n in order if n in randomized and totals[n] == best]
+        trace.selected_node = lucky[0] if lucky else heap_pop_order_winner(order, totals)
+        if len(trace.candidates) > 1 and lucky:
+            trace.tie_break = (
+                f"{len(trace.candidates)} nodes share the top total {best}. Extenders scored these nodes, so "
+                "kube-scheduler v1.35 breaks the tie at random: every node an extender answered for gets a random "
+                "number and the highest wins"
+                + (" (nodes no extender answered for lose the tie)" if len(lucky) < len(trace.candidates) else "")
+                + f". Any of {', '.join(sorted(lucky))} can win; this dry run shows {trace.selected_node}."
+            )
+    if len(trace.candidates) > 1 and trace.tie_break is None:
         trace.tie_break = (
             f"{len(trace.candidates)} nodes share the top total {trace.max_score}. kube-scheduler v1.35 does not "
             "pick among them at random (only extender scores add a random tie-breaker): it pops a heap built from "
@@ -296,13 +343,24 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
     if not st.is_success():
         fw.run_unreserve(state, pod, host)
         return _late_failure(trace, host, st)
-    st, trace.bind = fw.run_bind(state, pod, host)
-    for pl in fw.lists["bind"]:
-        binding_for = getattr(pl, "binding_for", None)
-        if binding_for is not None and trace.bind and trace.bind[-1].plugin == pl.name:
-            trace.binding = binding_for(pod, host)
+    binder = bind_extender(fw.extenders, pod)
+    if binder is not None:
+        # an extender binds instead of the Bind plugins; a dry run does not call it
+        binder.record_bind_not_called(pod, host)
+        trace.notes.append(
+            f"extender {binder.name} would bind the pod (POST {binder.bind_verb}) instead of the Bind plugins; "
+            "not called: kschedctl never binds"
+        )
+        st = Status()
+    else:
+        st, trace.bind = fw.run_bind(state, pod, host)
+        for pl in fw.lists["bind"]:
+            binding_for = getattr(pl, "binding_for", None)
+            if binding_for is not None and trace.bind and trace.bind[-1].plugin == pl.name:
+                trace.binding = binding_for(pod, host)
     if not st.is_success():
         return _late_failure(trace, host, st)
+    trace.post_bind = fw.run_post_bind(state, pod, host)
     return trace
 
 

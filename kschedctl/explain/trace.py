@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl import K8S_VERSION
+from kschedctl.framework.extender import ExtenderCall
 from kschedctl.framework.runtime import PluginStatus
 from kschedctl.framework.status import Status
 
@@ -80,6 +81,10 @@ class Trace:
     permit: list[PluginStatus] = field(default_factory=list)
     pre_bind: list[PluginStatus] = field(default_factory=list)
     bind: list[PluginStatus] = field(default_factory=list)
+    #: PostBind plugins that ran after Bind: ``{"plugin", "note"?, "error"?}`` (they must not write).
+    post_bind: list[dict[str, Any]] = field(default_factory=list)
+    #: Every extender request of the cycle, in the order made (or deliberately not made).
+    extender_calls: list[ExtenderCall] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: Set when the cycle ended in an internal error (a plugin returned Error).
     error: str | None = None
@@ -137,6 +142,8 @@ class Trace:
             "permit": [r.to_dict() for r in self.permit],
             "preBind": [r.to_dict() for r in self.pre_bind],
             "bind": [r.to_dict() for r in self.bind],
+            "postBind": [dict(r) for r in self.post_bind],
+            "extenders": [c.to_dict() for c in self.extender_calls],
             "notes": list(self.notes),
             "error": self.error,
             "details": {

@@ -201,7 +201,10 @@ class BindPlugin(Plugin, Protocol):
 
 @runtime_checkable
 class PostBindPlugin(Plugin, Protocol):
-    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None: ...
+    """Informational, after a successful Bind. kschedctl never binds, so a PostBind plugin must
+    not act: it may return a sentence saying what it would have done, which the trace shows."""
+
+    def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> str | None: ...
 
 
 #: Extension point name (as in KubeSchedulerConfiguration) -> the method that marks it.

@@ -1,18 +1,31 @@
-"""Plugin registry: plugin name -> factory(args, handle).
+"""Plugin registry: plugin name -> factory(args, handle), plus the loaders for out-of-tree plugins.
 
 The in-tree registry is built in ``kschedctl.plugins``; out-of-tree plugins are
-added to a copy of it (entry points or ``--plugin-module``).
+added to a copy of it, exactly as kube-scheduler merges an out-of-tree registry
+into its in-tree one. An out-of-tree plugin is a Python module (or any object)
+with ``NAME``, ``new(args, handle)`` and optionally ``ARGS_MODEL`` (a pydantic
+model for its ``pluginConfig`` args); it is found through the entry-point group
+``kschedctl.plugins`` of installed distributions, or named on the command line
+(``--plugin-module pkg.mod``). docs/plugin-api.md describes the contract.
 """
 
 from __future__ import annotations
 
+import importlib
+import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.framework.interfaces import Handle, Plugin
+from pydantic import BaseModel, ValidationError
+
+from kschedctl.errors import ConfigError
+from kschedctl.framework.interfaces import Handle, Plugin, extension_points_of
 
 PluginFactory = Callable[[Any, Handle], Plugin]
+
+#: Entry-point group that installed distributions use to offer plugins.
+ENTRY_POINT_GROUP = "kschedctl.plugins"
 
 
 @dataclass(frozen=True)
@@ -21,6 +34,8 @@ class RegisteredPlugin:
     factory: PluginFactory
     source: str = "in-tree"
     args_model: type | None = None
+    #: The module implementing the plugin (shown by ``kschedctl plugins``).
+    module: str = ""
 
 
 class Registry:
@@ -28,11 +43,17 @@ class Registry:
         self._plugins: dict[str, RegisteredPlugin] = {}
 
     def register(
-        self, name: str, factory: PluginFactory, *, source: str = "in-tree", args_model: type | None = None
+        self,
+        name: str,
+        factory: PluginFactory,
+        *,
+        source: str = "in-tree",
+        args_model: type | None = None,
+        module: str = "",
     ) -> None:
         if name in self._plugins:
-            raise ValueError(f"a plugin named {name!r} already exists")
-        self._plugins[name] = RegisteredPlugin(name, factory, source, args_model)
+            raise ValueError(f"a plugin named {name} already exists")
+        self._plugins[name] = RegisteredPlugin(name, factory, source, args_model, module)
 
     def get(self, name: str) -> RegisteredPlugin | None:
         return self._plugins.get(name)
@@ -50,3 +71,112 @@ class Registry:
         r = Registry()
         r._plugins = dict(self._plugins)
         return r
+
+
+# out-of-tree loading ----------------------------------------------------------------------------
+
+
+def _factory_of(new: Callable[..., Any]) -> PluginFactory:
+    def factory(args: Any, handle: Handle) -> Plugin:
+        plugin: Plugin = new(args, handle)
+        return plugin
+
+    return factory
+
+
+def register_plugin_object(registry: Registry, obj: Any, *, source: str, module: str) -> str:
+    """Register what a plugin module exposes (``NAME``, ``new``, optional ``ARGS_MODEL``); returns NAME.
+
+    Registering the same module twice (an installed entry point also named with
+    ``--plugin-module``) is harmless; a different plugin with a taken name is an error.
+    """
+    name = getattr(obj, "NAME", None)
+    new = getattr(obj, "new", None)
+    args_model = getattr(obj, "ARGS_MODEL", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(f"plugin module {module}: NAME must be a non-empty string (the plugin's name)")
+    if not callable(new):
+        raise ConfigError(f"plugin module {module}: it must define new(args, handle) returning the plugin")
+    if args_model is not None and not (isinstance(args_model, type) and issubclass(args_model, BaseModel)):
+        raise ConfigError(f"plugin module {module}: ARGS_MODEL must be a pydantic BaseModel subclass")
+    existing = registry.get(name)
+    if existing is not None:
+        if existing.module == module and existing.source != "in-tree":
+            return name
+        where = f" ({existing.source})" if existing.source else ""
+        raise ConfigError(f"plugin module {module}: a plugin named {name} already exists{where}")
+    registry.register(name, _factory_of(new), source=source, args_model=args_model, module=module)
+    return name
+
+
+def load_plugin_module(registry: Registry, dotted: str) -> str:
+    """``--plugin-module pkg.mod``: import the module and register the plugin it defines."""
+    try:
+        mod = importlib.import_module(dotted)
+    except Exception as e:  # ImportError, or whatever the module raised while importing
+        raise ConfigError(f"--plugin-module {dotted}: cannot import it: {type(e).__name__}: {e}") from e
+    return register_plugin_object(registry, mod, source=f"module {dotted}", module=dotted)
+
+
+def load_entry_points(registry: Registry, group: str = ENTRY_POINT_GROUP) -> list[str]:
+    """Register the plugins that installed distributions offer in the entry-point group; returns their names."""
+    names: list[str] = []
+    for ep in sorted(importlib.metadata.entry_points(group=group), key=lambda e: (e.name, e.value)):
+        dist = getattr(ep, "dist", None)
+        dist_name = f"{dist.name} {dist.version}" if dist is not None else "?"
+        try:
+            obj = ep.load()
+        except Exception as e:
+            raise ConfigError(
+                f"entry point {ep.name} = {ep.value} (group {group}, distribution {dist_name}): "
+                f"cannot load it: {type(e).__name__}: {e}"
+            ) from e
+        module = ep.value.split(":", 1)[0].strip()
+        names.append(register_plugin_object(registry, obj, source=f"entry point {dist_name}", module=module))
+    return names
+
+
+# args ------------------------------------------------------------------------------------------------
+
+
+def plugin_args(entry: RegisteredPlugin, raw: Any) -> Any:
+    """An out-of-tree plugin's args as an instance of its ``ARGS_MODEL`` (validated; None means defaults).
+
+    In-tree plugins, plugins without a model and args that already are model instances pass
+    through unchanged. ``kind``/``apiVersion`` are dropped unless the model declares them.
+    Raises ValueError with a one-line message naming the offending fields.
+    """
+    model = entry.args_model
+    if model is None or entry.source == "in-tree" or not issubclass(model, BaseModel) or isinstance(raw, model):
+        return raw
+    data = {} if raw is None else raw
+    if isinstance(data, dict):
+        declared = set(model.model_fields) | {f.alias for f in model.model_fields.values() if f.alias}
+        data = {k: v for k, v in data.items() if k not in ("kind", "apiVersion") or k in declared}
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            loc = ".".join(str(p) for p in err.get("loc", ()))
+            problems.append(f"args.{loc}: {err['msg']}" if loc else f"args: {err['msg']}")
+        raise ValueError("; ".join(problems)) from None
+
+
+# introspection ------------------------------------------------------------------------------------
+
+
+def default_args(entry: RegisteredPlugin) -> Any:
+    """What a plugin gets without ``pluginConfig``: its args model's defaults, or None."""
+    model = entry.args_model
+    if model is not None and issubclass(model, BaseModel):
+        try:
+            return model.model_validate({})
+        except ValidationError:
+            return None
+    return None
+
+
+def probe_extension_points(entry: RegisteredPlugin, handle: Handle) -> list[str]:
+    """Build the plugin once (default args) and list the extension points its methods implement."""
+    return extension_points_of(entry.factory(default_args(entry), handle))

@@ -22,7 +22,7 @@ from kschedctl.framework.interfaces import (
     PreFilterResult,
     implements,
 )
-from kschedctl.framework.registry import Registry
+from kschedctl.framework.registry import Registry, plugin_args
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import MAX_NODE_SCORE, MAX_TOTAL_SCORE, MIN_NODE_SCORE, Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
@@ -103,6 +103,8 @@ class Framework:
         self.profile_name = profile.scheduler_name
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
         self._snapshot = snapshot
+        #: The configured extenders (``Handle.Extenders()``), set by the cycle that runs this framework.
+        self.extenders: list[Any] = []
         plugins = profile.plugins
         needed: list[str] = []
         for ps in plugins.sets.values():
@@ -114,8 +116,12 @@ class Framework:
             entry = registry.get(name)
             if entry is None:
                 continue  # reported below as "does not exist" where it is used
+            try:  # an out-of-tree plugin gets its own args model (in-tree args pass through)
+                args = plugin_args(entry, profile.args(name))
+            except ValueError as e:
+                raise ConfigError(f"initializing plugin {q(name)}: {e}") from None
             try:
-                self.plugins_map[name] = entry.factory(profile.args(name), self)
+                self.plugins_map[name] = entry.factory(args, self)
             except ConfigError:
                 raise
             except Exception as e:  # a plugin that cannot be built is a configuration problem
@@ -488,10 +494,20 @@ class Framework:
             return status.with_plugin(pl.name), records
         return status, records
 
-    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> list[str]:
-        names = []
+    def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> list[dict[str, Any]]:
+        """Every PostBind plugin in order. PostBind cannot fail upstream; a plugin may return a
+        sentence saying what it did (in a dry run: would do), which is kept for the trace, and an
+        exception is recorded rather than ending the cycle."""
+        records: list[dict[str, Any]] = []
         for pl in self.lists["postBind"]:
-            pl.post_bind(state, pod, node_name)
-            names.append(pl.name)
-        return names
+            rec: dict[str, Any] = {"plugin": pl.name}
+            try:
+                said = pl.post_bind(state, pod, node_name)
+            except Exception as e:  # PostBind has no error path upstream: show it, carry on
+                rec["error"] = f"{type(e).__name__}: {e}"
+            else:
+                if said is not None:
+                    rec["note"] = str(said)
+            records.append(rec)
+        return records
 

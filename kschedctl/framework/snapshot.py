@@ -115,3 +115,23 @@ class Snapshot:
             pvc = v.get("persistentVolumeClaim")
             if isinstance(pvc, dict):
                 self.used_pvc_set.add(f"{pod.namespace}/{pvc.get('claimName', '')}")
+
+    def forget(self, pod: Pod, node_name: str) -> bool:
+        """Take a pod off its node (a preemption victim deleted, for simulations): the inverse of ``assume``.
+
+        The affinity lists and the used-PVC set are kept as the cache's next snapshot would build them.
+        """
+        ni = self.node_info_map.get(node_name)
+        if ni is None or not ni.remove_pod(pod):
+            return False
+        if not ni.pods_with_affinity and ni in self.have_pods_with_affinity_list:
+            self.have_pods_with_affinity_list.remove(ni)
+        if not ni.pods_with_required_anti_affinity and ni in self.have_pods_with_required_anti_affinity_list:
+            self.have_pods_with_required_anti_affinity_list.remove(ni)
+        for v in pod.volumes:
+            pvc = v.get("persistentVolumeClaim")
+            if isinstance(pvc, dict):
+                key = f"{pod.namespace}/{pvc.get('claimName', '')}"
+                if not any(key in other.pvc_ref_counts for other in self.node_info_list):
+                    self.used_pvc_set.discard(key)
+        return True

@@ -2,16 +2,19 @@
 
 Every plugin module exposes ``NAME`` and ``new(args, handle)``; this module only
 maps names to modules, so importing kschedctl does not import every plugin.
+``registry_for`` adds the out-of-tree plugins (installed entry points of the
+group ``kschedctl.plugins`` and ``--plugin-module`` modules) to the in-tree ones.
 """
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from typing import Any
 
 from kschedctl.config.args import ARGS_MODELS
 from kschedctl.framework.interfaces import Handle, Plugin
-from kschedctl.framework.registry import Registry
+from kschedctl.framework.registry import Registry, load_entry_points, load_plugin_module
 
 #: Plugin name -> module implementing it.
 IN_TREE_MODULES: dict[str, str] = {
@@ -48,5 +51,15 @@ def _lazy_factory(module: str) -> Any:
 def in_tree_registry() -> Registry:
     r = Registry()
     for name, module in IN_TREE_MODULES.items():
-        r.register(name, _lazy_factory(module), source="in-tree", args_model=ARGS_MODELS.get(name))
+        r.register(name, _lazy_factory(module), source="in-tree", args_model=ARGS_MODELS.get(name), module=module)
+    return r
+
+
+def registry_for(plugin_modules: Iterable[str] = (), *, entry_points: bool = True) -> Registry:
+    """The in-tree plugins, the installed entry-point plugins, then the ``--plugin-module`` ones."""
+    r = in_tree_registry()
+    if entry_points:
+        load_entry_points(r)
+    for module in plugin_modules:
+        load_plugin_module(r, module)
     return r

@@ -76,3 +76,55 @@ def ranked_nodes(t: dict[str, Any]) -> list[str]:
 
 def status_line(records: list[dict[str, Any]]) -> str:
     return ", ".join(f"{r['plugin']}={r['code']}" + (f" ({'; '.join(r['reasons'])})" if r.get("reasons") else "") for r in records)
+
+
+def extender_rows(t: dict[str, Any]) -> list[list[str]]:
+    """One row per extender call: extender, verb, outcome, what it answered (or the error)."""
+    rows: list[list[str]] = []
+    for c in t.get("extenders") or []:
+        verb = c["verb"]
+        if c.get("error"):
+            result = c["error"]
+        elif verb == "filter" and "passed" in c:
+            parts = [f"passed: {', '.join(c['passed']) or '(none)'}"]
+            for key, label in (("failedNodes", "failed"), ("failedAndUnresolvableNodes", "unresolvable")):
+                for node, msg in (c.get(key) or {}).items():
+                    parts.append(f"{label} {node}: {msg}")
+            result = "; ".join(parts)
+        elif verb == "prioritize" and "scores" in c:
+            w = c.get("weight", 0)
+            result = ", ".join(
+                f"{n}={s}×{w}×10={(c.get('weighted') or {}).get(n, s * w * 10)}" for n, s in c["scores"].items()
+            )
+        elif verb == "preempt" and "victims" in c:
+            result = "; ".join(f"{n}: {', '.join(v)}" for n, v in c["victims"].items()) or "(no candidates)"
+        elif verb == "bind" and "request" in c:
+            result = "would send " + ", ".join(f"{k}={v}" for k, v in c["request"].items())
+        else:
+            result = ""
+        path_verb = c["url"].rsplit("/", 1)[-1]
+        rows.append([c["extender"], verb if path_verb == verb else f"{verb} (/{path_verb})", c["outcome"], result])
+    return rows
+
+
+def extender_score_columns(t: dict[str, Any]) -> list[tuple[str, dict[str, str]]]:
+    """Score-table columns for the extenders that prioritized: (title, node -> cell)."""
+    cols: list[tuple[str, dict[str, str]]] = []
+    for c in t.get("extenders") or []:
+        if c["verb"] != "prioritize" or c["outcome"] != "called" or "weighted" not in c:
+            continue
+        w = c.get("weight", 0)
+        cells = {n: f"{s}×{w}×10={c['weighted'].get(n, 0)}" for n, s in c["scores"].items()}
+        cols.append((f"extender {c['extender']}", cells))
+    return cols
+
+
+def post_bind_line(t: dict[str, Any]) -> str | None:
+    recs = t.get("postBind") or []
+    if not recs:
+        return None
+    parts = []
+    for r in recs:
+        what = r.get("note") or (f"error: {r['error']}" if r.get("error") else "ran")
+        parts.append(f"{r['plugin']}: {what}")
+    return "PostBind: " + "; ".join(parts)

@@ -7,9 +7,12 @@ from typing import Any
 from tabulate import tabulate
 
 from kschedctl.render.common import (
+    extender_rows,
+    extender_score_columns,
     filter_cells,
     filter_columns,
     headline,
+    post_bind_line,
     ranked_nodes,
     score_cell,
     skipped_filter_line,
@@ -43,21 +46,30 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
             out += [f"_{skipped_filter_line(t)}_", ""]
         if len(t["filter"]) > len(nodes):
             out += [f"_… {len(t['filter']) - len(nodes)} more nodes_", ""]
+    if t.get("extenders"):
+        headers = ["extender", "verb", "outcome", "answer"]
+        out += ["#### Extenders", "", tabulate(extender_rows(t), headers=headers, tablefmt="github"), ""]
     if t["postFilter"]:
         pf = t["postFilter"]
         out += ["#### PostFilter", "", f"`{pf['plugin']}`: {pf['code']} — {'; '.join(pf['reasons'])}", ""]
         if pf["nominatedNodeName"]:
             out += [f"Preemption dry run would nominate **{pf['nominatedNodeName']}** and evict: " + ", ".join(f"`{v}`" for v in pf["victims"]), ""]
-    if t["score"]:
+    ext_cols = extender_score_columns(t)
+    if t["score"] or ext_cols:
         ranked = ranked_nodes(t)[:MAX_ROWS]
-        headers = ["node", *[f"{p} (w{s['weight']})" for p, s in t["score"].items()], "total"]
-        rows = [[n, *[score_cell(s, n) for s in t["score"].values()], t["totals"][n]] for n in ranked]
+        headers = ["node", *[f"{p} (w{s['weight']})" for p, s in t["score"].items()], *[c for c, _ in ext_cols], "total"]
+        rows = [
+            [n, *[score_cell(s, n) for s in t["score"].values()], *[cells.get(n, "") for _, cells in ext_cols], t["totals"][n]]
+            for n in ranked
+        ]
         out += ["#### Score", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
     sel = t.get("selected")
     if sel:
         out += [f"**Selected:** `{t['details'].get('selectedNode')}` (max score {sel['maxScore']}; candidates: {', '.join(f'`{c}`' for c in sel['candidates'])})", ""]
         if d.get("tieBreak"):
             out += [d["tieBreak"], ""]
+        if post_bind_line(t):
+            out += [str(post_bind_line(t)), ""]
     if t["fitError"]:
         out += ["**FitError:**", "", "```", t["fitError"], "```", ""]
     if t.get("error"):

@@ -12,9 +12,12 @@ from rich.table import Table
 from rich.text import Text
 
 from kschedctl.render.common import (
+    extender_rows,
+    extender_score_columns,
     filter_cells,
     filter_columns,
     headline,
+    post_bind_line,
     ranked_nodes,
     score_cell,
     skipped_filter_line,
@@ -82,6 +85,13 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False) -> 
                 f"Filtering stopped after {d['numNodesToFind']} feasible nodes (percentageOfNodesToScore); "
                 f"{len(nodes)} of {d['numAllNodes']} nodes were evaluated."
             )
+    if t.get("extenders"):
+        et = Table(title="Extenders (HTTP calls, in order)", title_justify="left")
+        for col in ("extender", "verb", "outcome", "answer"):
+            et.add_column(col, overflow="fold")
+        for row in extender_rows(t):
+            et.add_row(*row)
+        console.print(et)
     if t["postFilter"]:
         pf = t["postFilter"]
         console.print(_status_table("PostFilter", d["postFilter"]["perPlugin"] if d.get("postFilter") else []))
@@ -99,11 +109,14 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False) -> 
 
     if t["preScore"]:
         console.print(_status_table("PreScore", t["preScore"]))
-    if t["score"]:
+    if t["score"] or extender_score_columns(t):
         tbl = Table(title="Score (raw→normalized×weight=weighted)", title_justify="left")
         tbl.add_column("node")
         for p in t["score"]:
             tbl.add_column(f"{p}\n(weight {t['score'][p]['weight']})", justify="right")
+        ext_cols = extender_score_columns(t)
+        for title, _cells in ext_cols:
+            tbl.add_column(title, justify="right", overflow="fold")
         tbl.add_column("total", justify="right")
         ranked = ranked_nodes(t)
         shown = ranked if wide else ranked[:MAX_ROWS]
@@ -112,6 +125,7 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False) -> 
             tbl.add_row(
                 Text(n, style="bold green" if n in cands else ""),
                 *[score_cell(t["score"][p], n) for p in t["score"]],
+                *[cells.get(n, "") for _title, cells in ext_cols],
                 Text(str(t["totals"][n]), style="bold" if n in cands else ""),
             )
         console.print(tbl)
@@ -128,6 +142,8 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False) -> 
         if d.get("binding"):
             b = d["binding"]
             console.print(f"Would create Binding {b['metadata']['namespace']}/{b['metadata']['name']} → node {b['target']['name']} (not sent: kschedctl never writes)")
+        if post_bind_line(t):
+            console.print(post_bind_line(t), markup=False, highlight=False)
     if t["fitError"]:
         console.print(Text("FitError (PodScheduled condition message):", style="bold red"))
         console.print(t["fitError"], markup=False, highlight=False)

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -147,9 +147,14 @@ def build_object(doc: Document) -> Node | Pod | KubeObject | None:
 
 def load_cluster(paths: list[str], *, warn: Callable[[str], None] | None = None) -> Cluster:
     """Load every object of the given files/directories ("-" = stdin) into a Cluster."""
+    return build_cluster(iter_documents(paths), warn=warn)
+
+
+def build_cluster(docs: Iterable[Document], *, warn: Callable[[str], None] | None = None) -> Cluster:
+    """Build a Cluster from documents of any source (files, a live cluster's lists, recordings)."""
     cluster = Cluster()
     skipped: Counter[str] = Counter()
-    for doc in iter_documents(paths):
+    for doc in docs:
         obj = build_object(doc)
         if obj is None:
             skipped[str(doc.obj.get("kind"))] += 1

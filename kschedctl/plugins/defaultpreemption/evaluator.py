@@ -17,7 +17,10 @@ deterministic choice and says so in the result's details:
   violations);
 * a complete tie between candidate nodes keeps the first in candidate order
   (upstream iterates a Go map, so its pick is random);
-* preemption-capable extenders are not called (a dry run cannot reach them).
+* configured extenders are asked (``preemptVerb``) as upstream does; their answers only
+  narrow the candidates, nothing is evicted. Upstream rebuilds the candidate list
+  from a Go map once any extender is configured, so the order among candidates (which
+  only matters for a complete tie) is then random; here it stays in candidate order.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from typing import Any, Protocol
 
 from kschedctl.errors import InputError
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.extender import ExtenderError
 from kschedctl.framework.interfaces import Handle, NodeToStatus, NominatingInfo, PostFilterResult
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
@@ -343,7 +347,11 @@ class Evaluator:
                 Status(Code.UNSCHEDULABLE, msg),
             )
 
-        # 3) extenders: not callable in a dry run (see module docstring).
+        # 3) extenders that support preemption may narrow the candidates
+        candidates, ext_status = self.call_extenders(pod, run.candidates, details)
+        if not ext_status.is_success():
+            return PostFilterResult(None, details=details), ext_status
+        run.candidates = candidates
         # 4) the best candidate
         best = self.select_candidate(run.candidates)
         if best is None or not best.name:
@@ -361,6 +369,42 @@ class Evaluator:
             NominatingInfo(best.name, "Override"), victims=list(best.victims), details=details
         )
         return result, Status()
+
+    def call_extenders(
+        self, pod: Pod, candidates: list[Candidate], details: dict[str, Any]
+    ) -> tuple[list[Candidate], Status]:
+        """``callExtenders``: each interested extender with a preempt verb gets the node -> victims map
+        the previous one left, and returns the part it accepts."""
+        extenders = list(getattr(self.handle, "extenders", None) or [])
+        if not extenders:
+            return candidates, Status()
+        victims: dict[str, tuple[list[Pod], int]] = {}
+        for c in candidates:
+            victims[c.name] = (list(c.victims), c.num_pdb_violations)
+        if not victims:
+            return candidates, Status()
+        for ext in extenders:
+            if not ext.supports_preemption() or not ext.is_interested(pod):
+                continue
+            try:
+                answer = ext.process_preemption(pod, victims, self.handle.snapshot.get)
+            except ExtenderError as e:
+                if ext.is_ignorable():
+                    if e.call is not None:
+                        e.call.outcome = "ignored"
+                    continue
+                return [], Status.as_error(str(e))
+            for node, (pods, _n) in list(answer.items()):
+                if not pods:
+                    if ext.is_ignorable():
+                        del answer[node]
+                        continue
+                    return [], Status.as_error(f'expected at least one victim pod on node "{node}"')
+            victims = answer
+            if not victims:
+                break
+        details["candidatesAfterExtenders"] = list(victims)
+        return [Candidate(n, pods, k) for n, (pods, k) in victims.items()], Status()
 
     def dry_run_preemption(
         self,

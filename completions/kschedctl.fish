@@ -1,0 +1,1 @@
+complete --command kschedctl --no-files --arguments "(env _KSCHEDCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=get-args _TYPER_COMPLETE_ARGS=(commandline -cp) kschedctl)" --condition "env _KSCHEDCTL_COMPLETE=complete_fish _TYPER_COMPLETE_FISH_ACTION=is-args _TYPER_COMPLETE_ARGS=(commandline -cp) kschedctl"

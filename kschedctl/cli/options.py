@@ -1,0 +1,181 @@
+"""kubectl's connection and scoping flags, shared by every command that can read a live cluster.
+
+``explain pod`` (in app.py), ``explain pending`` and ``snapshot`` (in live.py) take the
+same ``--kubeconfig``, ``--context``, ``--request-timeout``, ``-n``, ``-A`` and ``-l``
+flags with the same meaning as kubectl's; they are declared once here, with their
+shell completions (contexts from the kubeconfig, namespaces and pending pods from
+the cluster). This module imports only typer, so ``kschedctl --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kschedctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from kschedctl.snapshot.live import LiveCluster, LiveOptions
+
+#: How long a shell completion may wait for the cluster before offering nothing.
+COMPLETION_TIMEOUT = 5.0
+
+
+# --------------------------------------------------------------------------- completions
+
+
+def complete_contexts(ctx: typer.Context, incomplete: str) -> list[str]:
+    from kschedctl.snapshot.live import kubeconfig_contexts
+
+    try:
+        names, _ = kubeconfig_contexts(ctx.params.get("kubeconfig"))
+    except Exception:
+        return []
+    return [n for n in names if n.startswith(incomplete)]
+
+
+def _completion_cluster(ctx: typer.Context) -> LiveCluster | None:
+    from kschedctl.snapshot.live import LiveCluster, LiveOptions
+
+    try:
+        return LiveCluster(
+            LiveOptions(
+                kubeconfig=ctx.params.get("kubeconfig"),
+                context=ctx.params.get("context"),
+                request_timeout=COMPLETION_TIMEOUT,
+                redact=True,
+            )
+        )
+    except Exception:
+        return None
+
+
+def complete_namespaces(ctx: typer.Context, incomplete: str) -> list[str]:
+    from kschedctl.snapshot.source import RESOURCES
+
+    cluster = _completion_cluster(ctx)
+    if cluster is None:
+        return []
+    try:
+        items = cluster.list_items(next(r for r in RESOURCES if r.kind == "Namespace")) or []
+    except Exception:
+        return []
+    names = sorted(str((i.get("metadata") or {}).get("name") or "") for i in items)
+    return [n for n in names if n and n.startswith(incomplete)]
+
+
+def complete_pod_names(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Pods of the namespace given so far (default: the context's); pending ones first."""
+    from kschedctl.snapshot.source import POD
+
+    cluster = _completion_cluster(ctx)
+    if cluster is None:
+        return []
+    namespace = ctx.params.get("namespace") or cluster.namespace
+    try:
+        items = cluster.list_items(POD, namespace=namespace) or []
+    except Exception:
+        return []
+    pending: list[str] = []
+    bound: list[str] = []
+    for i in items:
+        name = str((i.get("metadata") or {}).get("name") or "")
+        if name.startswith(incomplete):
+            (bound if (i.get("spec") or {}).get("nodeName") else pending).append(name)
+    return sorted(pending) + sorted(bound)
+
+
+# --------------------------------------------------------------------------- options
+
+LiveSnapshotOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--snapshot",
+        "-s",
+        metavar="PATH",
+        help="Cluster snapshot: YAML/JSON file, kind: List, directory, or - for stdin. Repeatable. "
+        "Without it, the live cluster of the kubeconfig's current context is read (nothing is written to it).",
+    ),
+]
+NamespaceOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--namespace",
+        "-n",
+        metavar="NAMESPACE",
+        help="Namespace (default: the kubeconfig context's namespace; 'default' for snapshot files).",
+        autocompletion=complete_namespaces,
+    ),
+]
+AllNamespacesOpt = Annotated[bool, typer.Option("--all-namespaces", "-A", help="All namespaces.")]
+SelectorOpt = Annotated[
+    str | None,
+    typer.Option("--selector", "-l", metavar="SELECTOR", help="Label selector for pods, as kubectl's (app=web,tier!=db, env in (a,b))."),
+]
+KubeconfigOpt = Annotated[
+    str | None,
+    typer.Option("--kubeconfig", metavar="FILE", help="Kubeconfig file (default: KUBECONFIG, then ~/.kube/config, then in-cluster)."),
+]
+ContextOpt = Annotated[
+    str | None,
+    typer.Option("--context", metavar="CONTEXT", help="Kubeconfig context to use (default: the current context).", autocompletion=complete_contexts),
+]
+RequestTimeoutOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--request-timeout",
+        metavar="DURATION",
+        help="Give up on a request after this long: seconds, or a duration such as 5s, 1m, 500ms. 0 waits forever (the default).",
+    ),
+]
+ChunkSizeOpt = Annotated[
+    int,
+    typer.Option("--chunk-size", min=1, metavar="N", help="List large collections in pages of this many objects (limit/continue)."),
+]
+
+_DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")
+_UNIT = {"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(text: str | None) -> float | None:
+    """kubectl's ``--request-timeout``: a number of seconds or a Go duration; None (no timeout) for 0."""
+    if text is None or text.strip() in ("", "0"):
+        return None
+    t = text.strip()
+    try:
+        seconds = float(t)
+    except ValueError:
+        pos, seconds = 0, 0.0
+        for m in _DURATION_RE.finditer(t):
+            if m.start() != pos:
+                break
+            seconds += float(m[1]) * _UNIT[m[2]]
+            pos = m.end()
+        if pos != len(t) or pos == 0:
+            raise UsageError(
+                f'invalid --request-timeout "{text}": give a number of seconds or a duration such as 5s, 1m, 500ms'
+            ) from None
+    if seconds < 0:
+        raise UsageError(f'invalid --request-timeout "{text}": must not be negative')
+    return seconds or None
+
+
+def live_options(
+    kubeconfig: str | None,
+    context: str | None,
+    request_timeout: str | None,
+    *,
+    chunk_size: int | None = None,
+    redact: bool = True,
+) -> LiveOptions:
+    from kschedctl.snapshot.live import DEFAULT_CHUNK_SIZE, LiveOptions
+
+    return LiveOptions(
+        kubeconfig=kubeconfig,
+        context=context,
+        request_timeout=parse_duration(request_timeout),
+        chunk_size=chunk_size or DEFAULT_CHUNK_SIZE,
+        redact=redact,
+    )

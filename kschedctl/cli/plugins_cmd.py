@@ -1,0 +1,124 @@
+"""``kschedctl plugins``: every plugin kschedctl can run, where it comes from and what it implements.
+
+The listing is the registry the other commands use (in-tree plugins, installed
+entry points of the group ``kschedctl.plugins``, ``--plugin-module`` modules). Each
+plugin is built once with its default args over an empty cluster to read its
+extension points from the methods it defines, as the runtime does. The command
+registers itself on the shared ``app`` when imported.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kschedctl.cli.app import EXIT_OK, app, guarded, stdout_console
+from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
+
+if TYPE_CHECKING:
+    from kschedctl.framework.registry import RegisteredPlugin
+    from kschedctl.framework.snapshot import Snapshot
+    from kschedctl.framework.status import Status
+    from kschedctl.snapshot.cluster import Cluster
+
+
+class PluginsOutput(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+
+
+class _ProbeHandle:
+    """A Handle over an empty cluster, enough to construct a plugin and look at its methods."""
+
+    def __init__(self) -> None:
+        from kschedctl.framework.snapshot import Snapshot
+        from kschedctl.snapshot.cluster import Cluster
+
+        self._snapshot = Snapshot(Cluster())
+        self.extenders: list[Any] = []
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return self._snapshot
+
+    @property
+    def cluster(self) -> Cluster:
+        return self._snapshot.cluster
+
+    def run_filter_plugins_with_nominated_pods(self, *args: Any) -> Status:
+        from kschedctl.framework.status import Status
+
+        return Status()
+
+    def run_pre_filter_extension_add_pod(self, *args: Any) -> Status:
+        from kschedctl.framework.status import Status
+
+        return Status()
+
+    def run_pre_filter_extension_remove_pod(self, *args: Any) -> Status:
+        from kschedctl.framework.status import Status
+
+        return Status()
+
+
+def describe(entry: RegisteredPlugin) -> dict[str, Any]:
+    """One row of the listing."""
+    from kschedctl.framework.registry import probe_extension_points
+
+    row: dict[str, Any] = {"name": entry.name, "source": entry.source, "module": entry.module}
+    try:
+        row["extensionPoints"] = probe_extension_points(entry, _ProbeHandle())
+    except Exception as e:  # a plugin that cannot be built without a real cluster or args
+        row["extensionPoints"] = None
+        row["error"] = f"cannot be built with default args: {type(e).__name__}: {e}"
+    model = entry.args_model
+    row["argsModel"] = f"{model.__module__}.{model.__qualname__}" if model is not None else None
+    return row
+
+
+@app.command("plugins")
+def plugins_cmd(
+    plugin_module: PluginModuleOpt = None,
+    output: Annotated[PluginsOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = PluginsOutput.table,
+) -> None:
+    """List every registered plugin: name, source (in-tree, entry point <distribution>, module), extension
+    points and args model. Out-of-tree plugins are enabled and configured only in the KubeSchedulerConfiguration.
+
+    Exit status: 0, or 2 when a plugin module cannot be loaded.
+    """
+
+    def body() -> int:
+        rows = [describe(e) for e in build_registry(plugin_module).entries()]
+        if output == PluginsOutput.json:
+            from kschedctl.render.data import to_json
+
+            print(to_json(rows))
+        elif output == PluginsOutput.yaml:
+            from kschedctl.render.data import to_yaml
+
+            print(to_yaml(rows), end="")
+        else:
+            _table(rows)
+        return EXIT_OK
+
+    guarded(body)
+
+
+def _table(rows: list[dict[str, Any]]) -> None:
+    from rich.table import Table
+
+    tbl = Table(title="Plugins", title_justify="left")
+    for col in ("name", "source", "extension points", "args model"):
+        tbl.add_column(col, overflow="fold")
+    for r in rows:
+        eps = r["extensionPoints"]
+        tbl.add_row(
+            r["name"],
+            r["source"],
+            ", ".join(eps) if eps is not None else f"? ({r.get('error', '')})",
+            (r["argsModel"] or "-").rsplit(".", 1)[-1],
+        )
+    stdout_console().print(tbl)

@@ -1,0 +1,279 @@
+"""The what-if commands, ``diff-profiles`` and ``simulate``: option parsing, file reading, exit codes.
+
+The analyses live in ``kschedctl.whatif`` and the output in ``kschedctl.render.diff`` /
+``kschedctl.render.simulate``; this module only connects them to the command line. It
+registers its commands on the shared ``app`` when imported (see the command-module block at
+the end of ``kschedctl.cli.app``).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kschedctl.cli.app import EXIT_NO, EXIT_OK, app, guarded, stdout_console
+from kschedctl.cli.options import (
+    ContextOpt,
+    KubeconfigOpt,
+    LiveSnapshotOpt,
+    NamespaceOpt,
+    RequestTimeoutOpt,
+    complete_pod_names,
+    live_options,
+)
+from kschedctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.snapshot.source import Source
+    from kschedctl.whatif.diff import Side
+    from kschedctl.whatif.workloads import Manifests
+
+
+class WhatIfOutput(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
+
+
+OutputOpt = Annotated[WhatIfOutput, typer.Option("--output", "-o", help="table, json, yaml or markdown.")]
+
+
+def _open(snapshot: list[str] | None, kubeconfig: str | None, context: str | None, timeout: str | None) -> Source:
+    """Snapshot files, or the live cluster without --snapshot, exactly as ``explain pod`` reads them."""
+    from kschedctl.cli.live import open_source
+
+    return open_source(snapshot, live_options(kubeconfig, context, timeout))
+
+
+def _read(source: Source) -> Cluster:
+    from kschedctl.cli.live import read_cluster
+
+    return read_cluster(source)
+
+
+def _read_manifests(paths: list[str], cluster: Cluster) -> Manifests:
+    from kschedctl.errors import InputError
+    from kschedctl.snapshot.loader import iter_documents
+    from kschedctl.whatif.workloads import parse_manifests
+
+    try:
+        return parse_manifests(iter_documents(paths), cluster)
+    except InputError as e:
+        if e.source is None:
+            raise e.located(source=", ".join("<stdin>" if p == "-" else p for p in paths)) from None
+        raise
+
+
+def _emit(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any) -> None:
+    from kschedctl.render.data import to_json, to_yaml
+
+    if output == WhatIfOutput.json:
+        print(to_json(data))
+    elif output == WhatIfOutput.yaml:
+        print(to_yaml(data), end="")
+    elif output == WhatIfOutput.markdown:
+        print(markdown(data), end="")
+    else:
+        table(data, stdout_console())
+
+
+# --------------------------------------------------------------------------- diff-profiles
+
+
+def build_sides(configs: list[str], profiles: list[str]) -> tuple[Side, Side]:
+    """The two sides from the ``--config`` and ``--profile`` options (see the command's help)."""
+    from kschedctl.config import default_config, load_config
+    from kschedctl.whatif.diff import Side
+
+    if len(configs) > 2 or len(profiles) > 2:
+        raise UsageError("give at most two --config and at most two --profile")
+    if not configs and len(profiles) < 2:
+        raise UsageError("nothing to compare: give two --config, or one --config, or two --profile")
+    loaded = [(c, load_config(c)) for c in configs]
+    if len(loaded) == 2:
+        (la, ca), (lb, cb) = loaded
+    elif len(loaded) == 1 and len(profiles) == 2:
+        (la, ca), (lb, cb) = loaded[0], loaded[0]
+    else:
+        (la, ca) = ("default configuration of kube-scheduler v1.35", default_config())
+        (lb, cb) = loaded[0] if loaded else (la, ca)
+    pa = profiles[0] if profiles else None
+    pb = profiles[-1] if profiles else None
+    label_a = f"{la} (profile {pa})" if pa else la
+    label_b = f"{lb} (profile {pb})" if pb else lb
+    return Side("A", label_a, ca, pa), Side("B", label_b, cb, pb)
+
+
+@app.command("diff-profiles")
+def diff_profiles_cmd(
+    name: Annotated[
+        str | None, typer.Argument(help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
+    ] = None,
+    namespace: NamespaceOpt = None,
+    filename: Annotated[
+        list[str] | None,
+        typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (one representative pod each); - for stdin. Repeatable."),
+    ] = None,
+    pending: Annotated[
+        bool, typer.Option("--pending", help="Every pending pod (of the namespace when -n is given).")
+    ] = False,
+    snapshot: LiveSnapshotOpt = None,
+    config: Annotated[
+        list[str] | None,
+        typer.Option("--config", "-c", metavar="FILE", help="KubeSchedulerConfiguration of side A, then of side B. Repeatable (at most 2)."),
+    ] = None,
+    profile: Annotated[
+        list[str] | None,
+        typer.Option("--profile", "-p", metavar="NAME", help="schedulerName of the profile to use (one for both sides, or A then B)."),
+    ] = None,
+    output: OutputOpt = WhatIfOutput.table,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+) -> None:
+    """Compare what two scheduler configurations (or two profiles of one) decide for the same pods.
+
+    Sides: two --config (A, B); one --config with two --profile (two profiles of it); one --config
+    alone (A is the v1.35 default configuration); two --profile alone (profiles of the default
+    configuration). Without --profile each pod uses its spec.schedulerName.
+
+    Per pod: the decision of each side, the nodes whose Filter verdict changes, and the per-plugin
+    scores on the node each side selects. A pod differs when its decision or a Filter verdict
+    changes; score changes alone do not count.
+
+    Exit status: 0 no pod differs, 1 some pod differs, 2 bad input or usage.
+    """
+
+    def body() -> int:
+        from kschedctl.render.diff import render_diff_markdown, render_diff_table
+        from kschedctl.whatif.diff import diff_pods
+        from kschedctl.whatif.workloads import PodFactory
+
+        chosen = sum([name is not None, bool(filename), pending])
+        if chosen != 1:
+            raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
+        a, b = build_sides(list(config or []), list(profile or []))
+        source = _open(snapshot, kubeconfig, context, request_timeout)
+        ns = namespace or source.default_namespace()
+        if name is not None:
+            source.require_pod(ns, name)
+        cluster = _read(source)
+        pods: list[tuple[Any, str | None]] = []
+        notes: list[str] = []
+        if name is not None:
+            found = cluster.pod(ns, name)
+            if found is None:
+                raise UsageError(f'pod "{name}" not found in namespace "{ns}" of {source.description}')
+            if found.node_name:
+                from kschedctl.explain.pending import as_pending
+
+                notes.append(f"the pod is bound to {found.node_name}; compared as if it were pending")
+                found = as_pending(found)
+            pods = [(found, None)]
+        elif pending:
+            pods = [(p, None) for p in cluster.pending_pods() if namespace is None or p.namespace == namespace]
+            if not pods:
+                notes.append("no pending pods" + (f' in namespace "{namespace}"' if namespace else ""))
+        else:
+            manifests = _read_manifests(list(filename or []), cluster)
+            factory = PodFactory(manifests, cluster)
+            cluster = factory.cluster
+            for w in manifests.workloads:
+                for pod in factory.pods(w, 1):
+                    pods.append((pod, None if w.kind == "Pod" else w.display))
+            notes.extend(manifests.notes)
+        report = diff_pods(cluster, a, b, pods, strict=name is not None)
+        report.notes[:0] = notes
+        _emit(report.to_dict(), output, render_diff_table, render_diff_markdown)
+        return EXIT_NO if report.differs else EXIT_OK
+
+    guarded(body)
+
+
+# --------------------------------------------------------------------------- simulate
+
+
+@app.command("simulate")
+def simulate_cmd(
+    filename: Annotated[
+        list[str],
+        typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (Deployment, ReplicaSet, StatefulSet, Job); - for stdin. Repeatable."),
+    ],
+    snapshot: LiveSnapshotOpt = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", metavar="FILE", help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1).")
+    ] = None,
+    replicas: Annotated[
+        int | None,
+        typer.Option("--replicas", min=0, metavar="N", help="Pods per workload instead of its replicas; a bare Pod becomes a template."),
+    ] = None,
+    max_: Annotated[
+        bool, typer.Option("--max", help="Place copies of the one pod/workload template until one does not fit.")
+    ] = False,
+    limit: Annotated[int, typer.Option("--limit", min=0, metavar="N", help="With --max: stop after this many pods (0: no limit).")] = 0,
+    preemption: Annotated[
+        bool, typer.Option("--preemption", help="Apply DefaultPreemption's nominations: delete the victims and retry.")
+    ] = False,
+    output: OutputOpt = WhatIfOutput.table,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+) -> None:
+    """Schedule a set of pods one after another, each placement assumed before the next cycle.
+
+    Pods are taken in queue order (priority, then creation time, then file order). Workloads are
+    expanded into the pods their controllers would create. Reports each pod's node, the first pod
+    that does not fit with its FitError, and what each node received.
+
+    Exit status: 0 every pod was scheduled (with --max: the count was found), 1 some pod was not
+    scheduled, 2 bad input or usage.
+    """
+
+    def body() -> int:
+        from kschedctl.config import load_config
+        from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
+        from kschedctl.whatif.simulate import simulate_max, simulate_pods
+        from kschedctl.whatif.workloads import PodFactory
+
+        if max_ and replicas is not None:
+            raise UsageError("--max and --replicas do not go together: --max finds the number of replicas")
+        if limit and not max_:
+            raise UsageError("--limit goes with --max")
+        cfg = load_config(str(config) if config else None)
+        cluster = _read(_open(snapshot, kubeconfig, context, request_timeout))
+        manifests = _read_manifests(filename, cluster)
+        if max_:
+            if len(manifests.workloads) != 1:
+                raise UsageError(
+                    f"--max needs exactly one pod or workload template, the files hold {len(manifests.workloads)}"
+                )
+            w = manifests.workloads[0]
+            w.as_template = True
+            factory = PodFactory(manifests, cluster)
+            result = simulate_max(
+                factory.cluster, cfg, factory.pods(w, None), workload=w.display, limit=limit, preemption=preemption
+            )
+        else:
+            factory = PodFactory(manifests, cluster)
+            pods: list[tuple[Any, str | None]] = []
+            for w in manifests.workloads:
+                if w.kind == "Pod" and replicas is not None:
+                    w.as_template = True
+                count = replicas if replicas is not None else w.replicas
+                label = None if w.kind == "Pod" and not w.as_template else w.display
+                pods.extend((p, label) for p in factory.pods(w, count))
+            if not pods:
+                raise UsageError("the workloads ask for no pods (replicas 0)")
+            result = simulate_pods(factory.cluster, cfg, pods, preemption=preemption)
+        result.notes[:0] = manifests.notes
+        _emit(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
+        if max_:
+            return EXIT_OK
+        return EXIT_OK if not result.not_placed else EXIT_NO
+
+    guarded(body)

@@ -1,0 +1,91 @@
+"""Which node came closest: every Filter plugin run on every node, without stopping at the first "no".
+
+kube-scheduler stops filtering a node at its first rejection, so its FitError names
+one reason per node; that is what ``explain_pod`` reproduces. To tell a user
+which node is *nearest* to fitting, this module asks every (non-skipped) Filter
+plugin about every node and counts how many reject it. It is an explanation
+aid only: it never feeds back into the scheduling cycle, and it does not add
+nominated pods the way the real Filter pass does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kschedctl.config.types import SchedulerConfig
+from kschedctl.errors import UsageError
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.registry import Registry
+from kschedctl.framework.runtime import Framework
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.status import Status
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.model import Pod
+
+
+@dataclass
+class Rejection:
+    plugin: str
+    reasons: list[str]
+
+    def __str__(self) -> str:
+        return f"{self.plugin}: {'; '.join(self.reasons)}" if self.reasons else self.plugin
+
+
+@dataclass
+class NodeRejections:
+    node: str
+    rejections: list[Rejection] = field(default_factory=list)
+
+    @property
+    def plugins(self) -> list[str]:
+        return [r.plugin for r in self.rejections]
+
+
+@dataclass
+class FilterAnalysis:
+    """Per node (in kube-scheduler's node order), every Filter plugin that rejects the pod."""
+
+    nodes: list[NodeRejections] = field(default_factory=list)
+    #: Set when PreFilter rejected the pod for every node, so no Filter ran.
+    pre_filter_rejection: Status | None = None
+
+    def nearest(self) -> list[NodeRejections]:
+        """The nodes rejected by the fewest plugins (several when they tie), in node order."""
+        if not self.nodes:
+            return []
+        fewest = min(len(n.rejections) for n in self.nodes)
+        return [n for n in self.nodes if len(n.rejections) == fewest]
+
+
+def analyse_filters(
+    cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: Registry | None = None
+) -> FilterAnalysis:
+    """Run PreFilter once, then every Filter plugin on every node PreFilter left."""
+    if registry is None:
+        from kschedctl.plugins import in_tree_registry
+
+        registry = in_tree_registry()
+    profile = config.profile_for(pod.scheduler_name)
+    if profile is None:
+        raise UsageError(f'no profile for schedulerName "{pod.scheduler_name}"')
+    snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+    fw = Framework(profile, registry, snapshot)
+    state = CycleState()
+    pre = fw.run_pre_filter(state, pod)
+    if not pre.status.is_success():
+        return FilterAnalysis(pre_filter_rejection=pre.status)
+    allowed = pre.result.node_names if pre.result is not None else None
+    narrowed_by = " ".join(sorted(pre.unschedulable_plugins))
+    plugins = [pl for pl in fw.lists["filter"] if pl.name not in state.skip_filter_plugins]
+    out = FilterAnalysis()
+    for ni in snapshot.node_info_list:
+        verdict = NodeRejections(ni.name)
+        if allowed is not None and ni.name not in allowed:
+            verdict.rejections.append(Rejection("PreFilter", [f"node(s) didn't satisfy plugin(s) [{narrowed_by}]"]))
+        for pl in plugins:
+            st = pl.filter(state, pod, ni)
+            if not st.is_success():
+                verdict.rejections.append(Rejection(pl.name, list(st.reasons) or [st.message()]))
+        out.nodes.append(verdict)
+    return out

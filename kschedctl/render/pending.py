@@ -1,0 +1,93 @@
+"""Output of ``kschedctl explain pending``: one row per pending pod, as a table or markdown.
+
+Reads only the rows' plain dictionaries (``PendingRow.to_dict()``), like every renderer.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+from tabulate import tabulate
+
+HEADERS = ("pod", "verdict (FitError)", "dominant reason", "nearest node", "preemption dry run")
+NONE = "—"
+
+
+def verdict_text(row: dict[str, Any]) -> str:
+    outcome = row["outcome"]
+    if outcome == "scheduled":
+        return f"fits now: would be bound to {row['selectedNode']}"
+    if outcome == "gated":
+        return "gated at PreEnqueue (no scheduling cycle)"
+    if outcome in ("ignored", "error"):
+        return f"{outcome}: {row['message']}"
+    return str(row["fitError"] or outcome)
+
+
+def dominant_text(row: dict[str, Any]) -> str:
+    reason = row["dominantReason"]
+    if not reason:
+        return NONE
+    n = row["dominantNodes"]
+    return f"{reason} ({n} node{'s' if n != 1 else ''})" if n is not None else str(reason)
+
+
+def nearest_text(row: dict[str, Any]) -> str:
+    nodes = row["nearestNodes"]
+    if not nodes:
+        return NONE
+    rejections = row["nearestRejections"]
+    what = "; ".join(f"{r['plugin']}: {', '.join(r['reasons'])}" if r["reasons"] else r["plugin"] for r in rejections)
+    k = len(rejections)
+    text = f"{nodes[0]} — rejected by {k} plugin{'s' if k != 1 else ''}" + (f" ({what})" if what else "")
+    if len(nodes) > 1:
+        text += f" (+{len(nodes) - 1} more as near)"
+    return text
+
+
+def preemption_text(row: dict[str, Any]) -> str:
+    p = row["preemption"]
+    if p is None:
+        return NONE
+    if p["wouldPlace"]:
+        n = len(p["victims"])
+        return f"yes: nominate {p['nominatedNode']}, evict {n} pod{'s' if n != 1 else ''}"
+    return "no"
+
+
+def summary(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return "no pending pods"
+    by = Counter(r["outcome"] for r in rows)
+    words = {"unschedulable": "unschedulable", "scheduled": "fit now", "gated": "gated", "error": "error", "ignored": "other scheduler"}
+    parts = [f"{by[k]} {w}" for k, w in words.items() if by[k]]
+    return f"{len(rows)} pending pod{'s' if len(rows) != 1 else ''}: " + ", ".join(parts)
+
+
+def cells(row: dict[str, Any]) -> list[str]:
+    return [row["pod"], verdict_text(row), dominant_text(row), nearest_text(row), preemption_text(row)]
+
+
+def render_pending_table(rows: list[dict[str, Any]], console: Console) -> None:
+    if rows:
+        tbl = Table(title="Pending pods", title_justify="left")
+        for h in HEADERS:
+            tbl.add_column(h, overflow="fold")
+        for r in rows:
+            style = {"unschedulable": "red", "gated": "yellow", "scheduled": "green"}.get(r["outcome"], "")
+            first, *rest = cells(r)  # Text, not str: reasons hold [brackets] that rich would read as markup
+            tbl.add_row(Text(first, style=style), *(Text(c) for c in rest))
+        console.print(tbl)
+    console.print(summary(rows))
+
+
+def render_pending_markdown(rows: list[dict[str, Any]]) -> str:
+    out = ["### kschedctl: pending pods", ""]
+    if rows:
+        out += [tabulate([cells(r) for r in rows], headers=list(HEADERS), tablefmt="github"), ""]
+    out.append(summary(rows))
+    return "\n".join(out) + "\n"

@@ -1,0 +1,390 @@
+"""The live-cluster source: read a Kubernetes API server, the way kubectl would, without writing to it.
+
+This is the only module that imports the ``kubernetes`` client (lazily, so that
+``kschedctl --help`` stays fast). It loads the kubeconfig as kubectl does
+(``--kubeconfig``, then ``KUBECONFIG`` with its path list, then ``~/.kube/config``,
+then the in-cluster service account), sends only GET requests through the
+client's ``ApiClient`` and keeps the answers as raw JSON dictionaries (the
+client's model classes would be slow and would drop fields), pages through
+large lists with ``limit``/``continue``, and turns every failure into one
+``ClusterAccessError`` line: unreachable server, rejected credentials (401),
+missing permission (403, naming the verb and resource), timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kschedctl.errors import ClusterAccessError, UsageError
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.source import (
+    POD,
+    RESOURCES,
+    APIResource,
+    Fetched,
+    Progress,
+    Warn,
+    list_items,
+)
+
+DEFAULT_CHUNK_SIZE = 500
+SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+_FORBIDDEN_RE = re.compile(
+    r'(?:User "(?P<user>[^"]*)" )?cannot (?P<verb>\S+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"'
+    r'(?P<scope> at the cluster scope| in the namespace "[^"]*")?'
+)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveOptions:
+    """kubectl's connection flags, plus what to keep in the objects read."""
+
+    kubeconfig: str | None = None
+    context: str | None = None
+    #: Seconds; None or 0: no timeout (kubectl's ``--request-timeout=0``).
+    request_timeout: float | None = None
+    chunk_size: int = DEFAULT_CHUNK_SIZE
+    redact: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Request:
+    """What one GET asks for, so an error can say which permission or object it concerned."""
+
+    path: str
+    verb: str  # get or list (the RBAC verb)
+    resource: str  # plural, or the path for non-resource URLs
+    group: str = ""
+    namespace: str | None = None
+
+
+class NotFound(ClusterAccessError):
+    """404: the object does not exist, or the server does not serve the resource."""
+
+
+class Expired(ClusterAccessError):
+    """410: a ``continue`` token outlived the server's compaction window."""
+
+
+class Forbidden(ClusterAccessError):
+    """403: the identity lacks the permission."""
+
+
+def kubeconfig_files(explicit: str | None) -> list[str]:
+    """The kubeconfig files kubectl would merge: --kubeconfig, else KUBECONFIG's list, else ~/.kube/config."""
+    if explicit:
+        path = os.path.expanduser(explicit)
+        if not os.path.isfile(path):
+            raise ClusterAccessError(f"kubeconfig {explicit}: no such file")
+        return [path]
+    env = os.environ.get("KUBECONFIG")
+    candidates = env.split(os.pathsep) if env else ["~/.kube/config"]
+    return [p for p in (os.path.expanduser(c) for c in candidates if c) if os.path.isfile(p)]
+
+
+def first_current_context(files: list[str]) -> str | None:
+    """kubectl's rule for merged kubeconfigs: the first file that sets current-context wins.
+
+    (The Python client lets the last one win, so kschedctl picks the context itself.)
+    """
+    import yaml
+
+    for f in files:
+        try:
+            with open(f, encoding="utf-8") as fh:
+                data = yaml.safe_load(fh)
+        except (OSError, yaml.YAMLError):
+            continue
+        if isinstance(data, dict) and data.get("current-context"):
+            return str(data["current-context"])
+    return None
+
+
+def kubeconfig_contexts(explicit: str | None = None) -> tuple[list[str], str | None]:
+    """Context names of the merged kubeconfig and the current one (for completion); empty when none."""
+    files = kubeconfig_files(explicit)
+    if not files:
+        return [], None
+    from kubernetes import config
+
+    try:
+        contexts, _ = config.list_kube_config_contexts(config_file=os.pathsep.join(files))
+    except config.ConfigException:
+        return [], None
+    return [str(c["name"]) for c in contexts], first_current_context(files)
+
+
+class LiveCluster:
+    """A read-only connection to the API server a kubeconfig context (or the pod's service account) names."""
+
+    def __init__(self, options: LiveOptions | None = None) -> None:
+        self.options = options or LiveOptions()
+        self.context: str | None = None
+        self.namespace = "default"
+        self.api: Any = self._connect()
+        self.server = str(self.api.configuration.host)
+
+    # connection --------------------------------------------------------------------------
+    def _connect(self) -> Any:
+        from kubernetes import client, config
+
+        cfg = client.Configuration()
+        files = kubeconfig_files(self.options.kubeconfig)
+        if files:
+            joined = os.pathsep.join(files)
+            try:
+                contexts, _ = config.list_kube_config_contexts(config_file=joined)
+                chosen = self.options.context or first_current_context(files)
+                match = [c for c in contexts if c.get("name") == chosen]
+                if not match:
+                    if self.options.context:
+                        raise ClusterAccessError(f'context "{self.options.context}" not found in kubeconfig {joined}')
+                    raise ClusterAccessError(f"kubeconfig {joined} has no current context; give --context")
+                self.context = str(chosen)
+                self.namespace = str((match[0].get("context") or {}).get("namespace") or "default")
+                config.load_kube_config(
+                    config_file=joined, context=self.context, client_configuration=cfg, persist_config=False
+                )
+            except config.ConfigException as e:
+                raise ClusterAccessError(f"kubeconfig {joined}: {e}") from None
+        elif self.options.context:
+            raise ClusterAccessError(f'--context "{self.options.context}" needs a kubeconfig, and none was found')
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            try:
+                config.load_incluster_config(client_configuration=cfg)
+            except config.ConfigException as e:
+                raise ClusterAccessError(f"in-cluster configuration: {e}") from None
+            with contextlib.suppress(OSError):
+                self.namespace = Path(SERVICE_ACCOUNT_NAMESPACE).read_text().strip() or "default"
+        else:
+            raise ClusterAccessError(
+                "no cluster to read: no kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config) and not running "
+                "in a cluster; give --snapshot FILE to explain against a snapshot"
+            )
+        cfg.retries = 0  # kubectl does not retry timeouts; one clear error instead of a long wait
+        return client.ApiClient(configuration=cfg)
+
+    def describe(self) -> str:
+        return f'context "{self.context}" ({self.server})' if self.context else f"in-cluster API server {self.server}"
+
+    # requests ----------------------------------------------------------------------------
+    def get_json(self, req: Request, query: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+        """GET one path; the JSON answer as a dictionary, or a ClusterAccessError."""
+        import urllib3
+        from kubernetes.client.exceptions import ApiException
+        from kubernetes.config import ConfigException
+
+        try:  # adding the credentials may run the kubeconfig's exec plugin to refresh a token
+            method, url, headers, _, _ = self.api.param_serialize(
+                method="GET",
+                resource_path=req.path,
+                query_params=list(query or []),
+                header_params={"Accept": "application/json"},
+                auth_settings=["BearerToken"],
+            )
+        except ConfigException as e:
+            raise ClusterAccessError(f"cannot get credentials for {self.describe()}: {e}") from None
+        timeout = self.options.request_timeout or None
+        try:
+            resp = self.api.call_api(method, url, header_params=headers, _request_timeout=timeout)
+            body = resp.read()
+        except urllib3.exceptions.HTTPError as e:
+            raise self._transport_error(e) from None
+        except OSError as e:
+            raise ClusterAccessError(f"cannot reach the Kubernetes API server at {self.server}: {e}") from None
+        except ApiException as e:  # the client wraps TLS failures into ApiException(status=0)
+            reason = str(e.reason or e).replace("\n", ": ")
+            raise ClusterAccessError(f"cannot reach the Kubernetes API server at {self.server}: {reason}") from None
+        status = int(resp.status)
+        if 200 <= status < 300:
+            try:
+                data = json.loads(body)
+            except (ValueError, TypeError):
+                raise ClusterAccessError(f"GET {req.path}: the server did not answer with JSON") from None
+            if not isinstance(data, dict):
+                raise ClusterAccessError(f"GET {req.path}: the server's answer is not a JSON object")
+            return data
+        raise self._status_error(status, str(resp.reason or ""), body, req)
+
+    def _transport_error(self, e: Exception) -> ClusterAccessError:
+        import urllib3
+
+        reason: Any = getattr(e, "reason", None) if isinstance(e, urllib3.exceptions.MaxRetryError) else e
+        reason = reason or e
+        # NameResolutionError is a NewConnectionError, which is a TimeoutError: test the narrowest first.
+        if isinstance(reason, urllib3.exceptions.NameResolutionError):
+            return ClusterAccessError(f"cannot reach the Kubernetes API server at {self.server}: unknown host")
+        if isinstance(reason, urllib3.exceptions.NewConnectionError):
+            text = str(reason)
+            why = "connection refused" if "refused" in text.lower() else text.rsplit("]", 1)[-1].strip() or text
+            return ClusterAccessError(f"cannot reach the Kubernetes API server at {self.server}: {why}")
+        if isinstance(reason, urllib3.exceptions.TimeoutError):
+            t = self.options.request_timeout
+            if t:
+                return ClusterAccessError(f"request timed out after {t:g}s (--request-timeout)")
+            return ClusterAccessError(f"cannot reach the Kubernetes API server at {self.server}: connection timed out")
+        if isinstance(reason, urllib3.exceptions.SSLError):
+            return ClusterAccessError(f"cannot reach the Kubernetes API server at {self.server}: TLS error: {reason}")
+        return ClusterAccessError(f"cannot reach the Kubernetes API server at {self.server}: {reason}")
+
+    def _status_error(self, status: int, reason: str, body: bytes | None, req: Request) -> ClusterAccessError:
+        payload: dict[str, Any] = {}
+        try:
+            parsed = json.loads(body or b"")
+            if isinstance(parsed, dict):
+                payload = parsed
+        except ValueError:
+            pass
+        message = str(payload.get("message") or (body or b"").decode("utf-8", "replace").strip() or reason)
+        if status == 401:
+            who = f' of context "{self.context}"' if self.context else ""
+            return ClusterAccessError(
+                f"the server rejected our credentials (401 Unauthorized): {message}; the credentials{who} "
+                "may have expired: log in again or renew them"
+            )
+        if status == 403:
+            return Forbidden(forbidden_message(payload, req))
+        if status == 404:
+            return NotFound(message)
+        if status == 410:
+            return Expired(message)
+        return ClusterAccessError(f"GET {req.path}: the server answered {status} {reason}: {message}")
+
+    # reading -----------------------------------------------------------------------------
+    def server_version(self) -> str | None:
+        """``gitVersion`` of GET /version; None when this identity may not read it."""
+        try:
+            data = self.get_json(Request("/version", "get", "/version"))
+        except (Forbidden, NotFound):
+            return None
+        return str(data.get("gitVersion") or "") or None
+
+    def list_items(
+        self,
+        res: APIResource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        progress: Progress | None = None,
+    ) -> list[dict[str, Any]] | None:
+        """Every object of one resource, paged with limit/continue; None when the server does not serve it."""
+        path = res.list_path(namespace)
+        req = Request(path, "list", res.plural, res.group, namespace if res.namespaced else None)
+        items: list[dict[str, Any]] = []
+        token: str | None = None
+        restarted = False
+        while True:
+            query = [("limit", str(self.options.chunk_size))]
+            if label_selector:
+                query.append(("labelSelector", label_selector))
+            if token:
+                query.append(("continue", token))
+            try:
+                answer = self.get_json(req, query)
+            except NotFound:
+                if token is None:
+                    return None
+                raise
+            except Expired:
+                if token is None or restarted:
+                    raise ClusterAccessError(
+                        f"listing {res.group_resource}: the list changed faster than it could be paged; try again "
+                        "or raise --chunk-size"
+                    ) from None
+                restarted, token, items = True, None, []
+                continue
+            items.extend(list_items(res, answer, redacted=self.options.redact))
+            meta = answer.get("metadata") or {}
+            token = str(meta.get("continue") or "") or None
+            remaining = meta.get("remainingItemCount")
+            if progress is not None:
+                total = len(items) + remaining if isinstance(remaining, int) else (None if token else len(items))
+                progress(res.group_resource, len(items), total)
+            if token is None:
+                return items
+
+    def get_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """One pod by name (GET, verb get); None when it does not exist."""
+        req = Request(POD.object_path(namespace, name), "get", "pods", "", namespace)
+        try:
+            return self.get_json(req)
+        except NotFound:
+            return None
+
+    def fetch(
+        self,
+        *,
+        namespace: str | None = None,
+        pod_selector: str | None = None,
+        progress: Progress | None = None,
+    ) -> Fetched:
+        """Every resource of ``RESOURCES``: the whole cluster, or one namespace's namespaced objects."""
+        fetched = Fetched(self.server)
+        fetched.server_version = self.server_version()
+        for res in RESOURCES:
+            items = self.list_items(
+                res,
+                namespace=namespace,
+                label_selector=pod_selector if res is POD else None,
+                progress=progress,
+            )
+            if items is None:
+                fetched.not_served(res)
+                continue
+            fetched.lists.append((res, items))
+        return fetched
+
+
+def forbidden_message(status: dict[str, Any], req: Request) -> str:
+    """One line from a 403 Status body: which verb on which resource is missing, and for whom."""
+    message = str(status.get("message") or "")
+    m = _FORBIDDEN_RE.search(message)
+    if m:
+        verb, resource, group = m["verb"], m["resource"], m["group"]
+        scope = (m["scope"] or "").strip()
+        user = m["user"]
+    else:
+        details = status.get("details") if isinstance(status.get("details"), dict) else {}
+        verb, resource, group = req.verb, str((details or {}).get("kind") or req.resource), req.group
+        scope = f'in the namespace "{req.namespace}"' if req.namespace else "at the cluster scope"
+        user = None
+    line = f'forbidden: cannot {verb} resource "{resource}" in API group "{group}"'
+    if scope:
+        line += f" {scope}"
+    who = f", user {user}" if user else ""
+    return line + f" (verb {verb}{who}; the read-only ClusterRole in the README grants what kschedctl reads)"
+
+
+class LiveSource:
+    """The ``Source`` for a live cluster: one in-memory snapshot of everything the scheduler reads."""
+
+    def __init__(self, options: LiveOptions | None = None) -> None:
+        self.cluster = LiveCluster(options)
+        self.description = self.cluster.describe()
+
+    def default_namespace(self) -> str:
+        return self.cluster.namespace
+
+    def require_pod(self, namespace: str, name: str) -> None:
+        pod = self.cluster.get_pod(namespace, name)
+        if pod is None:
+            where = f'context "{self.cluster.context}"' if self.cluster.context else self.cluster.server
+            raise UsageError(f'pod "{name}" not found in namespace "{namespace}" of {where}')
+        phase = (pod.get("status") or {}).get("phase")
+        if phase in ("Succeeded", "Failed"):
+            raise UsageError(f'pod "{name}" in namespace "{namespace}" has finished ({phase}): kube-scheduler ignores it')
+
+    def fetch(
+        self, *, namespace: str | None = None, pod_selector: str | None = None, progress: Progress | None = None
+    ) -> Fetched:
+        return self.cluster.fetch(namespace=namespace, pod_selector=pod_selector, progress=progress)
+
+    def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster:
+        return self.fetch(progress=progress).to_cluster(warn)

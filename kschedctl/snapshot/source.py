@@ -1,0 +1,266 @@
+"""Where a Cluster comes from: snapshot files, a live API server, or recorded API answers.
+
+The CLI asks a ``Source`` for a Cluster and never cares which kind it holds. The
+live source (``kschedctl.snapshot.live``) and the recordings source both receive
+the API server's list answers as raw dictionaries; this module turns those into
+``Document``s for the loader's ``build_cluster``, so every source builds its
+Cluster through the same model constructors and the same defaulting.
+
+It also owns the two things a snapshot must agree on whatever wrote it: the
+table of API resources kube-scheduler reads (``RESOURCES``, which the read-only
+ClusterRole in ``deploy/`` grants) and the redaction of secret material.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from kschedctl.errors import InputError
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.loader import Document, build_cluster, load_cluster
+
+#: A progress report while listing: (resource, items so far, expected total or None when unknown).
+Progress = Callable[[str, int, int | None], None]
+#: A note for the user (a kind the server does not serve, a skipped kind).
+Warn = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class APIResource:
+    """One API resource kube-scheduler lists (its informers watch exactly these)."""
+
+    kind: str
+    group: str  # "" for the core group
+    version: str
+    plural: str
+    namespaced: bool
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def group_resource(self) -> str:
+        """``pods`` or ``replicasets.apps``, as kubectl and RBAC messages write it."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    def list_path(self, namespace: str | None = None) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if namespace and self.namespaced:
+            return f"{base}/namespaces/{namespace}/{self.plural}"
+        return f"{base}/{self.plural}"
+
+    def object_path(self, namespace: str | None, name: str) -> str:
+        return f"{self.list_path(namespace)}/{name}"
+
+
+#: Every kind the scheduler's plugins read, in the order a snapshot lists them.
+RESOURCES: tuple[APIResource, ...] = (
+    APIResource("Namespace", "", "v1", "namespaces", False),
+    APIResource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False),
+    APIResource("Node", "", "v1", "nodes", False),
+    APIResource("Pod", "", "v1", "pods", True),
+    APIResource("Service", "", "v1", "services", True),
+    APIResource("ReplicationController", "", "v1", "replicationcontrollers", True),
+    APIResource("ReplicaSet", "apps", "v1", "replicasets", True),
+    APIResource("StatefulSet", "apps", "v1", "statefulsets", True),
+    APIResource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True),
+    APIResource("PersistentVolume", "", "v1", "persistentvolumes", False),
+    APIResource("PersistentVolumeClaim", "", "v1", "persistentvolumeclaims", True),
+    APIResource("StorageClass", "storage.k8s.io", "v1", "storageclasses", False),
+    APIResource("CSINode", "storage.k8s.io", "v1", "csinodes", False),
+    APIResource("CSIDriver", "storage.k8s.io", "v1", "csidrivers", False),
+    APIResource("CSIStorageCapacity", "storage.k8s.io", "v1", "csistoragecapacities", True),
+    APIResource("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False),
+    APIResource("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True),
+    APIResource("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False),
+)
+
+POD = next(r for r in RESOURCES if r.kind == "Pod")
+
+# --------------------------------------------------------------------------- redaction
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+REDACTED = "container env values, last-applied-configuration annotations and managedFields"
+
+
+def _pod_specs(obj: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    spec = obj.get("spec")
+    if not isinstance(spec, dict):
+        return
+    if obj.get("kind") == "Pod":
+        yield spec
+        return
+    template = spec.get("template")
+    if isinstance(template, dict) and isinstance(template.get("spec"), dict):
+        yield template["spec"]
+
+
+def redact(obj: dict[str, Any]) -> None:
+    """Drop secret material from a raw object, in place; nothing the scheduler reads is touched."""
+    md = obj.get("metadata")
+    if isinstance(md, dict):
+        md.pop("managedFields", None)
+        ann = md.get("annotations")
+        if isinstance(ann, dict):
+            ann.pop(LAST_APPLIED, None)
+    for spec in _pod_specs(obj):
+        for key in ("containers", "initContainers", "ephemeralContainers"):
+            for c in spec.get(key) or ():
+                if isinstance(c, dict):
+                    for env in c.get("env") or ():
+                        if isinstance(env, dict):
+                            env.pop("value", None)
+
+
+# --------------------------------------------------------------------------- fetched lists
+
+
+@dataclass
+class Fetched:
+    """The raw objects of one read of a cluster, per resource, with kind and apiVersion set."""
+
+    source: str
+    lists: list[tuple[APIResource, list[dict[str, Any]]]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    server_version: str | None = None
+
+    def not_served(self, res: APIResource) -> None:
+        self.notes.append(
+            f"the server does not serve {res.group_resource} ({res.api_version}): the snapshot has no {res.kind} objects"
+        )
+
+    def items(self) -> Iterator[dict[str, Any]]:
+        for _, items in self.lists:
+            yield from items
+
+    def counts(self) -> dict[str, int]:
+        return {res.kind: len(items) for res, items in self.lists}
+
+    def documents(self) -> Iterator[Document]:
+        for res, items in self.lists:
+            where = f"{self.source}{res.list_path()}"
+            for i, obj in enumerate(items, 1):
+                yield Document(where, i, obj)
+
+    def to_cluster(self, warn: Warn | None = None) -> Cluster:
+        """Build the Cluster through the loader, as files are; this read's notes come first."""
+        if warn is not None:
+            for note in self.notes:
+                warn(note)
+        cluster = build_cluster(self.documents(), warn=warn)
+        cluster.notes[:0] = self.notes
+        return cluster
+
+    def as_list(self) -> dict[str, Any]:
+        """The snapshot as one ``kind: List`` that ``--snapshot`` reads back."""
+        return {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": list(self.items())}
+
+
+def list_items(res: APIResource, answer: dict[str, Any], *, redacted: bool) -> list[dict[str, Any]]:
+    raw = answer.get("items")
+    if not isinstance(raw, list):
+        raise InputError(f"the answer to listing {res.group_resource} has no items list")
+    out: list[dict[str, Any]] = []
+    for item in raw:
+        if not isinstance(item, dict):
+            continue
+        obj = {"apiVersion": res.api_version, "kind": res.kind, **item}
+        if redacted:
+            redact(obj)
+        out.append(obj)
+    return out
+
+
+# --------------------------------------------------------------------------- sources
+
+
+class Source(Protocol):
+    """Something that yields a Cluster: snapshot files, a live cluster, recorded answers."""
+
+    #: Shown in notes and errors ("fixtures/demo/cluster.yaml", "context kind-kind (https://...)").
+    description: str
+
+    def default_namespace(self) -> str:
+        """The namespace a pod NAME is looked up in when ``-n`` is not given."""
+        ...
+
+    def require_pod(self, namespace: str, name: str) -> None:
+        """Fail early (UsageError) when the source can tell cheaply that the pod does not exist."""
+        ...
+
+    def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster: ...
+
+
+class FileSource:
+    """Snapshot files, directories or stdin (``--snapshot``)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        self.paths = list(paths)
+        self.description = ", ".join(self.paths)
+
+    def default_namespace(self) -> str:
+        return "default"
+
+    def require_pod(self, namespace: str, name: str) -> None:
+        return None  # known only once loaded
+
+    def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster:
+        return load_cluster(self.paths, warn=warn)
+
+
+def recording_name(path: str, query: str = "") -> str:
+    """The file name a recorded answer is stored under: path with / as _, the query after ``__``."""
+    name = path.strip("/").replace("/", "_")
+    return f"{name}__{query}.json" if query else f"{name}.json"
+
+
+class RecordingsSource:
+    """Answers recorded from a real API server (shared/recordings/ layout), read without a server.
+
+    Each list is read from the file recorded for ``GET <list path>?limit=500``; a resource
+    without a file is treated as not served by that server.
+    """
+
+    def __init__(self, directory: str | Path, *, redacted: bool = True) -> None:
+        self.directory = Path(directory)
+        self.redacted = redacted
+        self.description = f"recordings in {self.directory}"
+
+    def default_namespace(self) -> str:
+        return "default"
+
+    def require_pod(self, namespace: str, name: str) -> None:
+        return None
+
+    def fetch(self) -> Fetched:
+        fetched = Fetched(str(self.directory))
+        if not self.directory.is_dir():
+            raise InputError("no such directory", source=str(self.directory))
+        version = self.directory / "version.json"
+        if version.is_file():
+            fetched.server_version = str(self._read(version).get("gitVersion") or "") or None
+        for res in RESOURCES:
+            f = self.directory / recording_name(res.list_path())
+            if not f.is_file():
+                fetched.not_served(res)
+                continue
+            fetched.lists.append((res, list_items(res, self._read(f), redacted=self.redacted)))
+        return fetched
+
+    def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster:
+        return self.fetch().to_cluster(warn)
+
+    @staticmethod
+    def _read(f: Path) -> dict[str, Any]:
+        try:
+            data = json.loads(f.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError) as e:
+            raise InputError(f"cannot read recorded answer: {e}", source=str(f)) from None
+        if not isinstance(data, dict):
+            raise InputError("a recorded answer must be a JSON object", source=str(f))
+        return data

@@ -1,0 +1,430 @@
+"""The same scheduling cycle under two configurations or profiles: ``kschedctl diff-profiles``.
+
+Changing a scheduler profile is hard to review: the YAML diff says which weights moved, not
+which pods would land elsewhere. This module runs the ``explain`` cycle for each pod once per
+side (a KubeSchedulerConfiguration and, optionally, the profile to use from it) against the
+same snapshot and compares the two Traces:
+
+* the decision: the selected node, or why there is none (unschedulable with its FitError, gated,
+  an error, or no profile for the pod's schedulerName), and a preemption nomination;
+* the Filter verdict of every node where the two sides disagree (including nodes one side did
+  not evaluate because ``percentageOfNodesToScore`` stopped the search);
+* per plugin, the raw, normalized and weighted score on the nodes that matter (the node each
+  side selected), with the weighted delta.
+
+A pod *differs* when its decision or any node's Filter verdict changes; score changes alone
+do not count (two profiles always score differently), but are shown. One Snapshot and one
+Framework per side and profile serve every pod, except pods that already sit on a node or are
+nominated in the snapshot, which get a snapshot without themselves, as ``explain`` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from kschedctl.config.types import SchedulerConfig
+from kschedctl.errors import UsageError
+from kschedctl.explain.cycle import run_cycle
+from kschedctl.explain.trace import Trace
+from kschedctl.framework.registry import Registry
+from kschedctl.framework.runtime import Framework
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.model import Pod
+
+SAME = "same"
+NODE_CHANGED = "node-changed"
+BECOMES_UNSCHEDULABLE = "becomes-unschedulable"
+BECOMES_SCHEDULABLE = "becomes-schedulable"
+PREEMPTION_CHANGED = "preemption-changed"
+OUTCOME_CHANGED = "outcome-changed"
+IGNORED = "ignored"
+
+
+@dataclass
+class Side:
+    """One side of the comparison: a configuration and, optionally, which of its profiles to use."""
+
+    name: str  # "A" or "B"
+    label: str  # what the user gave, e.g. "profiles/bin-packing.yaml"
+    config: SchedulerConfig
+    #: schedulerName of the profile to use; None: the pod's own spec.schedulerName.
+    profile: str | None = None
+
+    def profile_name(self, pod: Pod) -> str:
+        return self.profile if self.profile is not None else pod.scheduler_name
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "label": self.label, "config": self.config.source, "profile": self.profile}
+
+
+@dataclass
+class Decision:
+    """What one side decides for one pod."""
+
+    outcome: str  # scheduled | unschedulable | gated | error | ignored
+    profile: str
+    node: str | None = None
+    score: int | None = None
+    candidates: list[str] = field(default_factory=list)
+    fit_error: str | None = None
+    error: str | None = None
+    nominated_node: str | None = None
+    victims: list[str] = field(default_factory=list)
+    note: str | None = None
+
+    @classmethod
+    def of(cls, trace: Trace) -> Decision:
+        d = cls(trace.outcome, trace.profile)
+        if trace.schedulable:
+            d.node = trace.selected_node
+            d.score = trace.max_score
+            d.candidates = list(trace.candidates)
+        d.fit_error = trace.fit_error
+        d.error = trace.error
+        if trace.post_filter is not None and trace.post_filter.nominated_node_name:
+            d.nominated_node = trace.post_filter.nominated_node_name
+            d.victims = list(trace.post_filter.victims)
+        return d
+
+    def summary(self) -> str:
+        """A few words: the node, or the outcome."""
+        if self.outcome == "scheduled":
+            return str(self.node)
+        if self.outcome == "unschedulable" and self.nominated_node:
+            return f"unschedulable (would preempt {len(self.victims)} on {self.nominated_node})"
+        return self.outcome
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "outcome": self.outcome,
+            "profile": self.profile,
+            "node": self.node,
+            "score": self.score,
+            "candidates": list(self.candidates),
+            "fitError": self.fit_error,
+            "error": self.error,
+            "nominatedNode": self.nominated_node,
+            "victims": list(self.victims),
+            "note": self.note,
+        }
+
+
+@dataclass
+class FeasibilityChange:
+    """A node whose Filter verdict differs between the sides."""
+
+    node: str
+    a: str
+    b: str
+    feasible_a: bool | None  # None: not evaluated
+    feasible_b: bool | None
+
+    @property
+    def feasibility_changed(self) -> bool:
+        return self.feasible_a != self.feasible_b
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "a": self.a,
+            "b": self.b,
+            "feasibleA": self.feasible_a,
+            "feasibleB": self.feasible_b,
+        }
+
+
+@dataclass
+class PluginDelta:
+    """One plugin's score on one node under both sides (None: not scored on that side)."""
+
+    plugin: str
+    a: dict[str, int] | None
+    b: dict[str, int] | None
+
+    @property
+    def weighted_a(self) -> int:
+        return self.a["weighted"] if self.a else 0
+
+    @property
+    def weighted_b(self) -> int:
+        return self.b["weighted"] if self.b else 0
+
+    @property
+    def delta(self) -> int:
+        return self.weighted_b - self.weighted_a
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"plugin": self.plugin, "a": self.a, "b": self.b, "delta": self.delta}
+
+
+@dataclass
+class NodeScores:
+    """The score breakdown of one node that matters (selected by A and/or B)."""
+
+    node: str
+    selected_by: list[str]
+    total_a: int | None
+    total_b: int | None
+    plugins: list[PluginDelta] = field(default_factory=list)
+
+    @property
+    def delta(self) -> int | None:
+        if self.total_a is None or self.total_b is None:
+            return None
+        return self.total_b - self.total_a
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "node": self.node,
+            "selectedBy": list(self.selected_by),
+            "totalA": self.total_a,
+            "totalB": self.total_b,
+            "delta": self.delta,
+            "plugins": [p.to_dict() for p in self.plugins],
+        }
+
+
+@dataclass
+class PodDiff:
+    pod: str
+    workload: str | None
+    a: Decision
+    b: Decision
+    change: str
+    feasibility: list[FeasibilityChange] = field(default_factory=list)
+    scores: list[NodeScores] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def differs(self) -> bool:
+        return self.change != SAME or bool(self.feasibility)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "workload": self.workload,
+            "change": self.change,
+            "differs": self.differs,
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "feasibilityChanges": [f.to_dict() for f in self.feasibility],
+            "scores": [s.to_dict() for s in self.scores],
+            "notes": list(self.notes),
+        }
+
+
+@dataclass
+class DiffReport:
+    a: Side
+    b: Side
+    num_nodes: int
+    pods: list[PodDiff] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def differs(self) -> bool:
+        return any(p.differs for p in self.pods)
+
+    def count(self, change: str) -> int:
+        return sum(1 for p in self.pods if p.change == change)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "pods": len(self.pods),
+            "differ": sum(1 for p in self.pods if p.differs),
+            "nodeChanged": self.count(NODE_CHANGED),
+            "becomeUnschedulable": self.count(BECOMES_UNSCHEDULABLE),
+            "becomeSchedulable": self.count(BECOMES_SCHEDULABLE),
+            "preemptionChanged": self.count(PREEMPTION_CHANGED),
+            "outcomeChanged": self.count(OUTCOME_CHANGED),
+            "feasibilityOnly": sum(1 for p in self.pods if p.change == SAME and p.feasibility),
+            "unchanged": sum(1 for p in self.pods if not p.differs),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a.to_dict(),
+            "b": self.b.to_dict(),
+            "numNodes": self.num_nodes,
+            "differs": self.differs,
+            "summary": self.summary(),
+            "pods": [p.to_dict() for p in self.pods],
+            "notes": list(self.notes),
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+def classify(a: Decision, b: Decision) -> str:
+    if a.outcome == b.outcome == "scheduled":
+        return SAME if a.node == b.node else NODE_CHANGED
+    if a.outcome == "scheduled" and b.outcome == "unschedulable":
+        return BECOMES_UNSCHEDULABLE
+    if a.outcome == "unschedulable" and b.outcome == "scheduled":
+        return BECOMES_SCHEDULABLE
+    if a.outcome == b.outcome == "unschedulable":
+        if (a.nominated_node, a.victims) != (b.nominated_node, b.victims):
+            return PREEMPTION_CHANGED
+        return SAME
+    return SAME if a.outcome == b.outcome else OUTCOME_CHANGED
+
+
+def verdict(trace: Trace, node: str) -> tuple[str, bool | None]:
+    """The Filter verdict of ``node`` in words, and whether it was feasible (None: not evaluated)."""
+    v = trace.filter.get(node)
+    if v is not None:
+        if v.status.is_success():
+            return "feasible", True
+        return f"{v.status.plugin}: {'; '.join(v.status.reasons)}", False
+    if trace.pre_filter_node_names is not None and node not in trace.pre_filter_node_names:
+        return "excluded by PreFilter", False
+    for r in trace.pre_filter:
+        if r.status.is_rejected():
+            return f"{r.plugin} (PreFilter): {r.status.message()}", False
+    if trace.gated:
+        return "gated at PreEnqueue", None
+    return "not evaluated", None
+
+
+def feasibility_changes(ta: Trace, tb: Trace) -> list[FeasibilityChange]:
+    nodes = list(ta.filter)
+    seen = set(nodes)
+    nodes += [n for n in tb.filter if n not in seen]
+    out: list[FeasibilityChange] = []
+    for n in nodes:
+        va, fa = verdict(ta, n)
+        vb, fb = verdict(tb, n)
+        if va != vb:
+            out.append(FeasibilityChange(n, va, vb, fa, fb))
+    return out
+
+
+def _plugin_scores(trace: Trace, plugin: str, node: str) -> dict[str, int] | None:
+    s = trace.score.get(plugin)
+    if s is None or node not in s.raw:
+        return None
+    return {
+        "weight": s.weight,
+        "raw": s.raw[node],
+        "normalized": s.normalized.get(node, s.raw[node]),
+        "weighted": s.weighted.get(node, 0),
+    }
+
+
+def score_breakdown(ta: Trace, tb: Trace, a: Decision, b: Decision) -> list[NodeScores]:
+    selected: dict[str, list[str]] = {}
+    if a.node:
+        selected.setdefault(a.node, []).append("A")
+    if b.node:
+        selected.setdefault(b.node, []).append("B")
+    plugins = list(ta.score) + [p for p in tb.score if p not in ta.score]
+    out: list[NodeScores] = []
+    for node, by in selected.items():
+        ns = NodeScores(node, by, ta.totals.get(node), tb.totals.get(node))
+        for p in plugins:
+            pa = _plugin_scores(ta, p, node)
+            pb = _plugin_scores(tb, p, node)
+            if pa is not None or pb is not None:
+                ns.plugins.append(PluginDelta(p, pa, pb))
+        out.append(ns)
+    return out
+
+
+class DiffEngine:
+    """Runs pods under both sides, sharing one Snapshot and a Framework per side and profile."""
+
+    def __init__(self, cluster: Cluster, a: Side, b: Side, registry: Registry | None = None) -> None:
+        if registry is None:
+            from kschedctl.plugins import in_tree_registry
+
+            registry = in_tree_registry()
+        self.cluster = cluster
+        self.a = a
+        self.b = b
+        self.registry = registry
+        self._shared: Snapshot | None = None
+        self._frameworks: dict[tuple[str, str], Framework] = {}
+        #: Pods that sit in the snapshot (bound or nominated): explained without themselves.
+        self._own_snapshot_uids = {p.uid for p in cluster.pods if p.node_name or p.nominated_node_name}
+
+    def shared_snapshot(self) -> Snapshot:
+        if self._shared is None:
+            self._shared = Snapshot(self.cluster)
+        return self._shared
+
+    def trace(self, side: Side, pod: Pod, own: Snapshot | None = None) -> Trace | None:
+        """The side's trace for ``pod``; None when the side has no profile for it."""
+        name = side.profile_name(pod)
+        profile = side.config.profile_for(name)
+        if profile is None:
+            return None
+        if own is not None:
+            return run_cycle(Framework(profile, self.registry, own), pod, side.config)
+        key = (side.name, name)
+        fw = self._frameworks.get(key)
+        if fw is None:
+            fw = Framework(profile, self.registry, self.shared_snapshot())
+            self._frameworks[key] = fw
+        return run_cycle(fw, pod, side.config)
+
+    def diff_pod(self, pod: Pod, workload: str | None = None) -> PodDiff | None:
+        """The comparison for one pod; None when neither side has a profile for it."""
+        self.cluster.default_priority(pod)
+        own = Snapshot(self.cluster, exclude_pod_uids=(pod.uid,)) if pod.uid in self._own_snapshot_uids else None
+        ta = self.trace(self.a, pod, own)
+        tb = self.trace(self.b, pod, own)
+        if ta is None and tb is None:
+            return None
+        da = Decision.of(ta) if ta is not None else _ignored(self.a, pod)
+        db = Decision.of(tb) if tb is not None else _ignored(self.b, pod)
+        d = PodDiff(pod.key, workload, da, db, classify(da, db))
+        if ta is not None and tb is not None:
+            d.feasibility = feasibility_changes(ta, tb)
+            d.scores = score_breakdown(ta, tb, da, db)
+            if ta.tie_break or tb.tie_break:
+                d.notes.append(
+                    "a side has several nodes with the top total: kube-scheduler may pick any of them "
+                    "(candidates are listed per side)"
+                )
+        if pod.node_name:
+            d.notes.append(f"the pod is bound to {pod.node_name}; compared as if it were pending")
+        return d
+
+
+def _ignored(side: Side, pod: Pod) -> Decision:
+    name = side.profile_name(pod)
+    d = Decision(IGNORED, name)
+    d.note = f'side {side.name} has no profile "{name}": kube-scheduler would ignore this pod'
+    return d
+
+
+def diff_pods(
+    cluster: Cluster,
+    a: Side,
+    b: Side,
+    pods: list[tuple[Pod, str | None]],
+    registry: Registry | None = None,
+    *,
+    strict: bool = False,
+) -> DiffReport:
+    """Compare every pod; pods neither side has a profile for are skipped with a note
+    (with ``strict``, as for a single named pod, that is a usage error)."""
+    engine = DiffEngine(cluster, a, b, registry)
+    report = DiffReport(a, b, len(cluster.nodes))
+    for pod, workload in pods:
+        d = engine.diff_pod(pod, workload)
+        if d is None:
+            names = {a.profile_name(pod), b.profile_name(pod)}
+            msg = (
+                f'pod {pod.key}: neither side has a profile "{" / ".join(sorted(names))}" '
+                "(kube-scheduler would ignore the pod)"
+            )
+            if strict:
+                raise UsageError(msg)
+            report.notes.append(f"skipped {msg}")
+            continue
+        report.pods.append(d)
+    return report

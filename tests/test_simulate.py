@@ -1,0 +1,546 @@
+"""``kschedctl simulate``: successive cycles that see earlier placements, workload expansion,
+preemption, the node rotation between cycles, and the command line on the demo cluster."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kschedctl.cli.app import app
+from kschedctl.config import default_config
+from kschedctl.explain.cycle import explain_pod, run_cycle
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.plugins.podtopologyspread.common import default_selector
+from kschedctl.snapshot.loader import load_cluster, parse_documents
+from kschedctl.snapshot.model import Pod
+from kschedctl.whatif.simulate import Simulator, simulate_max, simulate_pods
+from kschedctl.whatif.workloads import PodFactory, extend_cluster, parse_manifests
+from tests.builders import make_cluster, make_node, make_object, make_pod
+
+ROOT = Path(__file__).parent.parent
+DEMO = str(ROOT / "fixtures" / "demo" / "cluster.yaml")
+CART = str(ROOT / "fixtures" / "demo" / "cart.yaml")
+runner = CliRunner()
+ZONE = "topology.kubernetes.io/zone"
+HOST = "kubernetes.io/hostname"
+
+
+def invoke(*args: str) -> Any:
+    return runner.invoke(app, list(args))
+
+
+def pods_of(*builders: Any) -> list[tuple[Pod, str | None]]:
+    return [(b.build(), None) for b in builders]
+
+
+# --------------------------------------------------------------------------- placements see each other
+
+
+def test_spread_constraint_alternates_zones() -> None:
+    # a1 is the emptiest, so LeastAllocated picks it first; maxSkew 1 then forces the other zones.
+    cluster = make_cluster([
+        make_node("a1").zone("za").alloc(cpu="8", memory="16Gi", pods="110"),
+        make_node("b1").zone("zb").alloc(cpu="4", memory="16Gi", pods="110"),
+        make_node("c1").zone("zc").alloc(cpu="6", memory="16Gi", pods="110"),
+    ])
+    pods = pods_of(*[
+        make_pod(f"web-{i}").label("app", "web").req(cpu="1").spread(1, ZONE, match_labels={"app": "web"})
+        for i in range(6)
+    ])
+    r = simulate_pods(cluster, default_config(), pods)
+    assert [p.node for p in r.placements] == ["a1", "c1", "b1", "a1", "c1", "b1"]
+    assert r.first_failure is None
+    assert {n.node: n.pods_after - n.pods_before for n in r.nodes} == {"a1": 2, "b1": 2, "c1": 2}
+    assert all(n.requested_after["cpu"] - n.requested_before["cpu"] == 2000 for n in r.nodes)
+
+
+def test_anti_affinity_one_per_node_then_fit_error() -> None:
+    cluster = make_cluster([make_node(f"n{i}").zone(f"z{i}") for i in range(3)])
+    pods = pods_of(*[
+        make_pod(f"db-{i}").label("app", "db").req(cpu="100m").pod_affinity("required", HOST, {"app": "db"}, anti=True)
+        for i in range(4)
+    ])
+    r = simulate_pods(cluster, default_config(), pods)
+    assert [p.node for p in r.placements[:3]] == ["n0", "n1", "n2"]
+    last = r.placements[3]
+    assert last.outcome == "unschedulable" and r.first_failure is last
+    assert last.fit_error == (
+        "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. no new claims to deallocate, "
+        "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod."
+    )
+    assert last.preemption is None
+
+
+def test_max_places_copies_until_resources_run_out() -> None:
+    cluster = make_cluster([make_node("n1").alloc(cpu="2", memory="4Gi", pods="110"),
+                            make_node("n2").alloc(cpu="1", memory="4Gi", pods="110")])
+    manifests = parse_manifests(parse_documents("pod.yaml", yaml.safe_dump(make_pod("w").req(cpu="500m").raw)), cluster)
+    w = manifests.workloads[0]
+    w.as_template = True
+    factory = PodFactory(manifests, cluster)
+    r = simulate_max(factory.cluster, default_config(), factory.pods(w, None), workload=w.display)
+    assert len(r.placed) == 6
+    assert [p.pod for p in r.placed] == [f"default/w-{i}" for i in range(6)]
+    assert r.first_failure is not None and r.first_failure.pod == "default/w-6"
+    assert r.first_failure.fit_error is not None
+    assert r.first_failure.fit_error.startswith("0/2 nodes are available: 2 Insufficient cpu.")
+    assert r.stop_reason == "the first copy that does not fit"
+    limited = simulate_max(factory.cluster, default_config(), PodFactory(manifests, cluster).pods(w, None), limit=2)
+    assert len(limited.placed) == 2 and limited.first_failure is None
+    assert limited.stop_reason == "limit of 2 pods reached"
+
+
+def test_queue_order_is_priority_then_creation_time_then_input_order() -> None:
+    cluster = make_cluster([make_node("n1")])
+    pods = pods_of(
+        make_pod("low").priority(0).created("2026-01-01T00:00:00Z"),
+        make_pod("high-new").priority(10).created("2026-01-03T00:00:00Z"),
+        make_pod("mid").priority(5),
+        make_pod("high-old").priority(10).created("2026-01-02T00:00:00Z"),
+        make_pod("low-twin").priority(0).created("2026-01-01T00:00:00Z"),
+    )
+    r = simulate_pods(cluster, default_config(), pods)
+    assert [p.pod for p in r.placements] == [
+        "default/high-old", "default/high-new", "default/mid", "default/low", "default/low-twin"
+    ]
+    assert [p.order for p in r.placements] == [1, 2, 3, 4, 5]
+
+
+def test_simulation_agrees_with_explain_on_the_accumulated_cluster() -> None:
+    """Placing pod i after pods 0..i-1 is what explain says once those pods are bound in the snapshot."""
+    cluster = load_cluster([DEMO])
+    manifests = parse_manifests(parse_documents(CART, Path(CART).read_text()), cluster)
+    factory = PodFactory(manifests, cluster)
+    pods = list(factory.pods(manifests.workloads[0], 8))
+    raws = [dict(p.raw) for p in pods]
+    cfg = default_config()
+    r = simulate_pods(factory.cluster, cfg, [(p, "cart") for p in pods])
+    assert len(r.placed) == 8
+    for i, placement in enumerate(r.placements):
+        accumulated = extend_cluster(factory.cluster, [], always_copy=True)
+        for raw, earlier in zip(raws[:i], r.placements[:i], strict=True):
+            accumulated.add_pod(Pod({**raw, "spec": {**raw["spec"], "nodeName": earlier.node}}))
+        trace = explain_pod(accumulated, Pod(raws[i]), cfg)
+        assert placement.node in trace.candidates, i
+        assert placement.score == trace.max_score
+        assert placement.feasible == len(trace.feasible_nodes)
+
+
+def test_a_fresh_cycle_state_per_pod_and_one_framework_per_profile() -> None:
+    cluster = make_cluster([make_node("n1"), make_node("n2")])
+    sim = Simulator(cluster, default_config())
+    sim.place(make_pod("a").req(cpu="1").build(), 1)
+    fw = sim.frameworks["default-scheduler"]
+    sim.place(make_pod("b").req(cpu="1").build(), 2)
+    assert sim.frameworks == {"default-scheduler": fw}
+    assert sim.cycles == 2
+    ignored = sim.place(make_pod("c").scheduler("other").build(), 3)
+    assert ignored.outcome == "ignored"
+    assert "other" in ignored.notes[0]
+
+
+def test_filter_starts_where_the_previous_cycle_stopped() -> None:
+    # 120 nodes: numFeasibleNodesToFind is 100, so a cycle processes 100 nodes and the next one
+    # starts at node 100 of the node-tree order.
+    cluster = make_cluster([make_node(f"n{i:03d}") for i in range(120)])
+    sim = Simulator(cluster, default_config())
+    sim.place(make_pod("a").build(), 1)
+    assert sim.start_index == 100
+    fw = sim.frameworks["default-scheduler"]
+    trace = run_cycle(fw, make_pod("b").build(), default_config(), start_index=sim.start_index)
+    order = [ni.name for ni in sim.snapshot.node_info_list]
+    assert trace.evaluated_order[:3] == order[100:103]
+    assert trace.evaluated_order[20] == order[0]
+    assert trace.processed_nodes == 100
+    # explain (start index 0) is unchanged
+    assert run_cycle(fw, make_pod("c").build(), default_config()).evaluated_order[0] == order[0]
+
+
+# --------------------------------------------------------------------------- Snapshot.assume / forget
+
+
+def test_assume_and_forget_keep_the_lists_plugins_read() -> None:
+    cluster = make_cluster([make_node("n1"), make_node("n2")])
+    snap = Snapshot(cluster)
+    pod = make_pod("db").pvc("data").pod_affinity("required", HOST, {"app": "db"}, anti=True).build()
+    snap.assume(pod, "n1")
+    ni = snap.get("n1")
+    assert ni is not None
+    assert snap.is_pvc_used_by_pods("default/data")
+    assert ni.pvc_ref_counts == {"default/data": 1}
+    assert snap.have_pods_with_required_anti_affinity_list == [ni]
+    assert snap.have_pods_with_affinity_list == [ni]
+    assert snap.forget(pod, "n1")
+    assert not snap.is_pvc_used_by_pods("default/data")
+    assert snap.have_pods_with_required_anti_affinity_list == []
+    assert snap.have_pods_with_affinity_list == []
+    assert len(ni.pods) == 0 and ni.requested.milli_cpu == 0
+    assert not snap.forget(pod, "n1")
+
+
+def test_forget_keeps_a_claim_another_pod_still_uses() -> None:
+    snap = Snapshot(make_cluster([make_node("n1"), make_node("n2")]))
+    a = make_pod("a").pvc("shared").build()
+    b = make_pod("b").pvc("shared").build()
+    snap.assume(a, "n1")
+    snap.assume(b, "n2")
+    snap.forget(a, "n1")
+    assert snap.is_pvc_used_by_pods("default/shared")
+
+
+# --------------------------------------------------------------------------- preemption
+
+
+def _preemption_cluster() -> Any:
+    return make_cluster(
+        [make_node("n1").alloc(cpu="4", memory="8Gi", pods="110")],
+        [make_pod("low").node("n1").req(cpu="3").priority(0)],
+    )
+
+
+def test_preemption_is_reported_but_not_applied_by_default() -> None:
+    r = simulate_pods(_preemption_cluster(), default_config(), pods_of(make_pod("high").req(cpu="2").priority(100)))
+    p = r.placements[0]
+    assert p.outcome == "unschedulable"
+    assert p.preemption is not None
+    assert (p.preemption.nominated_node, p.preemption.victims, p.preemption.applied) == ("n1", ["default/low"], False)
+    assert r.victims == []
+    assert r.nodes == []
+
+
+def test_preemption_deletes_victims_and_places_the_preemptor_on_the_nominated_node() -> None:
+    r = simulate_pods(
+        _preemption_cluster(), default_config(), pods_of(make_pod("high").req(cpu="2").priority(100)), preemption=True
+    )
+    p = r.placements[0]
+    assert (p.outcome, p.node) == ("scheduled", "n1")
+    assert p.preemption is not None and p.preemption.applied
+    assert r.victims == ["default/low"]
+    (n,) = r.nodes
+    assert (n.added, n.removed, n.pods_before, n.pods_after) == (["default/high"], ["default/low"], 1, 1)
+    assert (n.requested_before["cpu"], n.requested_after["cpu"]) == (3000, 2000)
+    assert r.cycles == 2  # the failed cycle and the retry
+
+
+def test_preemption_policy_never_does_not_preempt() -> None:
+    r = simulate_pods(
+        _preemption_cluster(),
+        default_config(),
+        pods_of(make_pod("high").req(cpu="2").priority(100, preemption_policy="Never")),
+        preemption=True,
+    )
+    assert r.placements[0].outcome == "unschedulable"
+    assert r.placements[0].preemption is None
+    assert r.victims == []
+
+
+# --------------------------------------------------------------------------- workload expansion
+
+
+def _manifests(text: str, cluster: Any) -> Any:
+    return parse_manifests(parse_documents("w.yaml", text), cluster)
+
+
+DEPLOYMENT = """
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: shop}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}, annotations: {team: a}}
+    spec:
+      priorityClassName: important
+      containers: [{name: c, image: web, resources: {limits: {cpu: 500m, memory: 1Gi}}}]
+---
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: shop}
+spec: {selector: {app: web}}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: settings, namespace: shop}
+"""
+
+
+def test_deployment_pods_are_owned_by_a_synthetic_replicaset() -> None:
+    cluster = make_cluster(
+        [make_node("n1")],
+        objects=[make_object("PriorityClass", "important", value=1000)],
+    )
+    m = _manifests(DEPLOYMENT, cluster)
+    assert [o.kind for o in m.objects] == ["Service"]
+    assert m.notes == ["skipped 1 ConfigMap object(s) of the pod file: not a workload and not read by the scheduler"]
+    factory = PodFactory(m, cluster)
+    pods = list(factory.pods(m.workloads[0], 3))
+    assert [p.name for p in pods] == ["web-0", "web-1", "web-2"]
+    rs = m.workloads[0].owner
+    assert rs is not None and rs.kind == "ReplicaSet"
+    h = pods[0].labels["pod-template-hash"]
+    assert rs.name == f"web-{h}"
+    assert factory.cluster.get("ReplicaSet", "shop", rs.name) is rs
+    assert factory.cluster.get("Service", "shop", "web") is not None
+    assert cluster.get("ReplicaSet", "shop", rs.name) is None  # the input cluster is untouched
+    p = pods[0]
+    assert p.namespace == "shop" and p.labels["app"] == "web"
+    assert p.meta.annotations == {"team": "a"}
+    assert p.meta.controller_ref() == {
+        "apiVersion": "apps/v1", "kind": "ReplicaSet", "name": rs.name, "uid": rs.meta.uid,
+        "controller": True, "blockOwnerDeletion": True,
+    }
+    assert p.priority == 1000  # PriorityClass admission
+    assert p.containers[0].requests["cpu"] == p.containers[0].limits["cpu"]  # requests defaulted from limits
+    assert len({q.uid for q in pods}) == 3
+    # default topology spreading finds the siblings through Service and ReplicaSet
+    assert default_selector(p, factory.cluster).matches(pods[1].labels)
+    assert not default_selector(p, factory.cluster).empty
+
+
+STATEFULSET = """
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 3
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      containers: [{name: c, image: db}]
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+"""
+
+
+def test_statefulset_ordinals_claims_and_existing_pods() -> None:
+    sc = make_object("StorageClass", "fast", provisioner="x")
+    sc.meta.annotations["storageclass.kubernetes.io/is-default-class"] = "true"
+    cluster = make_cluster([make_node("n1")], [make_pod("db-0").node("n1")], [sc])
+    m = _manifests(STATEFULSET, cluster)
+    factory = PodFactory(m, cluster)
+    pods = list(factory.pods(m.workloads[0], m.workloads[0].replicas))
+    assert [p.name for p in pods] == ["db-1", "db-2", "db-3"]  # db-0 exists already
+    p = pods[0]
+    assert p.labels["statefulset.kubernetes.io/pod-name"] == "db-1"
+    assert p.labels["apps.kubernetes.io/pod-index"] == "1"
+    assert p.meta.controller_ref() is not None and p.meta.controller_ref()["kind"] == "StatefulSet"  # type: ignore[index]
+    assert p.volumes == [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-1"}}]
+    pvc = factory.cluster.get("PersistentVolumeClaim", "default", "data-db-1")
+    assert pvc is not None
+    assert pvc.spec["storageClassName"] == "fast" and pvc.spec["volumeMode"] == "Filesystem"
+    assert pvc.status == {"phase": "Pending"}
+    assert factory.cluster.get("StatefulSet", "default", "db") is not None
+
+
+def test_job_parallelism_and_labels() -> None:
+    job = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: etl, uid: job-uid}
+spec:
+  parallelism: 4
+  completions: 2
+  completionMode: Indexed
+  template:
+    spec: {containers: [{name: c, image: etl}], restartPolicy: Never}
+"""
+    cluster = make_cluster([make_node("n1")])
+    m = _manifests(job, cluster)
+    w = m.workloads[0]
+    assert w.replicas == 2
+    pods = list(PodFactory(m, cluster).pods(w, w.replicas))
+    assert [p.name for p in pods] == ["etl-0", "etl-1"]
+    assert pods[1].labels == {
+        "batch.kubernetes.io/controller-uid": "job-uid",
+        "batch.kubernetes.io/job-name": "etl",
+        "controller-uid": "job-uid",
+        "job-name": "etl",
+        "batch.kubernetes.io/job-completion-index": "1",
+    }
+    assert pods[0].meta.controller_ref() == {
+        "apiVersion": "batch/v1", "kind": "Job", "name": "etl", "uid": "job-uid", "controller": True,
+        "blockOwnerDeletion": True,
+    }
+
+
+def test_bare_pod_is_itself_or_a_template() -> None:
+    cluster = make_cluster([make_node("n1")])
+    text = yaml.safe_dump(make_pod("solo").label("app", "solo").raw)
+    m = _manifests(text, cluster)
+    assert [p.name for p in PodFactory(m, cluster).pods(m.workloads[0], 5)] == ["solo"]
+    m.workloads[0].as_template = True
+    copies = list(PodFactory(m, cluster).pods(m.workloads[0], 2))
+    assert [p.name for p in copies] == ["solo-0", "solo-1"]
+    assert copies[0].labels == {"app": "solo"}
+    assert copies[0].uid != copies[1].uid
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("kind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n", "a Deployment needs a pod template"),
+        ("kind: ReplicaSet\nmetadata: {name: r}\nspec: {replicas: -1, template: {spec: {}}}\n", "must be a non-negative integer"),
+        ("kind: ConfigMap\nmetadata: {name: c}\n", "no pod or workload found"),
+    ],
+)
+def test_bad_workloads(text: str, message: str) -> None:
+    from kschedctl.errors import InputError
+
+    with pytest.raises(InputError, match=message):
+        _manifests(text, make_cluster([make_node("n1")]))
+
+
+# --------------------------------------------------------------------------- command line
+
+
+def _zone(node: str) -> str:
+    return node.split("-")[1][0]  # general-a0 -> a
+
+
+def test_cli_deployment_on_the_demo_cluster() -> None:
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "-o", "json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    nodes = [p["node"] for p in data["placements"]]
+    assert nodes == ["memory-b0", "memory-a0", "general-c0", "general-b1", "general-a0", "general-c1"]
+    assert len({_zone(n) for n in nodes[:3]}) == 3 and len({_zone(n) for n in nodes[3:]}) == 3
+    assert [p["pod"] for p in data["placements"]] == [f"shop/cart-{i}" for i in range(6)]
+    assert data["summary"] == {"pods": 6, "placed": 6, "notPlaced": 0, "victims": 0,
+                               "stopReason": "every pod was tried once, in queue order"}
+    assert {n["node"] for n in data["nodes"]} == set(nodes)
+    assert data["timing"]["cycles"] == 6
+
+
+def test_cli_first_pod_that_does_not_fit_exits_1() -> None:
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--replicas", "9")
+    assert r.exit_code == 1, r.output
+    assert "8 scheduled, 1 not scheduled" in r.output
+    assert "First pod that does not fit: shop/cart-8 (unschedulable)" in r.output
+    assert "0/12 nodes are available:" in r.output
+    assert "Nodes changed by the run" in r.output
+
+
+def test_cli_max_counts_copies() -> None:
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max", "-o", "yaml")
+    assert r.exit_code == 0, r.output
+    data = yaml.safe_load(r.output)
+    assert data["mode"] == "max"
+    assert data["summary"]["placed"] == 8
+    assert data["firstFailure"]["pod"] == "shop/cart-8"
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max")
+    assert "8 copies of Deployment shop/cart fit on 12 nodes; copy 9 does not fit" in r.output
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max", "--limit", "3", "-o", "json")
+    assert json.loads(r.output)["summary"]["stopReason"] == "limit of 3 pods reached"
+
+
+def test_cli_preemption_on_the_demo_cluster(tmp_path: Path) -> None:
+    f = tmp_path / "checkout.yaml"
+    f.write_text(yaml.safe_dump(
+        make_pod("checkout", "shop").label("app", "checkout").priority_class("business-critical")
+        .req(cpu="6", memory="40Gi").raw
+    ))
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "-o", "json")
+    assert r.exit_code == 1
+    last = json.loads(r.output)["placements"][-1]
+    assert last["outcome"] == "unschedulable"
+    assert last["preemption"] == {"nominatedNode": "memory-a0", "victims": ["batch/etl-23"], "applied": False}
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--preemption", "-o", "json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert [p["node"] for p in data["placements"]] == ["memory-b0", "memory-a0", "memory-b0", "memory-a0"]
+    assert data["summary"]["victims"] == 1
+    node = next(n for n in data["nodes"] if n["node"] == "memory-a0")
+    assert node["removed"] == ["batch/etl-23"]
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--preemption")
+    assert "preempted etl-23 on memory-a0" in r.output
+
+
+def test_cli_markdown() -> None:
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "-o", "markdown")
+    assert r.exit_code == 0
+    assert r.output.startswith("### kschedctl simulate: 6 pods on 12 nodes, in queue order: 6 scheduled, 0 not scheduled")
+    assert "| node " in r.output and "pods placed in" in r.output
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--max", "--replicas", "2"], "--max and --replicas do not go together"),
+        (["--limit", "2"], "--limit goes with --max"),
+        (["--replicas", "0"], "the workloads ask for no pods"),
+    ],
+)
+def test_cli_usage_errors(extra: list[str], message: str) -> None:
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, *extra)
+    assert r.exit_code == 2
+    assert message in r.output
+
+
+def test_cli_max_needs_one_template(tmp_path: Path) -> None:
+    f = tmp_path / "two.yaml"
+    f.write_text(yaml.safe_dump_all([make_pod("a").raw, make_pod("b").raw]))
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--max")
+    assert r.exit_code == 2
+    assert "--max needs exactly one pod or workload template, the files hold 2" in r.output
+
+
+def test_cli_file_without_workloads(tmp_path: Path) -> None:
+    f = tmp_path / "cm.yaml"
+    f.write_text("kind: ConfigMap\nmetadata: {name: c}\n")
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO)
+    assert r.exit_code == 2
+    assert f"{f}: no pod or workload found" in r.output
+
+
+def test_a_claim_left_unbound_by_an_earlier_pod_is_noted() -> None:
+    sc = make_object("StorageClass", "wffc", provisioner="x", volumeBindingMode="WaitForFirstConsumer")
+    pvc = make_object("PersistentVolumeClaim", "shared", "default",
+                      spec={"storageClassName": "wffc", "accessModes": ["ReadWriteMany"],
+                            "resources": {"requests": {"storage": "1Gi"}}},
+                      status={"phase": "Pending"})
+    cluster = make_cluster([make_node("n1")], objects=[sc, pvc])
+    one = simulate_pods(cluster, default_config(), pods_of(make_pod("a").pvc("shared")))
+    assert one.notes == []
+    two = simulate_pods(cluster, default_config(), pods_of(make_pod("a").pvc("shared"), make_pod("b").pvc("shared")))
+    assert len(two.notes) == 1 and "volume bindings of placed pods" in two.notes[0]
+
+
+def test_table_output_keeps_square_brackets() -> None:
+    from rich.console import Console
+
+    from kschedctl.render.simulate import render_simulation_table
+    from kschedctl.whatif.simulate import Placement, SimulationResult
+
+    r = SimulationResult("pods", 3, False)
+    r.placements.append(Placement(1, "default/p", None, "default-scheduler", "unschedulable",
+                                  fit_error="0/3 nodes are available: node(s) didn't satisfy plugin(s) [NodeAffinity]."))
+    console = Console(record=True, width=300)
+    render_simulation_table(r.to_dict(), console)
+    assert "didn't satisfy plugin(s) [NodeAffinity]." in console.export_text()
+
+
+def test_whatif_core_has_no_io_or_presentation() -> None:
+    import ast
+
+    forbidden = ("typer", "rich", "kschedctl.cli", "kschedctl.render", "kschedctl.snapshot.live")
+    for path in sorted((ROOT / "kschedctl" / "whatif").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        runtime = [n for n in tree.body if not (isinstance(n, ast.If) and "TYPE_CHECKING" in ast.unparse(n.test))]
+        names: set[str] = set()
+        for node in runtime:
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Import):
+                    names.update(a.name for a in sub.names)
+                elif isinstance(sub, ast.ImportFrom) and sub.module:
+                    names.add(sub.module)
+        bad = {m for m in names if any(m == f or m.startswith(f + ".") for f in forbidden)}
+        assert not bad, f"{path.name} imports {bad}"
+        assert "open(" not in path.read_text(), path.name
