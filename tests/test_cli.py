@@ -153,3 +153,8 @@ def test_kubectl_plugin_name(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_version() -> None:
     r = invoke("version")
     assert "kube-scheduler v1.35.4" in r.output
+
+
+def test_reasons_with_brackets_are_shown_verbatim() -> None:
+    r = invoke("explain", "pod", "canary-gated", "-n", "shop", "--snapshot", DEMO)
+    assert "waiting for scheduling gates: [example.com/rollout-approval]" in r.output

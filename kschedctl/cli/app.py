@@ -82,7 +82,8 @@ _state: dict[str, Any] = {"debug": False}
 
 
 def stdout_console() -> Console:
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200)
+    """Console for results: no markup (reasons like "[gate-name]" are data) and no auto-highlighting."""
+    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200, markup=False, highlight=False)
 
 
 def err(msg: str) -> None:
