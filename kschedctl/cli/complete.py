@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-try:
+if TYPE_CHECKING:
     from typer._click.shell_completion import CompletionItem, ShellComplete
-except ImportError:  # typer releases that depend on click rather than vendoring it
-    from click.shell_completion import CompletionItem, ShellComplete  # type: ignore[assignment]
+else:
+    try:
+        from typer._click.shell_completion import CompletionItem, ShellComplete
+    except ImportError:  # typer releases that depend on click rather than vendoring it
+        from click.shell_completion import CompletionItem, ShellComplete
 
 PROG = "kschedctl"
 COMPLETE_VAR = "_KSCHEDCTL_COMPLETE"
