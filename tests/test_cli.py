@@ -64,6 +64,9 @@ def test_markdown_and_wide() -> None:
     assert "| node " in md.output and "#### Filter" in md.output
     wide = invoke("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "-o", "wide")
     assert "allocatable / requested" in wide.output
+    # spread/affinity detail: per-domain matching pods behind each node's score
+    assert "PodTopologySpread: why" in wide.output and "matchingPods=" in wide.output
+    assert "InterPodAffinity: why" in wide.output
 
 
 def test_explain_from_file_and_stdin(tmp_path: Path) -> None:

@@ -128,3 +128,20 @@ def post_bind_line(t: dict[str, Any]) -> str | None:
         what = r.get("note") or (f"error: {r['error']}" if r.get("error") else "ran")
         parts.append(f"{r['plugin']}: {what}")
     return "PostBind: " + "; ".join(parts)
+
+
+def compact(obj: Any, limit: int = 400) -> str:
+    """A plugin's explanation as one readable line (``-o json`` keeps the full structure)."""
+
+    def walk(o: Any) -> str:
+        if isinstance(o, dict):
+            parts = [f"{k}={walk(v)}" for k, v in o.items() if v not in (None, [], {}, "")]
+            return "{" + ", ".join(parts) + "}" if len(parts) > 1 else (parts[0] if parts else "{}")
+        if isinstance(o, list):
+            return "[" + "; ".join(walk(v) for v in o) + "]"
+        if isinstance(o, float):
+            return f"{o:.3g}"
+        return str(o)
+
+    text = walk(obj)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

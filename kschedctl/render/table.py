@@ -12,6 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from kschedctl.render.common import (
+    compact,
     extender_rows,
     extender_score_columns,
     filter_cells,
@@ -171,8 +172,17 @@ def _wide_details(t: dict[str, Any], console: Console) -> None:
             )
         console.print(tbl)
     for plugin, detail in (t["details"].get("plugins") or {}).items():
-        console.print(Text(f"{plugin} detail", style="bold"))
-        console.print_json(data=detail)
+        tbl = Table(title=f"{plugin}: why (full structure in -o json)", title_justify="left")
+        tbl.add_column("scope")
+        tbl.add_column("detail", overflow="fold")
+        for phase, value in (detail.get("cycle") or {}).items():
+            if value:
+                tbl.add_row(f"cycle: {phase}", compact(value))
+        for node, value in (detail.get("nodes") or {}).items():
+            tbl.add_row(node, compact(value))
+        if detail.get("error"):
+            tbl.add_row("error", str(detail["error"]))
+        console.print(tbl)
 
 
 def _gib(v: int) -> str:
