@@ -201,20 +201,16 @@ def explain_pod_cmd(
 
 
 def emit_trace(data: dict[str, Any], output: Output) -> None:
-    from kschedctl.render.data import to_json, to_yaml
+    from kschedctl.render.data import emit
+    from kschedctl.render.markdown import render_trace_markdown
+    from kschedctl.render.table import render_trace
 
-    if output == Output.json:
-        print(to_json(data))
-    elif output == Output.yaml:
-        print(to_yaml(data), end="")
-    elif output == Output.markdown:
-        from kschedctl.render.markdown import render_trace_markdown
-
-        print(render_trace_markdown(data), end="")
-    else:
-        from kschedctl.render.table import render_trace
-
-        render_trace(data, stdout_console(), wide=output == Output.wide)
+    emit(
+        data,
+        output.value,
+        table=lambda d: render_trace(d, stdout_console(), wide=output == Output.wide),
+        markdown=render_trace_markdown,
+    )
 
 
 @app.command()

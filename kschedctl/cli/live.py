@@ -217,7 +217,6 @@ def explain_pending_cmd(
     def body() -> int:
         from kschedctl.config import load_config
         from kschedctl.explain.pending import pending_rows
-        from kschedctl.render.data import to_json, to_yaml
         from kschedctl.snapshot.selectors import parse_selector_string
 
         if namespace and all_namespaces:
@@ -233,18 +232,10 @@ def explain_pending_cmd(
             if (ns is None or p.namespace == ns) and (sel is None or sel.matches(p.labels))
         ]
         rows = [r.to_dict() for r in pending_rows(cluster, pods, cfg)]
-        if output == CheckOutput.json:
-            print(to_json(rows))
-        elif output == CheckOutput.yaml:
-            print(to_yaml(rows), end="")
-        elif output == CheckOutput.markdown:
-            from kschedctl.render.pending import render_pending_markdown
+        from kschedctl.render.data import emit
+        from kschedctl.render.pending import render_pending_markdown, render_pending_table
 
-            print(render_pending_markdown(rows), end="")
-        else:
-            from kschedctl.render.pending import render_pending_table
-
-            render_pending_table(rows, stdout_console())
+        emit(rows, output.value, table=lambda r: render_pending_table(r, stdout_console()), markdown=render_pending_markdown)
         return EXIT_OK if not rows else EXIT_NO
 
     guarded(body)

@@ -92,16 +92,9 @@ def plugins_cmd(
 
     def body() -> int:
         rows = [describe(e) for e in build_registry(plugin_module).entries()]
-        if output == PluginsOutput.json:
-            from kschedctl.render.data import to_json
+        from kschedctl.render.data import emit
 
-            print(to_json(rows))
-        elif output == PluginsOutput.yaml:
-            from kschedctl.render.data import to_yaml
-
-            print(to_yaml(rows), end="")
-        else:
-            _table(rows)
+        emit(rows, output.value, table=_table)
         return EXIT_OK
 
     guarded(body)

@@ -70,16 +70,9 @@ def _read_manifests(paths: list[str], cluster: Cluster) -> Manifests:
 
 
 def _emit(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any) -> None:
-    from kschedctl.render.data import to_json, to_yaml
+    from kschedctl.render.data import emit
 
-    if output == WhatIfOutput.json:
-        print(to_json(data))
-    elif output == WhatIfOutput.yaml:
-        print(to_yaml(data), end="")
-    elif output == WhatIfOutput.markdown:
-        print(markdown(data), end="")
-    else:
-        table(data, stdout_console())
+    emit(data, output.value, table=lambda d: table(d, stdout_console()), markdown=markdown)
 
 
 # --------------------------------------------------------------------------- diff-profiles

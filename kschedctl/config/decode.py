@@ -318,7 +318,8 @@ def _json_key(k: Any) -> str:
     return str(k)
 
 
-def _json_kind(v: Any) -> str:
+def json_kind(v: Any) -> str:
+    """The JSON type name Go's encoding/json puts in 'cannot unmarshal <kind> into ...' errors."""
     if isinstance(v, bool):
         return "bool"
     if isinstance(v, int | float):
@@ -366,7 +367,7 @@ class _Decoder:
             return copy.deepcopy(v)
         if k == "struct":
             if not isinstance(v, dict):
-                self._type_error(_json_kind(v), t, struct, stack)
+                self._type_error(json_kind(v), t, struct, stack)
                 return None
             out: dict[str, Any] = {}
             for name, item in v.items():
@@ -381,7 +382,7 @@ class _Decoder:
             return out
         if k == "list":
             if not isinstance(v, list):
-                self._type_error(_json_kind(v), t, struct, stack)
+                self._type_error(json_kind(v), t, struct, stack)
                 return None
             assert t.elem is not None
             items = []
@@ -391,7 +392,7 @@ class _Decoder:
             return items
         if k == "map":
             if not isinstance(v, dict):
-                self._type_error(_json_kind(v), t, struct, stack)
+                self._type_error(json_kind(v), t, struct, stack)
                 return None
             assert t.elem is not None
             m: dict[str, Any] = {}
@@ -401,7 +402,7 @@ class _Decoder:
             return m
         if k == "int":
             if isinstance(v, bool) or not isinstance(v, int | float):
-                self._type_error(_json_kind(v), t, struct, stack)
+                self._type_error(json_kind(v), t, struct, stack)
                 return None
             bits = _INT_BITS[t.go]
             if isinstance(v, float) or not (-(1 << (bits - 1)) <= v < (1 << (bits - 1))):
@@ -410,22 +411,22 @@ class _Decoder:
             return int(v)
         if k == "float":
             if isinstance(v, bool) or not isinstance(v, int | float):
-                self._type_error(_json_kind(v), t, struct, stack)
+                self._type_error(json_kind(v), t, struct, stack)
                 return None
             return float(v)
         if k == "bool":
             if not isinstance(v, bool):
-                self._type_error(_json_kind(v), t, struct, stack)
+                self._type_error(json_kind(v), t, struct, stack)
                 return None
             return v
         if k in ("string", "bytes"):
             if not isinstance(v, str):
-                self._type_error(_json_kind(v), t, struct, stack)
+                self._type_error(json_kind(v), t, struct, stack)
                 return None
             return v
         if k == "duration":
             if not isinstance(v, str):
-                self._type_error(_json_kind(v), STRING, "", [])
+                self._type_error(json_kind(v), STRING, "", [])
                 return None
             try:
                 return parse_go_duration(v)
@@ -457,7 +458,7 @@ def _interpret(doc: Any) -> tuple[str, str]:
         return "", ""
     if not isinstance(doc, dict):
         raise DecodeError(
-            f"couldn't get version/kind; json parse error: json: cannot unmarshal {_json_kind(doc)} "
+            f"couldn't get version/kind; json parse error: json: cannot unmarshal {json_kind(doc)} "
             f"into Go value of type {_FIND_KIND_TYPE}"
         )
     out = []
@@ -465,7 +466,7 @@ def _interpret(doc: Any) -> tuple[str, str]:
         v = doc.get(name)
         if v is not None and not isinstance(v, str):
             raise DecodeError(
-                f"couldn't get version/kind; json parse error: json: cannot unmarshal {_json_kind(v)} "
+                f"couldn't get version/kind; json parse error: json: cannot unmarshal {json_kind(v)} "
                 f"into Go struct field .{name} of type string"
             )
         out.append(v or "")

@@ -26,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
+from kschedctl.config.decode import json_kind
 from kschedctl.config.types import Extender
 from kschedctl.errors import InputError
 from kschedctl.framework.status import MAX_NODE_SCORE
@@ -216,7 +217,7 @@ class HTTPExtender:
         if body is None:
             scores: list[tuple[str, int]] = []
         elif not isinstance(body, list):
-            self._fail(call, f"json: cannot unmarshal {_json_kind(body)} into Go value of type v1.HostPriorityList")
+            self._fail(call, f"json: cannot unmarshal {json_kind(body)} into Go value of type v1.HostPriorityList")
         else:
             scores = []
             for item in body:
@@ -224,7 +225,7 @@ class HTTPExtender:
                     scores.append(("", 0))
                     continue
                 if not isinstance(item, dict):
-                    self._fail(call, f"json: cannot unmarshal {_json_kind(item)} into Go value of type v1.HostPriority")
+                    self._fail(call, f"json: cannot unmarshal {json_kind(item)} into Go value of type v1.HostPriority")
                 host = _get_str(item, "Host", call)
                 scores.append((host, _get_int(item, "Score", call)))
         call.result = {"scores": {h: s for h, s in scores}, "weight": self.weight}
@@ -253,7 +254,7 @@ class HTTPExtender:
         out: dict[str, tuple[list[Pod], int]] = {}
         meta_victims = _get(result, "NodeNameToMetaVictims")
         if meta_victims is not None and not isinstance(meta_victims, dict):
-            self._fail(call, f"json: cannot unmarshal {_json_kind(meta_victims)} into Go struct field "
+            self._fail(call, f"json: cannot unmarshal {json_kind(meta_victims)} into Go struct field "
                        "ExtenderPreemptionResult.NodeNameToMetaVictims")
         for node, mv in (meta_victims or {}).items():
             ni = node_lookup(node)
@@ -263,7 +264,7 @@ class HTTPExtender:
             n_pdb = 0
             if mv is not None:
                 if not isinstance(mv, dict):
-                    self._fail(call, f"json: cannot unmarshal {_json_kind(mv)} into Go value of type v1.MetaVictims")
+                    self._fail(call, f"json: cannot unmarshal {json_kind(mv)} into Go value of type v1.MetaVictims")
                 n_pdb = _get_int(mv, "NumPDBViolations", call)
                 for mp in _get(mv, "Pods") or []:
                     uid = _get_str(mp, "UID", call) if isinstance(mp, dict) else ""
@@ -346,16 +347,6 @@ def _reason_text(reason: object) -> str:
     return str(reason)
 
 
-def _json_kind(v: Any) -> str:
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int | float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object"
 
 
 def _get(obj: dict[str, Any], name: str) -> Any:
@@ -374,14 +365,14 @@ def _decode_object(body: Any, type_name: str, call: ExtenderCall) -> dict[str, A
         return {}
     if not isinstance(body, dict):
         call.outcome = "error"
-        call.error = f"json: cannot unmarshal {_json_kind(body)} into Go value of type v1.{type_name}"
+        call.error = f"json: cannot unmarshal {json_kind(body)} into Go value of type v1.{type_name}"
         raise ExtenderError(call.error, call)
     return body
 
 
 def _type_error(call: ExtenderCall, v: Any, what: str, go_type: str) -> ExtenderError:
     call.outcome = "error"
-    call.error = f"json: cannot unmarshal {_json_kind(v)} into Go struct field {what} of type {go_type}"
+    call.error = f"json: cannot unmarshal {json_kind(v)} into Go struct field {what} of type {go_type}"
     return ExtenderError(call.error, call)
 
 
