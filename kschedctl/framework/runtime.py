@@ -282,29 +282,27 @@ class Framework:
     def run_pre_filter_extension_add_pod(
         self, state: CycleState, pod: Pod, pod_info_to_add: PodInfo, node_info: NodeInfo
     ) -> Status:
-        for pl in self.lists["preFilter"]:
-            if pl.name in state.skip_filter_plugins:
-                continue
-            ext = pl.pre_filter_extensions()
-            if ext is None:
-                continue
-            st = ext.add_pod(state, pod, pod_info_to_add, node_info)
-            if not st.is_success():
-                return Status(Code.ERROR, f"running AddPod on PreFilter plugin {q(pl.name)}: {st.message()}")
-        return Status()
+        return self._run_pre_filter_extension("AddPod", state, pod, pod_info_to_add, node_info)
 
     def run_pre_filter_extension_remove_pod(
         self, state: CycleState, pod: Pod, pod_info_to_remove: PodInfo, node_info: NodeInfo
     ) -> Status:
+        return self._run_pre_filter_extension("RemovePod", state, pod, pod_info_to_remove, node_info)
+
+    def _run_pre_filter_extension(
+        self, which: str, state: CycleState, pod: Pod, other: PodInfo, node_info: NodeInfo
+    ) -> Status:
+        """AddPod/RemovePod of every PreFilter plugin that ran (not skipped) and has extensions."""
         for pl in self.lists["preFilter"]:
             if pl.name in state.skip_filter_plugins:
                 continue
             ext = pl.pre_filter_extensions()
             if ext is None:
                 continue
-            st = ext.remove_pod(state, pod, pod_info_to_remove, node_info)
+            call = ext.add_pod if which == "AddPod" else ext.remove_pod
+            st = call(state, pod, other, node_info)
             if not st.is_success():
-                return Status(Code.ERROR, f"running RemovePod on PreFilter plugin {q(pl.name)}: {st.message()}")
+                return Status(Code.ERROR, f"running {which} on PreFilter plugin {q(pl.name)}: {st.message()}")
         return Status()
 
     # Filter ------------------------------------------------------------------------------
