@@ -48,10 +48,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--dir", default="bench/out")
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--yaml", action="store_true", help="also time loading the same snapshot written as YAML (slow)")
     args = ap.parse_args()
     d = Path(args.dir)
     load_s, cluster = best_of(1, lambda: load_cluster([str(d / "cluster.json")]))
     rows = [("load snapshot file (JSON, 26 MB)", f"{load_s:.2f} s", f"{len(cluster.nodes)} nodes, {len(cluster.pods)} pods")]
+    if args.yaml:
+        import json
+
+        from kschedctl.render.data import to_yaml
+
+        yaml_file = d / "cluster.yaml"
+        yaml_file.write_text(to_yaml(json.loads((d / "cluster.json").read_text())))
+        yaml_s, _ = best_of(1, lambda: load_cluster([str(yaml_file)]))
+        rows.append(("load the same snapshot as YAML (PyYAML C loader)", f"{yaml_s:.1f} s", "27 MB of YAML"))
     pods = {label: load_pods(str(d / f))[0] for label, f in (("plain pod", "pod-plain.json"), ("anti-affinity + spread pod", "pod-spread.json"))}
     for p in pods.values():
         cluster.default_priority(p)
