@@ -510,7 +510,7 @@ def test_a_claim_left_unbound_by_an_earlier_pod_is_noted() -> None:
     one = simulate_pods(cluster, default_config(), pods_of(make_pod("a").pvc("shared")))
     assert one.notes == []
     two = simulate_pods(cluster, default_config(), pods_of(make_pod("a").pvc("shared"), make_pod("b").pvc("shared")))
-    assert len(two.notes) == 1 and "volume bindings of placed pods" in two.notes[0]
+    assert len(two.notes) == 1 and "dynamic provisioning for placed pods" in two.notes[0]
 
 
 def test_table_output_keeps_square_brackets() -> None:
@@ -544,3 +544,46 @@ def test_whatif_core_has_no_io_or_presentation() -> None:
         bad = {m for m in names if any(m == f or m.startswith(f + ".") for f in forbidden)}
         assert not bad, f"{path.name} imports {bad}"
         assert "open(" not in path.read_text(), path.name
+
+
+def _local_pv(name: str, node: str, size: str = "10Gi") -> Any:
+    return make_object(
+        "PersistentVolume",
+        name,
+        spec={
+            "capacity": {"storage": size},
+            "accessModes": ["ReadWriteOnce"],
+            "storageClassName": "local",
+            "local": {"path": f"/mnt/{name}"},
+            "nodeAffinity": {
+                "required": {"nodeSelectorTerms": [{"matchExpressions": [{"key": HOST, "operator": "In", "values": [node]}]}]}
+            },
+        },
+        status={"phase": "Available"},
+    )
+
+
+def test_statefulset_claims_bind_distinct_local_volumes() -> None:
+    """A placed pod's claim binds its PV before the next cycle: no two replicas take the same volume."""
+    local = make_object(
+        "StorageClass", "local", provisioner="kubernetes.io/no-provisioner", volumeBindingMode="WaitForFirstConsumer"
+    )
+    local.meta.annotations["storageclass.kubernetes.io/is-default-class"] = "true"
+    cluster = make_cluster(
+        [make_node("n1"), make_node("n2")],
+        [],
+        [local, _local_pv("pv-n1", "n1"), _local_pv("pv-n2", "n2")],
+    )
+    m = _manifests(STATEFULSET, cluster)
+    factory = PodFactory(m, cluster)
+    pods = [(p, "StatefulSet default/db") for p in factory.pods(m.workloads[0], 3)]
+    r = simulate_pods(factory.cluster, default_config(), pods)
+    placed = [p.node for p in r.placements]
+    assert sorted(n for n in placed[:2] if n) == ["n1", "n2"]
+    assert placed[2] is None
+    assert r.first_failure is not None and "didn't find available persistent volumes to bind" in (
+        r.first_failure.fit_error or ""
+    )
+    # the caller's cluster is not modified
+    pv = factory.cluster.get("PersistentVolume", "", "pv-n1")
+    assert pv is not None and "claimRef" not in pv.spec

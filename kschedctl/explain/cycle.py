@@ -144,14 +144,22 @@ def explain_pod(
 
 
 def run_cycle(
-    fw: Framework, pod: Pod, config: SchedulerConfig, *, details: bool = False, start_index: int = 0
+    fw: Framework,
+    pod: Pod,
+    config: SchedulerConfig,
+    *,
+    details: bool = False,
+    start_index: int = 0,
+    state: CycleState | None = None,
 ) -> Trace:
     """Run the cycle; with ``details`` also record per-node figures and plugins' own explanations.
 
     ``start_index`` is kube-scheduler's ``nextStartNodeIndex``: 0 in the first cycle (what ``explain``
     models); a simulation of successive cycles passes the index the previous cycles left (advanced by
-    ``Trace.processed_nodes``)."""
-    state = CycleState()
+    ``Trace.processed_nodes``). A caller that needs what plugins decided (a simulation applying volume
+    bindings) passes its own fresh ``state`` and reads it afterwards."""
+    if state is None:
+        state = CycleState()
     trace = _run_cycle(fw, pod, config, state, start_index)
     if details:
         _add_node_details(fw, trace)

@@ -10,6 +10,9 @@ framework Snapshot shared by the whole run:
 * after a pod is placed, ``Snapshot.assume`` adds it to its NodeInfo (resources, ports, PVC
   references) and to the affinity lists, so resource fit, PodTopologySpread, InterPodAffinity
   and the volume plugins of later cycles see it;
+* objects a plugin assumes for a placed pod (``assumed_objects``: VolumeBinding's claim-to-PV
+  bindings) replace their originals in the run's Cluster before the next cycle, as the real
+  scheduler's assume caches hold them, so no two claims of the run take the same PV;
 * the filter pass starts where the previous cycle stopped (``nextStartNodeIndex``), as
   upstream rotates through the nodes;
 * with preemption, a pod that does not fit and for which DefaultPreemption nominates a node
@@ -36,6 +39,7 @@ from typing import Any
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.explain.cycle import run_cycle
 from kschedctl.explain.trace import Trace
+from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.resources import Resource
 from kschedctl.framework.runtime import Framework
@@ -43,6 +47,7 @@ from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.types import PodInfo
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
+from kschedctl.whatif.workloads import extend_cluster
 
 
 @dataclass
@@ -217,6 +222,8 @@ class Simulator:
         self.notes: list[str] = []
         #: Unbound claims of placed pods (VolumeBinding would bind them at PreBind).
         self._unbound_claims: set[str] = set()
+        self._state = CycleState()
+        self._own_cluster = False
 
     # -- frameworks and queue order ------------------------------------------------------------
     def framework_for(self, scheduler_name: str) -> Framework | None:
@@ -254,8 +261,8 @@ class Simulator:
             return p
         if self._unbound_claims and any(k in self._unbound_claims for k in self._unbound_claims_of(pod)):
             self._note(
-                "volume bindings of placed pods (VolumeBinding) are not recorded: a claim that an earlier pod of "
-                "the run would have bound is still unbound for a later pod using it"
+                "dynamic provisioning for placed pods (VolumeBinding) is not recorded: a claim that an earlier pod "
+                "of the run would have had provisioned is still unbound for a later pod using it"
             )
         trace = self._cycle(fw, pod)
         p = self._placement(trace, order, workload)
@@ -280,10 +287,12 @@ class Simulator:
         if trace.schedulable:
             assert trace.selected_node is not None
             self._assume(pod, trace.selected_node)
+            self._apply_assumed_objects(fw, pod, trace.selected_node)
         return p
 
     def _cycle(self, fw: Framework, pod: Pod) -> Trace:
-        trace = run_cycle(fw, pod, self.config, start_index=self.start_index)
+        self._state = CycleState()
+        trace = run_cycle(fw, pod, self.config, start_index=self.start_index, state=self._state)
         self.cycles += 1
         n = self.snapshot.num_nodes()
         if trace.processed_nodes and n:
@@ -317,6 +326,20 @@ class Simulator:
                 "the devices as free"
             )
         self._unbound_claims.update(self._unbound_claims_of(pod))
+
+    def _apply_assumed_objects(self, fw: Framework, pod: Pod, node: str) -> None:
+        """Objects plugins assumed for the placed pod (e.g. VolumeBinding's PV bindings) become part
+        of the run's cluster before the next cycle, as the real scheduler's assume caches hold them."""
+        for pl in fw.plugins_map.values():
+            assumed = getattr(pl, "assumed_objects", None)
+            if assumed is None:
+                continue
+            for obj in assumed(self._state, pod, node):
+                if not self._own_cluster:  # the caller's Cluster stays as it was
+                    self.cluster = extend_cluster(self.cluster, [], always_copy=True)
+                    self.snapshot.cluster = self.cluster
+                    self._own_cluster = True
+                self.cluster.add_object(obj)
 
     def _unbound_claims_of(self, pod: Pod) -> list[str]:
         out: list[str] = []

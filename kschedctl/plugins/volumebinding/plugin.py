@@ -10,6 +10,7 @@ alpha StorageCapacityScoring gate, off in v1.35, so PreScore always skips it.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from kschedctl.config.args import VolumeBindingArgs
@@ -171,6 +172,34 @@ class VolumeBinding:
     def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         # Nothing was assumed in a dry run, so there is nothing to revert.
         return None
+
+    def assumed_objects(self, state: CycleState, pod: Pod, node_name: str) -> list[KubeObject]:
+        """The claims and PVs as they would be once this pod's static bindings on ``node_name`` are made.
+
+        The real scheduler assumes them in its volume cache at Reserve and writes them at PreBind; a
+        simulation of successive pods applies them to its cluster so no later claim takes the same PV.
+        """
+        s = state.get(STATE_KEY)
+        if s is None or s.pod_volumes_by_node is None or node_name not in s.pod_volumes_by_node:
+            return []
+        out: list[KubeObject] = []
+        for b in s.pod_volumes_by_node[node_name].static_bindings:
+            claim = copy.deepcopy(b.pvc.raw)
+            claim.setdefault("spec", {})["volumeName"] = b.pv.name
+            claim.setdefault("status", {})["phase"] = "Bound"
+            claim.setdefault("metadata", {}).setdefault("annotations", {})["pv.kubernetes.io/bind-completed"] = "yes"
+            volume = copy.deepcopy(b.pv.raw)
+            volume.setdefault("spec", {})["claimRef"] = {
+                "kind": "PersistentVolumeClaim",
+                "apiVersion": "v1",
+                "namespace": b.pvc.namespace,
+                "name": b.pvc.name,
+                "uid": b.pvc.meta.uid,
+            }
+            volume.setdefault("status", {})["phase"] = "Bound"
+            out.append(KubeObject(claim, "PersistentVolumeClaim", True))
+            out.append(KubeObject(volume, "PersistentVolume", False))
+        return out
 
     # ------------------------------------------------------------------ PreBind
     def _pre_bind_status(self, state: CycleState, node_name: str, skip: bool) -> Status:
