@@ -47,28 +47,23 @@ IGNORE = "Ignore"
 LABEL_HOSTNAME = "kubernetes.io/hostname"
 LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 
+def _system_default(max_skew: int, topology_key: str) -> TopologySpreadConstraint:
+    return TopologySpreadConstraint(
+        max_skew=max_skew,
+        topology_key=topology_key,
+        when_unsatisfiable=SCHEDULE_ANYWAY,
+        label_selector=parse_label_selector(None),
+        min_domains=None,
+        node_affinity_policy=None,
+        node_taints_policy=None,
+        match_label_keys=(),
+    )
+
+
 #: kube-scheduler's built-in defaults for ``defaultingType: System``.
 SYSTEM_DEFAULT_CONSTRAINTS: tuple[TopologySpreadConstraint, ...] = (
-    TopologySpreadConstraint(
-        max_skew=3,
-        topology_key=LABEL_HOSTNAME,
-        when_unsatisfiable=SCHEDULE_ANYWAY,
-        label_selector=parse_label_selector(None),
-        min_domains=None,
-        node_affinity_policy=None,
-        node_taints_policy=None,
-        match_label_keys=(),
-    ),
-    TopologySpreadConstraint(
-        max_skew=5,
-        topology_key=LABEL_TOPOLOGY_ZONE,
-        when_unsatisfiable=SCHEDULE_ANYWAY,
-        label_selector=parse_label_selector(None),
-        min_domains=None,
-        node_affinity_policy=None,
-        node_taints_policy=None,
-        match_label_keys=(),
-    ),
+    _system_default(3, LABEL_HOSTNAME),
+    _system_default(5, LABEL_TOPOLOGY_ZONE),
 )
 
 
