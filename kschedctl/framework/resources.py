@@ -12,6 +12,12 @@ BalancedAllocation and preemption must all agree:
   container aggregate for those resources; ``spec.overhead`` is added last;
 * for scoring only, a container with no cpu/memory request counts as 100m / 200Mi
   ("non-zero" requests), unless pod-level requests cover the resource.
+
+Each caller picks the options v1.35 passes at that point (see ``pod_requests``):
+NodeInfo aggregates and BalancedAllocation read pod-level requests and resize
+status; Fit's Filter reads pod-level requests but no status; Fit's Score is
+built without the PodLevelResources and in-place-resize flags, so it reads
+neither, only the containers' non-zero requests plus overhead.
 """
 
 from __future__ import annotations
@@ -157,13 +163,16 @@ def pod_requests(
     non_missing: dict[str, Fraction] | None = None,
     exclude_overhead: bool = False,
     use_status: bool = True,
+    skip_pod_level: bool = False,
 ) -> ResourceList:
     """``resourcehelper.PodRequests`` with the v1.35 default feature gates.
 
-    ``use_status=False`` ignores in-place-resize status (NodeResourcesFit's PreFilter does).
+    ``use_status=False`` ignores in-place-resize status (NodeResourcesFit's PreFilter does);
+    ``skip_pod_level=True`` ignores ``spec.resources`` (``SkipPodLevelResources``, what
+    NodeResourcesFit's scorer passes because NewFit never sets its PodLevelResources flag).
     """
     reqs = aggregate_container_requests(pod, use_status=use_status, non_missing=non_missing)
-    if is_pod_level_requests_set(pod):
+    if not skip_pod_level and is_pod_level_requests_set(pod):
         for k, v in (pod.pod_requests or {}).items():
             if is_supported_pod_level_resource(k):
                 reqs[k] = v

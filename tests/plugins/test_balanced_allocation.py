@@ -45,6 +45,16 @@ def existing(req: dict[str, str] | None = None) -> PodBuilder:
         pytest.param(make_pod().req(cpu="1", memory="4Gi"), node_info(node(), existing()), None, 100, id="besteffort-existing-adds-nothing"),
         # Fractions capped at 1: cpu 1.25 -> 1, memory 0.25 -> std 0.375 -> 62.
         pytest.param(make_pod().req(cpu="2", memory="4Gi"), node_info(node(), existing({"cpu": "3"})), None, 62, id="capped"),
+        # BalancedAllocation reads pod-level requests (unlike Fit's Score): 0.25 / 0.25.
+        pytest.param(make_pod().pod_level(requests={"cpu": "1", "memory": "4Gi"}), node_info(node()), None, 100, id="pod-level"),
+        # ... on the node side too: existing pod-level cpu 1 -> 0.5 / 0.25 -> 87.
+        pytest.param(
+            make_pod().req(cpu="1", memory="4Gi"),
+            node_info(node(), make_pod("existing-lvl").pod_level(requests={"cpu": "1"})),
+            None,
+            87,
+            id="node-pod-level",
+        ),
         # Only cpu requested: 0.25 / 0 -> 87.
         pytest.param(make_pod().req(cpu="1"), node_info(node()), None, 87, id="cpu-only"),
         # Three resources: 0.25, 0.5, 0.75 -> population std 0.2041 -> 79.

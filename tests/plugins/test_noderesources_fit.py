@@ -321,8 +321,26 @@ def rtcr(shape: list[tuple[int, int]], resources: list[dict[str, Any]] | None = 
         pytest.param(make_pod().req(cpu="2", memory="1Gi"), node_info(node()), MOST, 28, id="most"),
         # Capped at capacity: cpu 100, memory 6 -> 53.
         pytest.param(make_pod().req(cpu="2", memory="1Gi"), node_info(node(), existing("3")), MOST, 53, id="most-capped"),
-        # Pod-level cpu replaces container cpu; memory falls back to 200Mi: cpu 50, memory 1 -> 25.
-        pytest.param(make_pod().pod_level(requests={"cpu": "2"}), node_info(node()), MOST, 25, id="most-pod-level"),
+        # Score ignores the incoming pod's pod-level requests (NewFit leaves its scorer's
+        # PodLevelResources flag off): the container's 100m / 200Mi defaults count: cpu 2, memory 1 -> 1.
+        pytest.param(make_pod().pod_level(requests={"cpu": "2"}), node_info(node()), MOST, 1, id="most-pod-level-ignored"),
+        # ... and the overhead still counts: cpu (100m+1900m) 50, memory (200Mi+824Mi) 6 -> 28.
+        pytest.param(
+            make_pod().pod_level(requests={"cpu": "3", "memory": "8Gi"}).overhead(cpu="1900m", memory="824Mi"),
+            node_info(node()),
+            MOST,
+            28,
+            id="most-pod-level-ignored-overhead-counts",
+        ),
+        # The node side honours pod-level requests of the pods already there: pod-level cpu 2
+        # (no cpu default), memory 200Mi default: cpu (4000-3000)/4000 25, memory 92 -> 58.
+        pytest.param(
+            make_pod().req(cpu="1", memory="1Gi"),
+            node_info(node(), make_pod("existing-lvl").pod_level(requests={"cpu": "2"})),
+            None,
+            58,
+            id="least-node-pod-level",
+        ),
         # Extended resource the pod requests: cpu 50, foo 25 -> 37.
         pytest.param(
             make_pod().res({"cpu": "2", "example.com/foo": "1"}),

@@ -40,7 +40,9 @@ class BalancedAllocation:
     def __init__(self, resources: list[WeightedResource], handle: Handle | None = None) -> None:
         self.name = NAME
         self.handle = handle
-        self.scorer = ResourceAllocationScorer(NAME, resources, balanced_resource_scorer, use_requested=True)
+        self.scorer = ResourceAllocationScorer(
+            NAME, resources, balanced_resource_scorer, use_requested=True, pod_level_resources=True, use_status=True
+        )
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         reqs = self.scorer.pod_request_list(pod)

@@ -7,7 +7,9 @@ Each shortage yields one reason ("Too many pods", "Insufficient cpu",
 "Insufficient <resource>"); the status is UnschedulableAndUnresolvable when some
 request exceeds the node's whole allocatable (preemption cannot help), otherwise
 Unschedulable. Score applies the configured scoring strategy (LeastAllocated,
-MostAllocated or RequestedToCapacityRatio) to non-zero requests.
+MostAllocated or RequestedToCapacityRatio) to non-zero requests; unlike Filter,
+the incoming pod's side of Score ignores pod-level ``spec.resources`` (v1.35's
+NewFit never enables PodLevelResources on its scorer).
 
 Alpha features that are off in v1.35 (DRA-backed extended resources) are not
 modelled.
@@ -251,7 +253,11 @@ def build_scorer(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
         fn = requested_to_capacity_ratio_scorer(resources, [(p.utilization, p.score) for p in shape])
     else:
         raise ValueError(f"scoring strategy {st.type} is not supported")
-    return ResourceAllocationScorer(st.type, resources, fn, use_requested=False)
+    # NewFit takes the scorer from the strategy map as is: its PodLevelResources and
+    # in-place-resize flags stay false (only the DRA flags are set on it).
+    return ResourceAllocationScorer(
+        st.type, resources, fn, use_requested=False, pod_level_resources=False, use_status=False
+    )
 
 
 def new(args: NodeResourcesFitArgs | dict[str, Any] | None, handle: Handle | None) -> Fit:

@@ -13,6 +13,12 @@ Rules that matter for exact agreement:
   without a cpu/memory request count as 100m / 200Mi, and the node side uses the
   node's non-zero aggregate for cpu and memory. BalancedAllocation uses the plain
   requests on both sides.
+* The incoming pod's side follows the flags each constructor sets in v1.35:
+  ``NewBalancedAllocation`` enables PodLevelResources and in-place resize, so it
+  reads ``spec.resources`` and the resize status; ``NewFit`` builds its scorer
+  from the strategy map and sets neither, so Fit's Score ignores pod-level
+  requests (containers with their non-zero defaults, plus overhead) while its
+  Filter and every node aggregate honour them.
 * ephemeral-storage always uses the node's plain requested amount.
 * A scalar resource (extended, hugepages, ``*kubernetes.io/*``) the pod does not
   request, or one the node does not list in allocatable, is left out (its
@@ -194,23 +200,36 @@ def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> in
 class ResourceAllocationScorer:
     """Builds the requested/allocatable vectors for a node and applies one strategy."""
 
-    __slots__ = ("name", "resources", "scorer", "use_requested")
+    __slots__ = ("name", "pod_level_resources", "resources", "scorer", "use_requested", "use_status")
 
     def __init__(
-        self, name: str, resources: Sequence[WeightedResource], scorer: ScorerFn, *, use_requested: bool
+        self,
+        name: str,
+        resources: Sequence[WeightedResource],
+        scorer: ScorerFn,
+        *,
+        use_requested: bool,
+        pod_level_resources: bool,
+        use_status: bool,
     ) -> None:
         self.name = name
         self.resources = list(resources)
         self.scorer = scorer
         #: True: plain requests (BalancedAllocation); False: non-zero cpu/memory (Fit).
         self.use_requested = use_requested
+        #: The scorer's enablePodLevelResources: read ``spec.resources.requests``.
+        self.pod_level_resources = pod_level_resources
+        #: The scorer's enableInPlacePodVerticalScaling: read resized containers' status.
+        self.use_status = use_status
 
     def pod_request_list(self, pod: Pod) -> list[int]:
         """The incoming pod's request for each configured resource (overhead included)."""
-        if self.use_requested:
-            reqs = pod_requests(pod)
-        else:
-            reqs = pod_requests(pod, non_missing=NON_ZERO_DEFAULTS)
+        reqs = pod_requests(
+            pod,
+            non_missing=None if self.use_requested else NON_ZERO_DEFAULTS,
+            use_status=self.use_status,
+            skip_pod_level=not self.pod_level_resources,
+        )
         out: list[int] = []
         for r in self.resources:
             q = reqs.get(r.name, Fraction(0))
