@@ -6,11 +6,17 @@ was sent (ExtenderArgs), how filter answers become node statuses and FitError
 reasons, how prioritize scores are scaled by weight and 100/10, that an ignorable
 extender's failure is skipped and any other failure ends the cycle in an error, and
 that the bind verb is never called.
+
+tests/extenders/ holds scenarios whose expected.json the real v1.35.4 framework wrote
+with the extender of their extender.json served; each runs through ``kschedctl check``'s
+runner against the test server serving the same extender.json.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 import socket
 import time
 from pathlib import Path
@@ -20,6 +26,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
+from kschedctl.check.runner import discover_scenarios, run_scenario
 from kschedctl.cli.app import app
 from kschedctl.config.types import Extender
 from kschedctl.framework.extender import HTTPExtender
@@ -32,6 +39,7 @@ CLUSTER = str(FIX / "cluster.yaml")
 WEB = str(FIX / "web.yaml")
 BIG = str(FIX / "big.yaml")
 runner = CliRunner()
+SCENARIOS = discover_scenarios([str(Path(__file__).parent / "extenders")])
 
 
 def write_config(tmp_path: Path, *extenders: dict[str, Any]) -> str:
@@ -79,8 +87,12 @@ def test_filter_node_cache_capable_sends_node_names_and_folds_failures(tmp_path:
     assert sent["Nodes"] is None
     assert sent["NodeNames"] == ["node-a", "node-c", "node-b"]  # node-tree order: zones interleaved
     assert sent["Pod"]["metadata"]["name"] == "web"
-    # the plugins passed every node; the extender left one
-    assert all(v["code"] == "Success" for v in t["filter"].values())
+    # the plugins passed every node; the extender left one, and its verdicts (no plugin) are the Filter's
+    assert t["filter"] == {
+        "node-a": {"code": "Unschedulable", "reasons": ["no license for node-a"]},
+        "node-c": {"code": "Success"},
+        "node-b": {"code": "UnschedulableAndUnresolvable", "reasons": ["rack drained"]},
+    }
     assert t["feasibleNodes"] == ["node-c"]
     assert t["selected"] == {"maxScore": 0, "candidates": ["node-c"]}
     (rec,) = calls(t, "filter")
@@ -150,6 +162,22 @@ def test_extenders_run_in_order_each_on_what_the_previous_left(tmp_path: Path) -
     assert t["feasibleNodes"] == ["node-b"]
 
 
+def test_non_ignorable_extenders_are_called_before_ignorable_ones(tmp_path: Path) -> None:
+    def keep_all(args: Any) -> tuple[int, Any]:
+        return 200, {"NodeNames": args["NodeNames"]}
+
+    with ExtenderServer({"a": keep_all, "b": keep_all, "c": keep_all}) as srv:
+        cfg = write_config(
+            tmp_path,
+            {"urlPrefix": srv.url, "filterVerb": "a", "nodeCacheCapable": True, "ignorable": True},
+            {"urlPrefix": srv.url, "filterVerb": "b", "nodeCacheCapable": True},
+            {"urlPrefix": srv.url, "filterVerb": "c", "nodeCacheCapable": True, "ignorable": True},
+        )
+        _, t = explain(WEB, cfg)
+    assert srv.verbs() == ["b", "a", "c"]
+    assert [c["url"].rsplit("/", 1)[-1] for c in t["extenders"]] == ["b", "a", "c"]
+
+
 # failures -----------------------------------------------------------------------------------------
 
 
@@ -173,7 +201,9 @@ def test_non_ignorable_extender_failure_ends_the_cycle_in_error(tmp_path: Path) 
     assert code == 1
     assert t["outcome"] == "error"
     assert t["error"] == f"failed filter with extender at URL {srv.url}/filter, code 500"
-    assert t["selected"] is None and t["fitError"] is None
+    # kube-scheduler writes the error into the PodScheduled condition (reason SchedulerError)
+    assert t["fitError"] == t["error"]
+    assert t["selected"] is None
 
 
 def test_extender_error_field_is_the_cycle_error(tmp_path: Path) -> None:
@@ -267,6 +297,49 @@ def test_extender_without_interest_is_not_called(tmp_path: Path) -> None:
     assert srv.requests == []
     assert code == 0
     assert calls(t, "filter")[0]["outcome"] == "not interested"
+
+
+def _fit_ignored(cfg: Any, profile: int = 0) -> list[str]:
+    return list(cfg.profiles[profile].args("NodeResourcesFit").ignored_resources)
+
+
+def test_managed_resources_ignored_by_scheduler_replace_fit_ignored_resources_in_every_profile(tmp_path: Path) -> None:
+    from kschedctl.config import load_config
+
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [
+            {"schedulerName": "a", "pluginConfig": [{"name": "NodeResourcesFit", "args": {"ignoredResources": ["example.com/x"]}}]},
+            {"schedulerName": "b"},
+        ],
+        "extenders": [
+            {"urlPrefix": "http://127.0.0.1:1/e", "filterVerb": "f",
+             "managedResources": [{"name": "example.com/fpga", "ignoredByScheduler": True}, {"name": "example.com/gpu"}]},
+            {"urlPrefix": "http://127.0.0.1:1/f", "filterVerb": "f",
+             "managedResources": [{"name": "example.com/tpu", "ignoredByScheduler": True}]},
+        ],
+    }
+    path = tmp_path / "config.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    cfg = load_config(str(path))
+    # the extenders' list takes precedence over the profile's own
+    assert _fit_ignored(cfg, 0) == ["example.com/fpga", "example.com/tpu"]
+    assert _fit_ignored(cfg, 1) == ["example.com/fpga", "example.com/tpu"]
+
+
+def test_ignored_managed_resource_needs_node_resources_fit_args(tmp_path: Path) -> None:
+    cfg = write_config(
+        tmp_path,
+        {"urlPrefix": "http://127.0.0.1:1/e", "filterVerb": "f",
+         "managedResources": [{"name": "example.com/fpga", "ignoredByScheduler": True}]},
+    )
+    doc = yaml.safe_load(Path(cfg).read_text())
+    doc["profiles"] = [{"schedulerName": "default-scheduler", "plugins": {"multiPoint": {"disabled": [{"name": "NodeResourcesFit"}]}}}]
+    Path(cfg).write_text(yaml.safe_dump(doc))
+    r = runner.invoke(app, ["explain", "pod", "-f", WEB, "--snapshot", CLUSTER, "--config", cfg])
+    assert r.exit_code == 2
+    assert "couldn't build extenders: can't find NodeResourcesFitArgs in plugin config" in r.output
 
 
 @pytest.mark.parametrize(
@@ -387,3 +460,31 @@ def test_sample_extender_of_the_readme(tmp_path: Path) -> None:
     assert t["feasibleNodes"] == ["node-b", "node-c"]
     assert t["selected"] == {"maxScore": 661, "candidates": ["node-c"]}
     assert t["totals"] == {"node-c": 661, "node-b": 541}
+
+
+# scenarios judged by the reference -------------------------------------------------------------------
+
+_LOOPBACK_URL = re.compile(r"(https?://)(?:127\.0\.0\.1|localhost)(?::\d+)?")
+
+
+def served_copy(scenario: Path, dest: Path, port: int) -> Path:
+    """The scenario copied with every loopback URL (config urlPrefix, URLs in expected.json) on ``port``."""
+    shutil.copytree(scenario, dest)
+    for name in ("config.yaml", "expected.json"):
+        f = dest / name
+        f.write_text(_LOOPBACK_URL.sub(lambda m: f"{m.group(1)}127.0.0.1:{port}", f.read_text()))
+    return dest
+
+
+def test_extender_corpus_is_present() -> None:
+    assert len(SCENARIOS) == 26
+    assert all((d / "extender.json").is_file() for d in SCENARIOS)
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=[d.name for d in SCENARIOS])
+def test_extender_scenario_agrees(scenario: Path, tmp_path: Path) -> None:
+    spec = json.loads((scenario / "extender.json").read_text())
+    with ExtenderServer.from_spec(spec) as srv:
+        result = run_scenario(served_copy(scenario, tmp_path / scenario.name, srv.port))
+    assert result.error is None, result.error
+    assert result.passed, "\n".join(str(d) for d in result.differences[:20])

@@ -129,6 +129,9 @@ def _resolve(
     errors = validate_configuration(cfg)
     if errors:
         raise _fail(source, aggregate(errors))
+    ext_error = _apply_extender_ignored_resources(cfg)
+    if ext_error is not None:
+        raise _fail(source, ext_error)
     init_error = validate_plugin_instantiation(cfg)
     if init_error is not None:
         raise _fail(source, init_error)
@@ -151,6 +154,27 @@ def _args_model(entry: PluginConfigEntry) -> BaseModel | dict[str, Any]:
             # Go leaves an unset type empty (it does not default it when a strategy is given)
             args["scoringStrategy"] = {**st, "type": ""}
     return ARGS_MODELS[entry.name].model_validate(args)
+
+
+def _apply_extender_ignored_resources(cfg: DefaultedConfig) -> str | None:
+    """``buildExtenders``: managed resources marked ``ignoredByScheduler`` become NodeResourcesFit's
+    ``ignoredResources`` in every profile, replacing what the profile configured (the extenders'
+    list takes precedence). A profile without NodeResourcesFit args makes kube-scheduler fail to
+    start; the message is returned."""
+    ignored = [
+        str(r.get("name", ""))
+        for ext in cfg.extenders
+        for r in ext.get("managedResources") or []
+        if r.get("ignoredByScheduler")
+    ]
+    if not ignored:
+        return None
+    for prof in cfg.profiles:
+        entry = next((pc for pc in prof.plugin_config if pc.name == "NodeResourcesFit"), None)
+        if entry is None or not isinstance(entry.args, dict):
+            return "couldn't build extenders: can't find NodeResourcesFitArgs in plugin config"
+        entry.args["ignoredResources"] = list(ignored)
+    return None
 
 
 def _extender(raw: dict[str, Any]) -> Extender:

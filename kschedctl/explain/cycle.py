@@ -207,8 +207,7 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
     feasible: list[NodeInfo] = []
     if not pre.status.is_success():
         if not pre.status.is_rejected():
-            trace.error = pre.status.message()
-            return trace
+            return _cycle_error(trace, pre.status.message())
         diagnosis.node_to_status.absent_nodes_status = pre.status
         diagnosis.pre_filter_msg = pre.status.message()
         diagnosis.add_plugin_status(pre.status)
@@ -223,12 +222,12 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
         trace.nominated_node_tried = pod.nominated_node_name
         if ni is not None:
             ok, err = _filter_nodes(fw, state, pod, [ni], 1, diagnosis, trace)
-            if err:
-                trace.error = err
-                return trace
+            if err:  # upstream logs it and searches all nodes
+                trace.notes.append(f"evaluating the nominated node failed ({err}); all nodes were searched")
+                ok = []
             if ok and fw.extenders:
                 try:
-                    ok = find_nodes_that_pass_extenders(fw.extenders, pod, ok, diagnosis.node_to_status, trace.notes)
+                    ok = _pass_extenders(fw, pod, ok, diagnosis, trace)
                 except ExtenderError as e:  # upstream logs it and searches all nodes
                     trace.notes.append(f"evaluating the nominated node failed ({e}); all nodes were searched")
                     ok = []
@@ -260,17 +259,13 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
             feasible, err = _filter_nodes(fw, state, pod, nodes, num_to_find, diagnosis, trace)
             trace.processed_nodes = len(feasible) + len(diagnosis.node_to_status)
             if err:
-                trace.error = err
-                return trace
+                return _cycle_error(trace, err)
         if fw.extenders:
             passed_filters = len(feasible)
             try:
-                feasible = find_nodes_that_pass_extenders(
-                    fw.extenders, pod, feasible, diagnosis.node_to_status, trace.notes
-                )
+                feasible = _pass_extenders(fw, pod, feasible, diagnosis, trace)
             except ExtenderError as e:
-                trace.error = str(e)
-                return trace
+                return _cycle_error(trace, str(e))
             if len(feasible) != passed_filters:
                 diagnosis.unschedulable_plugins.add("Extender")
 
@@ -293,8 +288,7 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
     else:
         st, trace.pre_score = fw.run_pre_score(state, pod, feasible)
         if not st.is_success():
-            trace.error = st.message()
-            return trace
+            return _cycle_error(trace, st.message())
         out = fw.run_score(state, pod, feasible)
         for name in out.plugins:
             if name in out.raw:
@@ -302,8 +296,7 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
                     out.weights[name], out.raw[name], out.normalized.get(name, {}), out.weighted.get(name, {})
                 )
         if not out.status.is_success():
-            trace.error = out.status.message()
-            return trace
+            return _cycle_error(trace, out.status.message())
         totals = dict(out.totals)
         randomized: set[str] = set()
         if fw.extenders:
@@ -350,7 +343,7 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
     st, trace.pre_bind = fw.run_pre_bind(state, pod, host)
     if not st.is_success():
         fw.run_unreserve(state, pod, host)
-        return _late_failure(trace, host, st)
+        return _late_failure(trace, host, st, binding_cycle=True)
     binder = bind_extender(fw.extenders, pod)
     if binder is not None:
         # an extender binds instead of the Bind plugins; a dry run does not call it
@@ -367,9 +360,29 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
             if binding_for is not None and trace.bind and trace.bind[-1].plugin == pl.name:
                 trace.binding = binding_for(pod, host)
     if not st.is_success():
-        return _late_failure(trace, host, st)
+        fw.run_unreserve(state, pod, host)
+        return _late_failure(trace, host, st, binding_cycle=True)
     trace.post_bind = fw.run_post_bind(state, pod, host)
     return trace
+
+
+def _cycle_error(trace: Trace, message: str) -> Trace:
+    """The cycle ended in an error (a plugin's Error status, a failing extender): kube-scheduler
+    writes the error's text into the PodScheduled condition (reason SchedulerError), so it is the
+    trace's ``fitError`` as well as its ``error``."""
+    trace.error = message
+    trace.fit_error = message
+    return trace
+
+
+def _pass_extenders(fw: Framework, pod: Pod, feasible: list[NodeInfo], diagnosis: Diagnosis, trace: Trace) -> list[NodeInfo]:
+    """``findNodesThatPassExtenders``, recording each node an extender rejected as its Filter verdict."""
+    verdicts: dict[str, tuple[str, Status]] = {}
+    try:
+        return find_nodes_that_pass_extenders(fw.extenders, pod, feasible, diagnosis.node_to_status, trace.notes, verdicts)
+    finally:
+        for node, (extender, st) in verdicts.items():
+            trace.filter[node] = NodeVerdict(node, st, extender)
 
 
 def _has_extender_filters(config: SchedulerConfig) -> bool:
@@ -427,14 +440,21 @@ def _unschedulable(fw: Framework, state: CycleState, pod: Pod, trace: Trace, dia
     return trace
 
 
-def _late_failure(trace: Trace, host: str, st: Status) -> Trace:
-    if st.is_rejected():
-        d = Diagnosis()
-        d.node_to_status.set(host, st)
-        trace.fit_error = fit_error_message(1, d)
-    else:
-        trace.error = st.message()
+def _late_failure(trace: Trace, host: str, st: Status, *, binding_cycle: bool = False) -> Trace:
+    """Reserve, Permit, PreBind or Bind did not succeed on the selected host.
+
+    A rejection at Reserve or Permit becomes a FitError over that one node ("0/1 nodes are
+    available: ..."); the binding cycle (PreBind, Bind) hands the plugin's status to the failure
+    handler as it is, so the condition carries the plugin's message alone."""
     trace.selected_node = None
+    if not st.is_rejected():
+        return _cycle_error(trace, st.message())
+    if binding_cycle:
+        trace.fit_error = st.message()
+        return trace
+    d = Diagnosis()
+    d.node_to_status.set(host, st)
+    trace.fit_error = fit_error_message(1, d)
     return trace
 
 

@@ -3,12 +3,16 @@
 ``kschedctl.framework.extender`` talks to one extender; this module applies the
 scheduler's rules around those calls:
 
+* order (``buildExtenders``): non-ignorable extenders first, then the ignorable ones,
+  each group in configuration order (``build_extenders``);
 * filter (``findNodesThatPassExtenders``): after the Filter plugins, extenders in
-  configuration order, each given the nodes the previous one let through; an
+  that order, each given the nodes the previous one let through; an
   extender not interested in the pod (``managedResources``) is passed over; a
   failing ignorable extender is skipped, any other failure ends the cycle with
-  that error; failed nodes get an Unschedulable (or UnschedulableAndUnresolvable)
-  status carrying the extender's message, which the FitError histogram counts;
+  that error (kube-scheduler writes its text into the PodScheduled condition);
+  failed nodes get an Unschedulable (or UnschedulableAndUnresolvable) status
+  carrying the extender's message and no plugin, which the FitError histogram
+  counts;
 * prioritize (``prioritizeNodes``): every interested extender's score is scaled
   ``score × weight × (100 / 10)`` and added to the plugins' total; a failing
   extender gives no score (always ignored); every node an extender answered for
@@ -39,9 +43,17 @@ def _skip_record(ext: HTTPExtender, verb_kind: str, verb: str, outcome: str) -> 
 
 
 def find_nodes_that_pass_extenders(
-    extenders: list[HTTPExtender], pod: Pod, feasible: list[NodeInfo], statuses: NodeToStatus, notes: list[str]
+    extenders: list[HTTPExtender],
+    pod: Pod,
+    feasible: list[NodeInfo],
+    statuses: NodeToStatus,
+    notes: list[str],
+    verdicts: dict[str, tuple[str, Status]] | None = None,
 ) -> list[NodeInfo]:
-    """The nodes left after every filtering extender; raises ExtenderError for a non-ignorable failure."""
+    """The nodes left after every filtering extender; raises ExtenderError for a non-ignorable failure.
+
+    Every status an extender sets (in ``statuses``, which the FitError counts) is also put in
+    ``verdicts`` when given, with the extender's name: the trace's Filter verdict of that node."""
     for ext in extenders:
         if not feasible:
             break
@@ -58,12 +70,14 @@ def find_nodes_that_pass_extenders(
                 notes.append(f"extender {ext.name} failed its filter call and is ignorable, so it was skipped: {e}")
                 continue
             raise
-        for node, msg in res.failed_and_unresolvable.items():
-            statuses.set(node, Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg))
+        rejected = {node: Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg) for node, msg in res.failed_and_unresolvable.items()}
         for node, msg in res.failed.items():
-            if node in res.failed_and_unresolvable:
-                continue  # the unresolvable verdict wins when an extender names a node in both maps
-            statuses.set(node, Status(Code.UNSCHEDULABLE, msg))
+            if node not in rejected:  # the unresolvable verdict wins when an extender names a node in both maps
+                rejected[node] = Status(Code.UNSCHEDULABLE, msg)
+        for node, st in rejected.items():
+            statuses.set(node, st)
+            if verdicts is not None:
+                verdicts[node] = (ext.name, st)
         if res.rebuilt:
             notes.append(
                 f"extender {ext.name} returned full Node objects: as in v1.35, the nodes it let through go on as "

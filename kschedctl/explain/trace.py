@@ -18,14 +18,18 @@ from kschedctl.framework.status import Status
 
 @dataclass
 class NodeVerdict:
-    """The Filter outcome of one node."""
+    """The Filter outcome of one node: a plugin's, or a filtering extender's (which names no plugin)."""
 
     node: str
     status: Status
+    #: The extender (urlPrefix) that rejected a node the Filter plugins let through.
+    extender: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         if self.status.is_success():
             return {"code": "Success"}
+        if self.extender is not None:
+            return {"code": self.status.code.label, "reasons": list(self.status.reasons)}
         return {"code": self.status.code.label, "plugin": self.status.plugin, "reasons": list(self.status.reasons)}
 
 

@@ -82,8 +82,8 @@ class FilterResult:
     nodes: list[NodeInfo]
     failed: dict[str, str]
     failed_and_unresolvable: dict[str, str]
-    #: True when the extender returned full Node objects: the passing nodes are then fresh
-    #: NodeInfos built from them, without their pods (as v1.35 does).
+    #: True when the extender returned full Node objects (at least one): the passing nodes are
+    #: then fresh NodeInfos built from them, without their pods (as v1.35 does).
     rebuilt: bool = False
 
 
@@ -193,8 +193,8 @@ class HTTPExtender:
                     self._fail(call, f'extender "{self.url_prefix}" claims a filtered node "{n}" which is not found in the input node list')
                 passed.append(ni)
         elif node_list is not None:
-            rebuilt = True
             passed = [NodeInfo(n) for n in _nodes_of(node_list, call)]
+            rebuilt = bool(passed)
         failed = _str_map(_get(result, "FailedNodes"), "FailedNodes", call)
         unresolvable = _str_map(_get(result, "FailedAndUnresolvableNodes"), "FailedAndUnresolvableNodes", call)
         call.result = {
@@ -335,7 +335,10 @@ class HTTPExtender:
 
 
 def build_extenders(configs: list[Extender], log: list[ExtenderCall], transport: Transport | None = None) -> list[HTTPExtender]:
-    return [HTTPExtender(c, log, transport) for c in configs]
+    """``buildExtenders``: one client per configured extender, the ignorable ones moved to the tail
+    (each group keeps its configuration order): kube-scheduler calls them in this order."""
+    ordered = [c for c in configs if not c.ignorable] + [c for c in configs if c.ignorable]
+    return [HTTPExtender(c, log, transport) for c in ordered]
 
 
 # JSON decoding as Go's encoding/json does it for the extender types -----------------------------
