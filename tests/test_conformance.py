@@ -4,8 +4,11 @@ Each scenario runs through ``kschedctl check``'s runner (the same code path as t
 CLI) and must agree on every field of expected.json. Per-plugin agreement is
 printed at the end of the test run. ``dev-*`` come from the shared corpus;
 ``own-*`` were written for this project (pod-request rules: pod-level resources,
-overhead, sidecars, resize status, each scoring strategy, preemption) and their
-expected.json by the same v1.35.4 reference.
+overhead, sidecars, resize status, each scoring strategy, preemption; cycles that
+end in a plugin's Error) and their expected.json by the same v1.35.4 reference.
+own-101 keeps only the deterministic part of the reference's trace (a partial
+expectation): a Score error cancels upstream's parallel Score pass, so which raw
+scores it recorded varies from run to run.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ def test_corpus_is_present() -> None:
     """The shared corpus (dev-*) is complete, and the project's own oracle-written scenarios are there."""
     names = [d.name for d in SCENARIOS]
     assert sum(n.startswith("dev-") for n in names) == 428
-    assert sum(n.startswith("own-") for n in names) >= 21
+    assert sum(n.startswith("own-") for n in names) >= 25
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[d.name for d in SCENARIOS])

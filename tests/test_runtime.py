@@ -123,8 +123,65 @@ class AlwaysScore:
         return None
 
 
+class FailAt:
+    """Returns ``code`` with message "boom" at one extension point (args['at']); elsewhere
+    it passes (Bind: Skip, so the real binder binds)."""
+
+    name = "Fail"
+
+    def __init__(self, args: Any) -> None:
+        self.at = (args or {}).get("at", "")
+        self.code = Code[(args or {}).get("code", "ERROR")]
+        self.nodes = (args or {}).get("nodes")
+
+    def _st(self, point: str, ok: Status | None = None) -> Status:
+        return Status(self.code, "boom") if point == self.at else (ok or Status())
+
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
+        return None, self._st("preFilter")
+
+    def pre_filter_extensions(self) -> None:
+        return None
+
+    def filter(self, state: CycleState, pod: Pod, ni: NodeInfo) -> Status:
+        if self.nodes is not None and ni.name not in self.nodes:
+            return Status()
+        return self._st("filter")
+
+    def post_filter(self, state: CycleState, pod: Pod, filtered: Any) -> tuple[Any, Status]:
+        return None, self._st("postFilter", Status.unschedulable("no help"))
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
+        return self._st("preScore")
+
+    def score(self, state: CycleState, pod: Pod, ni: NodeInfo) -> tuple[int, Status]:
+        return 0, self._st("score")
+
+    def score_extensions(self) -> None:
+        return None
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self._st("reserve")
+
+    def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        CALLS.append(f"unreserve:{node_name}")
+
+    def permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, float]:
+        return self._st("permit"), 0.0
+
+    def pre_bind_pre_flight(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self._st("preBindPreFlight")
+
+    def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self._st("preBind")
+
+    def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
+        return self._st("bind", Status.skip())
+
+
 def registry() -> Registry:
     r = Registry()
+    r.register("Fail", lambda a, h: FailAt(a))
     r.register("Sort", lambda a, h: Sort())
     r.register("Binder", lambda a, h: Binder())
     r.register("PFSkip", lambda a, h: PreFilterSkip())
@@ -274,3 +331,74 @@ def test_heap_winner_matches_go_heap() -> None:
     totals = {"a": 5, "b": 9, "c": 9, "d": 1}
     assert heap_pop_order_winner(["a", "b", "c", "d"], totals) == "b"
     assert heap_pop_order_winner(["a", "c", "b", "d"], totals) == "c"
+
+
+# A cycle that ends in an error: the message kube-scheduler v1.35 writes into PodScheduled ---------
+
+
+@pytest.mark.parametrize(
+    ("at", "message"),
+    [
+        ("preFilter", 'running PreFilter plugin "Fail": boom'),
+        ("filter", 'running "Fail" filter plugin: boom'),
+        ("preScore", 'running PreScore plugin "Fail": boom'),
+        ("score", 'running Score plugins: plugin "Fail" failed with: boom'),
+        ("reserve", 'running Reserve plugin "Fail": boom'),
+        ("permit", 'running Permit plugin "Fail": boom'),
+        ("preBindPreFlight", 'running PreBindPreFlight "Fail": boom'),
+        ("preBind", 'running PreBind plugin "Fail": boom'),
+        ("bind", 'running Bind plugin "Fail": boom'),
+    ],
+)
+def test_cycle_error_is_the_fit_error(at: str, message: str) -> None:
+    t = run(profile([("Sort", 0), ("Fail", 1), ("Binder", 0)], {"Fail": {"at": at}}))
+    assert t.outcome == "error"
+    assert t.error == message
+    assert t.fit_error == message  # reason SchedulerError: the condition carries the error
+    assert t.selected_node is None
+    assert t.to_dict()["fitError"] == message
+
+
+def test_unsupported_pre_bind_pre_flight_status_is_an_error() -> None:
+    t = run(profile([("Sort", 0), ("Fail", 1), ("Binder", 0)], {"Fail": {"at": "preBindPreFlight", "code": "UNSCHEDULABLE"}}))
+    assert t.error == (
+        'PreBindPreFlight Fail returned "Unschedulable", which is unsupported. '
+        "It is supposed to return Success, Skip, or Error status"
+    )
+    assert t.fit_error == t.error
+
+
+@pytest.mark.parametrize(
+    ("at", "fit_error"),
+    [
+        # the scheduling cycle wraps a Reserve/Permit rejection in a FitError over the one node
+        ("reserve", "0/1 nodes are available: 1 boom."),
+        ("permit", "0/1 nodes are available: 1 boom."),
+        # the binding cycle hands the plugin's status to the failure handler as it is
+        ("preBind", "boom"),
+        ("bind", "boom"),
+    ],
+)
+def test_late_rejection_messages(at: str, fit_error: str) -> None:
+    t = run(profile([("Sort", 0), ("Fail", 1), ("Binder", 0)], {"Fail": {"at": at, "code": "UNSCHEDULABLE"}}))
+    assert t.outcome == "unschedulable" and t.error is None
+    assert t.fit_error == fit_error
+    assert CALLS[-1].startswith("unreserve:")
+
+
+def test_post_filter_error_ends_in_the_fit_error_not_a_cycle_error() -> None:
+    prof = profile([("Sort", 0), ("Reject", 0), ("Fail", 1), ("Binder", 0)], {"Reject": {"reject": ["n0", "n1", "n2"]}, "Fail": {"at": "postFilter"}})
+    t = run(prof)
+    assert t.error is None and t.outcome == "unschedulable"
+    assert t.fit_error == "0/3 nodes are available: 3 node(s) were rejected. boom"
+
+
+def test_error_on_the_nominated_node_searches_every_node() -> None:
+    # upstream logs the nominated node's error and filters every node (where n1 fails again)
+    prof = profile([("Sort", 0), ("Fail", 1), ("Binder", 0)], {"Fail": {"at": "filter", "nodes": ["n1"]}})
+    cluster = make_cluster([make_node(f"n{i}") for i in range(3)])
+    pod = make_pod("p").set("status.nominatedNodeName", "n1").build()
+    t = explain_pod(cluster, pod, SchedulerConfig([prof], 0), registry())
+    assert any("evaluating the nominated node failed" in n for n in t.notes)
+    assert t.filter["n0"].to_dict() == {"code": "Success"}
+    assert t.error == t.fit_error == 'running "Fail" filter plugin: boom'

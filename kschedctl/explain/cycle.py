@@ -405,7 +405,7 @@ def _filter_nodes(
         trace.evaluated_order.append(ni.name)
         trace.filter[ni.name] = NodeVerdict(ni.name, st)
         if st.code == Code.ERROR:
-            return feasible, st.message()
+            return feasible, st.error or st.message()
         if st.is_success():
             diagnosis.node_to_status.node_to_status.pop(ni.name, None)
             feasible.append(ni)

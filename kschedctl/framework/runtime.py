@@ -314,7 +314,9 @@ class Framework:
             st = pl.filter(state, pod, node_info)
             if not st.is_success():
                 if not st.is_rejected():
-                    st = Status(Code.ERROR, f"running {q(pl.name)} filter plugin: {st.message()}")
+                    # reasons: what the plugin returned (the node's Filter verdict);
+                    # error: the framework's wrapped error, which ends the cycle
+                    st = Status(Code.ERROR, *st.reasons, error=f"running {q(pl.name)} filter plugin: {st.message()}")
                 st.plugin = pl.name
                 return st
         return Status()
@@ -464,21 +466,35 @@ class Framework:
         return Status(), records
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
-        """PreBindPreFlight for every plugin; PreBind for those whose pre-flight did not Skip."""
+        """PreBindPreFlight of every plugin first (``RunPreBindPreFlights``), then PreBind of those
+        whose pre-flight did not Skip; an Error is wrapped as upstream words it."""
         records: list[PluginStatus] = []
+        skipped: set[str] = set()
         for pl in self.lists["preBind"]:
             pre = getattr(pl, "pre_bind_pre_flight", None)
             s = pre(state, pod, node_name) if pre is not None else Status()
-            if s.is_skip():
-                records.append(PluginStatus(pl.name, s))
-                continue
             if s.code == Code.ERROR:
                 records.append(PluginStatus(pl.name, s))
                 return Status(Code.ERROR, f"running PreBindPreFlight {q(pl.name)}: {s.message()}"), records
+            if s.is_skip():
+                skipped.add(pl.name)
+            elif not s.is_success():
+                records.append(PluginStatus(pl.name, s))
+                return Status(
+                    Code.ERROR,
+                    f"PreBindPreFlight {pl.name} returned {q(s.code.label)}, which is unsupported. "
+                    "It is supposed to return Success, Skip, or Error status",
+                ), records
+        for pl in self.lists["preBind"]:
+            if pl.name in skipped:
+                records.append(PluginStatus(pl.name, Status.skip()))
+                continue
             s = pl.pre_bind(state, pod, node_name)
             records.append(PluginStatus(pl.name, s))
             if not s.is_success():
-                return s.with_plugin(pl.name), records
+                if s.is_rejected():
+                    return s.with_plugin(pl.name), records
+                return Status(Code.ERROR, f"running PreBind plugin {q(pl.name)}: {s.message()}", plugin=pl.name), records
         return Status(), records
 
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
@@ -489,6 +505,8 @@ class Framework:
             records.append(PluginStatus(pl.name, status))
             if status.is_skip():
                 continue
+            if not status.is_success() and not status.is_rejected():
+                return Status(Code.ERROR, f"running Bind plugin {q(pl.name)}: {status.message()}", plugin=pl.name), records
             return status.with_plugin(pl.name), records
         return status, records
 

@@ -17,7 +17,7 @@ from kschedctl.errors import InputError
 from kschedctl.plugins.dynamicresources.cel import CelError, Semver, device_value
 from kschedctl.snapshot.model import KubeObject
 from kschedctl.snapshot.quantity import QuantityError, parse_quantity
-from kschedctl.snapshot.selectors import NodeSelector, parse_node_selector
+from kschedctl.snapshot.selectors import NodeSelector, aggregate_error_message, parse_node_selector
 
 EXACT_COUNT = "ExactCount"
 ALL = "All"
@@ -316,9 +316,14 @@ def parse_allocation(raw: Any) -> Allocation:
     if not isinstance(ns_raw, dict):
         return Allocation(results)
     try:
-        return Allocation(results, parse_node_selector(ns_raw, "status.allocation.nodeSelector"), ns_raw)
+        ns = parse_node_selector(ns_raw, "status.allocation.nodeSelector")
     except InputError as e:
         return Allocation(results, None, ns_raw, str(e))
+    # nodeaffinity.NewNodeSelector rejects a selector with an unparsable requirement
+    errors = ns.error_messages()
+    if errors:
+        return Allocation(results, None, ns_raw, aggregate_error_message(errors))
+    return Allocation(results, ns, ns_raw)
 
 
 def parse_resource_claim(obj: KubeObject) -> ResourceClaim:
