@@ -277,12 +277,12 @@ def test_explain_pending_rows() -> None:
 
 
 def test_explain_pending_formats_and_filters() -> None:
-    table = invoke("explain", "pending", "-n", "shop", "--snapshot", DEMO)
+    table = invoke("explain", "pending", "-n", "shop", "--snapshot", DEMO, "--by", "pod")
     assert table.exit_code == 1
     assert "[example.com/rollout-approval]" in table.output  # not eaten as rich markup
     assert "yes: nominate memory-b0, evict 3 pods" in table.output
     assert table.output.strip().splitlines()[-1] == "3 pending pods: 1 unschedulable, 1 fit now, 1 gated"
-    md = invoke("explain", "pending", "-n", "ml", "--snapshot", DEMO, "-o", "markdown")
+    md = invoke("explain", "pending", "-n", "ml", "--snapshot", DEMO, "-o", "markdown", "--by", "pod")
     assert md.output.startswith("### kschedctl: pending pods") and "| ml/train-pending" in md.output
     selected = invoke("explain", "pending", "-A", "-l", "app in (checkout)", "--snapshot", DEMO, "-o", "yaml")
     assert [row["pod"] for row in load_yaml(selected.stdout)] == ["shop/checkout-pending"]

@@ -156,6 +156,14 @@ def explain_pod_cmd(
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
+    fix: Annotated[
+        bool,
+        typer.Option("--fix", help="Also list single changes that would make the pod fit, each verified by re-running the cycle."),
+    ] = False,
+    compare: Annotated[
+        str | None,
+        typer.Option("--compare", metavar="NODE", help="Why the selected node won over NODE (default: the runner-up)."),
+    ] = None,
 ) -> None:
     """Dry-run one scheduling cycle for a pod and show every extension point.
 
@@ -170,6 +178,7 @@ def explain_pod_cmd(
         from kschedctl.explain.cycle import explain_pod
         from kschedctl.explain.pending import as_pending
         from kschedctl.snapshot.loader import load_pods
+        from kschedctl.whatif.remedies import annotate_trace
 
         if (name is None) == (filename is None):
             raise UsageError("give either a pod NAME (with -n) or -f FILE")
@@ -194,7 +203,9 @@ def explain_pod_cmd(
         trace = explain_pod(cluster, pod, cfg, registry, details=output in (Output.wide, Output.json, Output.yaml))
         if bound_to:
             trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
-        emit_trace(trace.to_dict(), output)
+        data = trace.to_dict()
+        annotate_trace(data, trace, cluster, pod, cfg, registry, fix=fix, compare=compare)
+        emit_trace(data, output)
         return EXIT_OK if trace.schedulable else EXIT_NO
 
     guarded(body)
@@ -203,14 +214,15 @@ def explain_pod_cmd(
 def emit_trace(data: dict[str, Any], output: Output) -> None:
     from kschedctl.render.data import emit
     from kschedctl.render.markdown import render_trace_markdown
+    from kschedctl.render.remedies import render_whatif_sections, whatif_sections_markdown
     from kschedctl.render.table import render_trace
 
-    emit(
-        data,
-        output.value,
-        table=lambda d: render_trace(d, stdout_console(), wide=output == Output.wide),
-        markdown=render_trace_markdown,
-    )
+    def table(d: dict[str, Any]) -> None:
+        console = stdout_console()
+        render_trace(d, console, wide=output == Output.wide)
+        render_whatif_sections(d, console)
+
+    emit(data, output.value, table=table, markdown=lambda d: render_trace_markdown(d) + whatif_sections_markdown(d))
 
 
 @app.command()

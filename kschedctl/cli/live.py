@@ -207,9 +207,16 @@ def explain_pending_cmd(
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     chunk_size: ChunkSizeOpt = 500,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Add each pod's best single change that makes it fit, verified by re-running the cycle.")
+    ] = False,
+    by: Annotated[
+        str | None,
+        typer.Option("--by", metavar="cause|pod", help="Group pods by cause (default for tables) or one row per pod (default for json/yaml)."),
+    ] = None,
 ) -> None:
-    """Every pending pod, one row each: its FitError, the reason blocking it on most nodes, the nearest
-    node (rejected by the fewest Filter plugins) and whether a preemption dry run would place it.
+    """Every pending pod: its FitError, the reason blocking it on most nodes, the nearest node (rejected
+    by the fewest Filter plugins) and whether a preemption dry run would place it; grouped by cause.
 
     Exit status: 0 no pod is pending, 1 some pod is pending, 2 bad input or the cluster could not be read.
     """
@@ -218,9 +225,12 @@ def explain_pending_cmd(
         from kschedctl.config import load_config
         from kschedctl.explain.pending import pending_rows
         from kschedctl.snapshot.selectors import parse_selector_string
+        from kschedctl.whatif.causes import attach_remedies, group_by_cause
 
         if namespace and all_namespaces:
             raise UsageError("give -n NAMESPACE or -A, not both")
+        if by not in (None, "cause", "pod"):
+            raise UsageError(f"--by: expected cause or pod, got {by!r}")
         sel = parse_selector_string(selector) if selector else None
         source = open_source(snapshot, live_options(kubeconfig, context, request_timeout, chunk_size=chunk_size))
         ns = None if all_namespaces else (namespace or source.default_namespace())
@@ -232,10 +242,30 @@ def explain_pending_cmd(
             if (ns is None or p.namespace == ns) and (sel is None or sel.matches(p.labels))
         ]
         rows = [r.to_dict() for r in pending_rows(cluster, pods, cfg)]
-        from kschedctl.render.data import emit
-        from kschedctl.render.pending import render_pending_markdown, render_pending_table
+        search = attach_remedies(rows, cluster, pods, cfg) if fix else None
+        grouped = by == "cause" or (by is None and output.value in ("table", "markdown"))
+        if grouped:
+            emit_groups([g.to_dict() for g in group_by_cause(rows)], output.value, search)
+        else:
+            from kschedctl.render.data import emit
+            from kschedctl.render.pending import render_pending_markdown, render_pending_table
 
-        emit(rows, output.value, table=lambda r: render_pending_table(r, stdout_console()), markdown=render_pending_markdown)
+            def table(r: list[dict[str, Any]]) -> None:
+                render_pending_table(r, stdout_console())
+                if search is not None:
+                    from kschedctl.render.causes import search_summary
+
+                    stdout_console().print(search_summary(search))
+
+            emit(rows, output.value, table=table, markdown=render_pending_markdown)
         return EXIT_OK if not rows else EXIT_NO
 
     guarded(body)
+
+
+def emit_groups(groups: list[dict[str, Any]], fmt: str, search: dict[str, Any] | None) -> None:
+    from kschedctl.render.causes import render_groups_markdown, render_groups_table
+    from kschedctl.render.data import emit
+
+    emit(groups, fmt, table=lambda g: render_groups_table(g, stdout_console(), search),
+         markdown=lambda g: render_groups_markdown(g, search))

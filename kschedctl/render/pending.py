@@ -68,18 +68,32 @@ def summary(rows: list[dict[str, Any]]) -> str:
     return f"{len(rows)} pending pod{'s' if len(rows) != 1 else ''}: " + ", ".join(parts)
 
 
-def cells(row: dict[str, Any]) -> list[str]:
-    return [row["pod"], verdict_text(row), dominant_text(row), nearest_text(row), preemption_text(row)]
+FIX_HEADER = "what would make it fit (verified)"
+
+
+def headers(rows: list[dict[str, Any]]) -> list[str]:
+    """The columns; ``--fix`` (rows carrying ``remedies``) adds the best verified remedy."""
+    return [*HEADERS, FIX_HEADER] if any("remedies" in r for r in rows) else list(HEADERS)
+
+
+def cells(row: dict[str, Any], fix: bool = False) -> list[str]:
+    out = [row["pod"], verdict_text(row), dominant_text(row), nearest_text(row), preemption_text(row)]
+    if fix:
+        from kschedctl.render.causes import fix_text
+
+        out.append(fix_text(row))
+    return out
 
 
 def render_pending_table(rows: list[dict[str, Any]], console: Console) -> None:
+    fix = len(headers(rows)) > len(HEADERS)
     if rows:
         tbl = Table(title="Pending pods", title_justify="left")
-        for h in HEADERS:
+        for h in headers(rows):
             tbl.add_column(h, overflow="fold")
         for r in rows:
             style = {"unschedulable": "red", "gated": "yellow", "scheduled": "green"}.get(r["outcome"], "")
-            first, *rest = cells(r)  # Text, not str: reasons hold [brackets] that rich would read as markup
+            first, *rest = cells(r, fix)  # Text, not str: reasons hold [brackets] that rich would read as markup
             tbl.add_row(Text(first, style=style), *(Text(c) for c in rest))
         console.print(tbl)
     console.print(summary(rows))
@@ -88,6 +102,7 @@ def render_pending_table(rows: list[dict[str, Any]], console: Console) -> None:
 def render_pending_markdown(rows: list[dict[str, Any]]) -> str:
     out = ["### kschedctl: pending pods", ""]
     if rows:
-        out += [tabulate([cells(r) for r in rows], headers=list(HEADERS), tablefmt="github"), ""]
+        fix = len(headers(rows)) > len(HEADERS)
+        out += [tabulate([cells(r, fix) for r in rows], headers=headers(rows), tablefmt="github"), ""]
     out.append(summary(rows))
     return "\n".join(out) + "\n"

@@ -680,3 +680,28 @@ def labels_needed(pod: Pod, node: Node) -> dict[str, str] | None:
         if fits and (best is None or len(extra) < len(best)):
             best = extra
     return best or None
+
+
+def annotate_trace(
+    data: dict[str, Any],
+    trace: Trace,
+    cluster: Cluster,
+    pod: Pod,
+    config: SchedulerConfig,
+    registry: Registry | None = None,
+    *,
+    fix: bool = False,
+    compare: str | None = None,
+) -> None:
+    """Add "why this node" (``details.margin``) and, with ``fix``, the remedies to a trace's dictionary."""
+    from kschedctl.explain.margin import margin
+
+    if compare is not None and cluster.node(compare) is None:
+        raise UsageError(f'--compare: node "{compare}" is not in the snapshot')
+    m = margin(trace, compare)
+    data["details"]["margin"] = m.to_dict() if m is not None else None
+    if fix:
+        report = find_remedies(cluster, pod, config, registry, trace=trace)
+        data["remedies"] = [r.to_dict() for r in report.remedies]
+        search = report.to_dict()
+        data["remediesSearch"] = {k: search[k] for k in ("before", "budget", "used", "notTried", "notes")}

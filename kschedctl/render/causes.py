@@ -1,0 +1,123 @@
+"""Output of ``explain pending`` grouped by cause (the default table), and the remedy cells of its rows.
+
+Reads ``CauseGroup.to_dict()`` dictionaries and the rows' ``remedies`` entries; the per-pod table
+itself stays in ``render/pending.py``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+from tabulate import tabulate
+
+from kschedctl.render.remedies import remedy_headline
+
+NONE = "—"
+MAX_NAMES = 5
+HEADERS = ("cause", "pods", "preemption dry run", "shared fix (verified by re-running the cycle)")
+
+
+def fix_text(row: dict[str, Any]) -> str:
+    """A row's best remedy in one cell: the change and where the re-run placed the pod."""
+    found = row.get("remedies")
+    if found is None:
+        return NONE
+    helpful = [r for r in found if r["helps"]]
+    if not helpful:
+        return "no single change found"
+    more = f" (+{len(helpful) - 1} more)" if len(helpful) > 1 else ""
+    return f"{remedy_headline(helpful[0])} → {helpful[0]['verdict']['text']}{more}"
+
+
+def _pods_text(g: dict[str, Any], sep: str = "\n") -> str:
+    names = g["pods"][:MAX_NAMES]
+    rest = len(g["pods"]) - len(names)
+    more = [f"(+{rest} more)"] if rest else []
+    if sep == "\n":
+        return "\n".join([f"{g['count']} pod{'s' if g['count'] != 1 else ''}:", *names, *more])
+    return f"{g['count']}: " + ", ".join([*names, *more])
+
+
+def _preemption_text(g: dict[str, Any]) -> str:
+    if g["outcome"] != "unschedulable":
+        return NONE
+    n = g["preemptionWouldPlace"]
+    return f"would place {n} of {g['count']}" if n else "would place none"
+
+
+def _shared_text(g: dict[str, Any], searched: bool) -> str:
+    r = g["sharedRemedy"]
+    if r is None:
+        return "none shared by every pod" if searched and g["outcome"] == "unschedulable" else NONE
+    return f"{remedy_headline(r)} → {r['verdict']['text']}"
+
+
+def group_cells(g: dict[str, Any], searched: bool, sep: str = "\n") -> list[str]:
+    cause = g["cause"] if g["outcome"] in ("unschedulable", "scheduled") else f"{g['outcome']}: {g['cause']}"
+    cells = [cause, _pods_text(g, sep), _preemption_text(g)]
+    return [*cells, _shared_text(g, searched)] if searched else cells
+
+
+def groups_summary(groups: list[dict[str, Any]]) -> str:
+    """``render.pending.summary`` of the pods, plus the number of causes."""
+    from kschedctl.render.pending import summary
+
+    text = summary([row for g in groups for row in g["rows"]])
+    return f"{text}; {len(groups)} cause{'s' if len(groups) != 1 else ''}" if groups else text
+
+
+#: Below this width the groups are printed as stacked blocks instead of a table.
+NARROW = 100
+
+
+def _render_stacked(groups: list[dict[str, Any]], console: Console, searched: bool) -> None:
+    console.print(Text("Pending pods by cause", style="italic"))
+    for g in groups:
+        style = {"unschedulable": "red", "gated": "yellow", "scheduled": "green"}.get(g["outcome"], "")
+        cause, _pods, preemption, *shared = group_cells(g, searched, ", ")
+        console.print(Text(f"• {cause}", style=f"bold {style}".strip()))
+        pods = ", ".join(g["pods"][:MAX_NAMES]) + (f" (+{g['count'] - MAX_NAMES} more)" if g["count"] > MAX_NAMES else "")
+        for label, value in ((f"pods ({g['count']})", pods), ("preemption dry run", preemption),
+                             *(("shared fix", v) for v in shared)):
+            if value != NONE:
+                console.print(Padding(Text(f"{label}: {value}"), (0, 0, 0, 2)))
+
+
+def render_groups_table(groups: list[dict[str, Any]], console: Console, search: dict[str, Any] | None) -> None:
+    if groups and console.width < NARROW:
+        _render_stacked(groups, console, search is not None)
+    elif groups:
+        headers = HEADERS if search is not None else HEADERS[:3]
+        tbl = Table(title="Pending pods by cause", title_justify="left")
+        widest = max((len(p) for g in groups for p in g["pods"][:MAX_NAMES]), default=10)
+        for h in headers:
+            tbl.add_column(h, overflow="fold", min_width=min(widest, 32) if h == "pods" else None)
+        for g in groups:
+            style = {"unschedulable": "red", "gated": "yellow", "scheduled": "green"}.get(g["outcome"], "")
+            first, *rest = group_cells(g, search is not None)
+            tbl.add_row(Text(first, style=style), *(Text(c) for c in rest))
+        console.print(tbl)
+    console.print(groups_summary(groups))
+    if search is not None:
+        console.print(Text(search_summary(search), style="dim"))
+
+
+def render_groups_markdown(groups: list[dict[str, Any]], search: dict[str, Any] | None) -> str:
+    out = ["### kschedctl: pending pods by cause", ""]
+    if groups:
+        headers = HEADERS if search is not None else HEADERS[:3]
+        rows = [group_cells(g, search is not None, ", ") for g in groups]
+        out += [tabulate(rows, headers=list(headers), tablefmt="github"), ""]
+    out.append(groups_summary(groups))
+    if search is not None:
+        out += ["", f"_{search_summary(search)}_"]
+    return "\n".join(out) + "\n"
+
+
+def search_summary(search: dict[str, Any]) -> str:
+    return (f"Remedies: each verified by re-running the cycle; budget {search['budgetText']}; used "
+            f"{search['reruns']} cycle re-runs and {search['probes']} Filter probes in {search['seconds']:.2f} s.")

@@ -1,0 +1,179 @@
+"""Output of "why this node" (the margin) and "what would make it fit" (remedies), table and markdown.
+
+Both read the plain dictionaries the trace carries (``details.margin``, ``remedies`` and
+``remediesSearch``) and are printed after the trace. Remedies are a numbered list rather than a
+table: each holds a YAML patch, and a list reads the same at 80 columns as at 200.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.padding import Padding
+from rich.table import Table
+from rich.text import Text
+from tabulate import tabulate
+
+from kschedctl.render.data import to_yaml
+
+VERIFIED = "verified by re-running the cycle"
+
+
+# --------------------------------------------------------------------------- why this node
+
+
+def margin_title(m: dict[str, Any]) -> str:
+    other = m["other"]
+    label = "compared with" if m["compared"] else "runner-up"
+    return f"Why {m['selected']} and not {other} ({label})" if m["selected"] else f"{other} ({label})"
+
+
+def margin_lines(m: dict[str, Any]) -> list[str]:
+    """The sentences under the margin table (or instead of it)."""
+    if m.get("rejected"):
+        r = m["rejected"]
+        return [f"{m['other']} was rejected by {r['plugin']} ({r['code']}): {'; '.join(r['reasons'])}"]
+    if m.get("note"):
+        return [str(m["note"])]
+    if m["tie"]:
+        return [str(m["tieNote"])]
+    deciding = ", ".join(f"{r['plugin']} (+{r['difference']})" for r in m["plugins"] if r["plugin"] in m["decidedBy"])
+    return [
+        f"{m['selected']} wins by {m['difference']} ({m['selectedTotal']} vs {m['otherTotal']}); decided by {deciding}: "
+        f"without {'that plugin' if len(m['decidedBy']) == 1 else 'those plugins'} {m['other']} would have tied or won."
+    ]
+
+
+def _margin_rows(m: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for r in m["plugins"]:
+        w = f" (w{r['weight']})" if r["weight"] is not None else ""
+        rows.append([f"{r['plugin']}{w}", str(r["selected"]), str(r["other"]), f"{r['difference']:+d}"])
+    rows.append(["total", str(m["selectedTotal"]), str(m["otherTotal"]), f"{m['difference']:+d}"])
+    return rows
+
+
+def render_margin(m: dict[str, Any] | None, console: Console) -> None:
+    if not m:
+        return
+    if m["plugins"]:
+        tbl = Table(title=margin_title(m) + ": weighted scores", title_justify="left")
+        tbl.add_column("plugin (weight)", overflow="fold")
+        for h in (str(m["selected"]), str(m["other"]), "difference"):
+            tbl.add_column(h, justify="right", overflow="fold")
+        for i, row in enumerate(_margin_rows(m)):
+            bold = "bold" if i == len(m["plugins"]) or row[0].split(" ")[0] in m["decidedBy"] else ""
+            tbl.add_row(*(Text(c, style=bold) for c in row))
+        console.print(tbl)
+    else:
+        console.print(Text(margin_title(m), style="bold"))
+    for line in margin_lines(m):
+        console.print(Text(line))
+
+
+def margin_markdown(m: dict[str, Any] | None) -> str:
+    if not m:
+        return ""
+    out = [f"#### {margin_title(m)}", ""]
+    if m["plugins"]:
+        headers = ["plugin (weight)", str(m["selected"]), str(m["other"]), "difference"]
+        out += [tabulate(_margin_rows(m), headers=headers, tablefmt="github"), ""]
+    out += [*margin_lines(m), ""]
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- what would make it fit
+
+
+def remedy_headline(r: dict[str, Any]) -> str:
+    d = r.get("detail") or {}
+    extra = ""
+    if "opensNodes" in d:
+        n = len(d["opensNodes"])
+        extra = f" (opens {n} node{'s' if n != 1 else ''}" + (f": {', '.join(d['opensNodes'])})" if n else ")")
+    if "copies" in d:
+        c = d["copies"]
+        extra = f" (this one node takes {c}{'+' if d.get('copiesCapped') else ''} cop{'ies' if c != 1 else 'y'} of the pod)"
+    return f"{r['change']}{extra}"
+
+
+def patch_heading(r: dict[str, Any]) -> str:
+    if r["kind"] == "add-node":
+        return f"{r['target']}, shaped like the node group's most common node:"
+    where = " (or its controller's spec.template)" if r["side"] == "pod" else ""
+    return f"strategic-merge patch for {r['target']}{where}:"
+
+
+def search_line(search: dict[str, Any]) -> str:
+    used = search["used"]
+    b = search["budget"]
+    text = (f"Budget: {used['reruns']} of {b['reruns']} cycle re-runs, {used['probes']} of {b['probes']} Filter probes, "
+            f"{used['seconds']:.2f} of {b['seconds']:g} s")
+    if search.get("notTried"):
+        text += f"; exhausted, not tried: {', '.join(search['notTried'])}"
+    return text
+
+
+def _indented(console: Console, text: str, indent: int = 4, style: str = "") -> None:
+    """Text whose wrapped lines keep the indent (a narrow terminal wraps long verdicts)."""
+    console.print(Padding(Text(text, style=style), (0, 0, 0, indent)))
+
+
+def render_remedies(t: dict[str, Any], console: Console) -> None:
+    if "remedies" not in t:
+        return
+    search = t.get("remediesSearch") or {}
+    remedies = t["remedies"]
+    helpful = [r for r in remedies if r["helps"]]
+    console.print(Text("What would make it fit (single changes, each verified by re-running the cycle)", style="bold"))
+    if not remedies:
+        for n in search.get("notes") or ["no single change of the kinds kschedctl tries makes the pod fit"]:
+            console.print(Text(f"  {n}"))
+    for i, r in enumerate(helpful, 1):
+        console.print(Text(f"{i:>2}. ", style="bold green"), Text(remedy_headline(r), style="bold green"), sep="")
+        _indented(console, f"→ {r['verdict']['text']} — {VERIFIED}")
+        if r.get("command"):
+            _indented(console, f"$ {r['command']}")
+        _indented(console, patch_heading(r))
+        _indented(console, to_yaml(r["patch"]).rstrip(), 6)
+    failed = [r for r in remedies if not r["helps"]]
+    if failed:
+        console.print(Text("Tried, does not help:", style="bold"))
+        for r in failed:
+            _indented(console, f"- {remedy_headline(r)} → {r['verdict']['text']}", 2)
+    if remedies:
+        for n in search.get("notes") or []:
+            _indented(console, f"note: {n}", 2, style="dim")
+    if search:
+        console.print(Text(search_line(search), style="dim"))
+
+
+def remedies_markdown(t: dict[str, Any]) -> str:
+    if "remedies" not in t:
+        return ""
+    search = t.get("remediesSearch") or {}
+    out = ["#### What would make it fit", "", f"Single changes, each {VERIFIED}.", ""]
+    for i, r in enumerate([r for r in t["remedies"] if r["helps"]], 1):
+        out += [f"{i}. **{remedy_headline(r)}** → {r['verdict']['text']}", ""]
+        if r.get("command"):
+            out += [f"   `{r['command']}`", ""]
+        out += [f"   {patch_heading(r)}", "", "   ```yaml", *("   " + ln for ln in to_yaml(r["patch"]).rstrip().splitlines()),
+                "   ```", ""]
+    failed = [r for r in t["remedies"] if not r["helps"]]
+    if failed:
+        out += ["Tried, does not help:", "", *(f"- {remedy_headline(r)} → {r['verdict']['text']}" for r in failed), ""]
+    out += [*(f"_note: {n}_" for n in search.get("notes") or []), ""]
+    if search:
+        out += [f"_{search_line(search)}_", ""]
+    return "\n".join(out)
+
+
+def render_whatif_sections(t: dict[str, Any], console: Console) -> None:
+    """Everything this module adds after a trace: the margin, then the remedies."""
+    render_margin(t["details"].get("margin"), console)
+    render_remedies(t, console)
+
+
+def whatif_sections_markdown(t: dict[str, Any]) -> str:
+    return margin_markdown(t["details"].get("margin")) + remedies_markdown(t)

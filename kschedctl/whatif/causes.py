@@ -1,0 +1,118 @@
+"""``explain pending`` by cause: pending pods grouped by what blocks them, with the fix they share.
+
+A cluster with two hundred pending pods usually has a handful of reasons for it. Rows of
+``explain pending`` (``PendingRow.to_dict()``) are grouped by their outcome and dominant reason
+(the reason that rejects the pod on the most nodes); each group says how many pods it holds,
+which, how many of them preemption would place, and, when ``--fix`` searched for remedies, the
+remedy that helps every pod of the group (the same change: same kind and same patch), if one does.
+Remedies come from ``whatif.remedies`` and are attached to the rows here, so the per-pod rows
+(``--by pod``) carry them too.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from kschedctl.config.types import SchedulerConfig
+from kschedctl.framework.registry import Registry
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.model import Pod
+from kschedctl.whatif.remedies import Budget, find_remedies
+
+
+@dataclass
+class CauseGroup:
+    cause: str
+    outcome: str
+    pods: list[str] = field(default_factory=list)
+    #: Pods of the group the preemption dry run would place.
+    preemption: int = 0
+    #: The remedy (as in ``Remedy.to_dict()``) that helps every pod of the group, if any.
+    shared_remedy: dict[str, Any] | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "cause": self.cause,
+            "outcome": self.outcome,
+            "count": len(self.pods),
+            "pods": list(self.pods),
+            "preemptionWouldPlace": self.preemption,
+            "sharedRemedy": self.shared_remedy,
+            "rows": list(self.rows),
+        }
+
+
+def cause_of(row: dict[str, Any]) -> str:
+    """The cause a pending row is grouped under."""
+    outcome = row["outcome"]
+    if outcome == "scheduled":
+        return "fits now"
+    if outcome in ("error", "ignored"):
+        return f"{outcome}: {row.get('message') or ''}".rstrip(": ")
+    return str(row.get("dominantReason") or outcome)
+
+
+def group_by_cause(rows: list[dict[str, Any]]) -> list[CauseGroup]:
+    """Groups in order of size (largest first), then cause; pods keep the rows' order."""
+    groups: dict[tuple[str, str], CauseGroup] = {}
+    for row in rows:
+        key = (row["outcome"], cause_of(row))
+        g = groups.get(key)
+        if g is None:
+            g = groups[key] = CauseGroup(key[1], key[0])
+        g.pods.append(row["pod"])
+        g.rows.append(row)
+        if (row.get("preemption") or {}).get("wouldPlace"):
+            g.preemption += 1
+    out = sorted(groups.values(), key=lambda g: (-len(g.pods), g.outcome != "unschedulable", g.cause))
+    for g in out:
+        g.shared_remedy = shared_remedy(g.rows)
+    return out
+
+
+def _same_change(r: dict[str, Any]) -> str:
+    return json.dumps([r["kind"], r["change"], r["patch"]], sort_keys=True)
+
+
+def shared_remedy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The best-ranked remedy of the first pod that also helps every other pod of the group."""
+    found = [row.get("remedies") for row in rows]
+    if not found or any(f is None for f in found):
+        return None
+    helping = [{_same_change(r): r for r in f if r["helps"]} for f in found if f is not None]
+    for key, remedy in helping[0].items():
+        if all(key in h for h in helping[1:]):
+            return remedy
+    return None
+
+
+def attach_remedies(
+    rows: list[dict[str, Any]],
+    cluster: Cluster,
+    pods: list[Pod],
+    config: SchedulerConfig,
+    registry: Registry | None = None,
+    budget: Budget | None = None,
+) -> dict[str, Any]:
+    """Search remedies for every unschedulable row's pod: ``row["remedies"]`` (the list, as ``explain pod
+    --fix`` gives it) and ``row["remediesSearch"]`` (budget, use, notes); returns the totals."""
+    by_key = {p.key: p for p in pods}
+    budget = budget or Budget()
+    started = time.monotonic()
+    reruns = probes = 0
+    for row in rows:
+        pod = by_key.get(row["pod"])
+        if pod is None or row["outcome"] != "unschedulable":
+            continue
+        report = find_remedies(cluster, pod, config, registry, budget=budget)
+        found = report.to_dict()
+        row["remedies"] = found.pop("remedies")
+        row["remediesSearch"] = found
+        reruns += report.reruns
+        probes += report.probes
+    return {"budget": budget.to_dict(), "budgetText": budget.text(), "reruns": reruns, "probes": probes,
+            "seconds": round(time.monotonic() - started, 3)}
