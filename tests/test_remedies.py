@@ -10,22 +10,36 @@ bounds the work, the binary searches, and "why this node".
 from __future__ import annotations
 
 import copy
+import io
+import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
+from rich.console import Console
+from typer.testing import CliRunner
 
+from kschedctl.cli.app import app
 from kschedctl.config import default_config
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.explain.margin import margin
+from kschedctl.explain.pending import pending_rows
+from kschedctl.render.causes import render_groups_table
+from kschedctl.render.remedies import render_whatif_sections
 from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.loader import load_cluster
 from kschedctl.snapshot.model import Pod
+from kschedctl.whatif.causes import attach_remedies, group_by_cause, shared_remedy
 from kschedctl.whatif.changes import node_groups
 from kschedctl.whatif.remedies import (
     Budget,
     Remedy,
     Verdict,
+    annotate_trace,
     find_remedies,
     largest_fitting,
     smallest_fitting,
@@ -388,3 +402,183 @@ def test_margin_with_one_feasible_node() -> None:
     trace = explain_pod(make_cluster([make_node("n1"), make_node("n2").taint("x")]), web("1").build(), CFG)
     m = margin(trace)
     assert m is not None and m.other is None and m.note is not None and "only feasible node" in m.note
+
+
+# --------------------------------------------------------------------------- the command line, on the demo
+
+ROOT = Path(__file__).parent.parent
+DEMO = str(ROOT / "fixtures" / "demo" / "cluster.yaml")
+runner = CliRunner()
+
+#: Pods for the kinds the demo's pending pods do not need, written against the demo cluster.
+DEMO_PODS = {
+    "spread": {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "etl-spread", "namespace": "batch", "labels": {"app": "etl"}},
+        "spec": {
+            "nodeSelector": {"pool": "memory"},
+            "containers": [{"name": "etl", "image": "etl", "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}}}],
+            "topologySpreadConstraints": [{"maxSkew": 1, "topologyKey": ZONE, "whenUnsatisfiable": "DoNotSchedule",
+                                           "labelSelector": {"matchLabels": {"app": "etl"}}}],
+        },
+    },
+    "anti": {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "lonely", "namespace": "shop", "labels": {"app": "lonely"}},
+        "spec": {
+            "containers": [{"name": "c", "image": "c", "resources": {"requests": {"cpu": "100m"}}}],
+            "affinity": {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": HOST, "namespaces": ["monitoring"], "labelSelector": {"matchLabels": {"app": "node-exporter"}}}]}},
+        },
+    },
+    "affinity": {
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": "near-cache", "namespace": "shop", "labels": {"app": "near-cache"}},
+        "spec": {
+            "containers": [{"name": "c", "image": "c", "resources": {"requests": {"cpu": "100m"}}}],
+            "affinity": {"podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [
+                {"topologyKey": ZONE, "labelSelector": {"matchLabels": {"app": "cache"}}}]}},
+        },
+    },
+}
+
+#: (pod: "ns/name" of the demo or a DEMO_PODS key, kind, change, verdict outcome and node)
+CLI_CASES = [
+    ("ml/notebook-pending", "add-toleration", "tolerate taint nvidia.com/gpu=present:NoSchedule", "scheduled", "gpu-a0"),
+    ("ml/notebook-pending", "remove-taint", "remove taint nvidia.com/gpu=present:NoSchedule from node gpu-a0", "scheduled", "gpu-a0"),
+    ("ml/train-pending", "lower-request", "lower container train's nvidia.com/gpu request to 1", "scheduled", "gpu-a0"),
+    ("ml/train-pending", "add-node", "add one node like gpu-a0 (node group pool=gpu)", "scheduled", "gpu-a0-new-1"),
+    ("ml/train-pending", "priority-class", "use PriorityClass batch-low (priority 100, now 0)", "preemption", "gpu-b0"),
+    ("shop/checkout-pending", "uncordon-node", "uncordon node memory-c0", "scheduled", "memory-c0"),
+    ("shop/checkout-pending", "lower-request", "lower container checkout's cpu request to 12340m", "scheduled", "memory-b0"),
+    ("batch/report-pending", "relax-node-affinity", "drop nodeSelector disktype=nvme", "scheduled", "general-b1"),
+    ("batch/report-pending", "label-node", "label node general-a0 disktype=nvme", "scheduled", "general-a0"),
+    ("spread", "spread-max-skew", f"raise the {ZONE} spread constraint's maxSkew from 1 to 5", "scheduled", "memory-b0"),
+    ("spread", "spread-schedule-anyway", f"make the {ZONE} spread constraint ScheduleAnyway", "scheduled", "memory-b0"),
+    ("anti", "drop-pod-anti-affinity-term",
+     f"drop required pod anti-affinity term 0 (topologyKey {HOST}, app=node-exporter)", "scheduled", "general-b1"),
+    ("affinity", "drop-pod-affinity-term", f"drop required pod affinity term 0 (topologyKey {ZONE}, app=cache)", "scheduled",
+     "general-b1"),
+]
+
+
+def pod_args(pod: str, tmp_path: Path) -> list[str]:
+    if "/" in pod:
+        ns, name = pod.split("/")
+        return [name, "-n", ns]
+    f = tmp_path / f"{pod}.yaml"
+    f.write_text(yaml.safe_dump(DEMO_PODS[pod]))
+    return ["-f", str(f)]
+
+
+@pytest.mark.parametrize(("pod", "kind", "change", "outcome", "node"), CLI_CASES, ids=[f"{c[0]}-{c[1]}" for c in CLI_CASES])
+def test_cli_fix_on_the_demo(pod: str, kind: str, change: str, outcome: str, node: str, tmp_path: Path) -> None:
+    args = ["explain", "pod", *pod_args(pod, tmp_path), "--snapshot", DEMO, "--fix"]
+    data = json.loads(runner.invoke(app, [*args, "-o", "json"]).stdout)
+    found = [r for r in data["remedies"] if r["kind"] == kind and r["change"] == change]
+    assert len(found) == 1, [(r["kind"], r["change"]) for r in data["remedies"]]
+    r = found[0]
+    assert r["helps"] and r["verified"] == "verified by re-running the cycle"
+    assert (r["verdict"]["outcome"], r["verdict"]["node"]) == (outcome, node)
+    table = runner.invoke(app, args)
+    assert table.exit_code == 1
+    headline = next(ln for ln in table.stdout.splitlines() if change in ln)
+    assert re.match(r" *\d+\. ", headline)  # listed among the remedies that help
+    assert f"→ {r['verdict']['text']} — verified by re-running the cycle" in table.stdout
+
+
+def test_cli_fix_output_formats(tmp_path: Path) -> None:
+    base = ["explain", "pod", "notebook-pending", "-n", "ml", "--snapshot", DEMO, "--fix"]
+    data = yaml.safe_load(runner.invoke(app, [*base, "-o", "yaml"]).stdout)
+    assert isinstance(data["remedies"], list) and data["remediesSearch"]["budget"] == Budget().to_dict()
+    assert data["remedies"][0]["patch"] == {"spec": {"tolerations": [
+        {"key": "nvidia.com/gpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}]}}
+    md = runner.invoke(app, [*base, "-o", "markdown"]).stdout
+    assert "#### What would make it fit" in md and "```yaml" in md
+    table = runner.invoke(app, base).stdout
+    assert "$ kubectl taint node gpu-a0 nvidia.com/gpu=present:NoSchedule-" in table
+    assert re.search(r"Budget: \d+ of 60 cycle re-runs, \d+ of 600 Filter probes", table)
+    fits = runner.invoke(app, ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--fix"])
+    assert fits.exit_code == 0 and "nothing to fix: the pod is schedulable on memory-b0" in fits.stdout
+
+
+def test_cli_fix_writes_nothing(tmp_path: Path) -> None:
+    snap = tmp_path / "cluster.yaml"
+    snap.write_bytes(Path(DEMO).read_bytes())
+    before = snap.read_bytes()
+    for pod in ("train-pending", "notebook-pending"):
+        assert runner.invoke(app, ["explain", "pod", pod, "-n", "ml", "--snapshot", str(snap), "--fix"]).exit_code == 1
+    assert runner.invoke(app, ["explain", "pending", "-A", "--snapshot", str(snap), "--fix"]).exit_code == 1
+    assert snap.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["cluster.yaml"]
+
+
+def test_cli_why_this_node() -> None:
+    base = ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO]
+    out = runner.invoke(app, base).stdout
+    assert "Why memory-b0 and not memory-a0 (runner-up): weighted scores" in out
+    assert "memory-b0 wins by 3 (873 vs 870); decided by NodeResourcesFit (+5)" in out
+    m = json.loads(runner.invoke(app, [*base, "-o", "json"]).stdout)["details"]["margin"]
+    assert (m["selected"], m["other"], m["difference"], m["decidedBy"]) == ("memory-b0", "memory-a0", 3, ["NodeResourcesFit"])
+    rejected = runner.invoke(app, [*base, "--compare", "gpu-a0"]).stdout
+    assert ("gpu-a0 was rejected by TaintToleration (UnschedulableAndUnresolvable): node(s) had untolerated taint(s)"
+            in rejected)
+    general = json.loads(runner.invoke(app, [*base, "--compare", "general-b0", "-o", "json"]).stdout)["details"]["margin"]
+    assert general["compared"] and general["difference"] == 873 - 623
+    bad = runner.invoke(app, [*base, "--compare", "nope"])
+    assert bad.exit_code == 2 and bad.stderr.strip() == 'error: --compare: node "nope" is not in the snapshot'
+
+
+def test_cli_pending_grouped_by_cause() -> None:
+    base = ["explain", "pending", "-A", "--snapshot", DEMO]
+    table = runner.invoke(app, [*base, "--fix"])
+    assert table.exit_code == 1
+    assert table.stdout.strip().splitlines()[-2] == "6 pending pods: 4 unschedulable, 1 fit now, 1 gated; 5 causes"
+    assert "Remedies: each verified by re-running the cycle; budget 60 cycle re-runs" in table.stdout
+    groups = json.loads(runner.invoke(app, [*base, "--fix", "--by", "cause", "-o", "json"]).stdout)
+    by_cause = {g["cause"]: g for g in groups}
+    gpu = by_cause["Insufficient nvidia.com/gpu"]
+    assert (gpu["count"], gpu["pods"], gpu["sharedRemedy"]) == (2, ["ml/notebook-pending", "ml/train-pending"], None)
+    report = by_cause["node(s) didn't match Pod's node affinity/selector"]
+    assert report["sharedRemedy"]["change"] == "drop nodeSelector disktype=nvme"
+    assert by_cause["Insufficient cpu"]["preemptionWouldPlace"] == 1
+    rows = json.loads(runner.invoke(app, [*base, "--fix", "-o", "json"]).stdout)  # json: one row per pod by default
+    assert [r["pod"] for r in rows][:2] == ["batch/report-pending", "ml/notebook-pending"]
+    assert rows[1]["remedies"][0]["change"] == "tolerate taint nvidia.com/gpu=present:NoSchedule"
+    per_pod = runner.invoke(app, [*base, "--fix", "--by", "pod"]).stdout
+    assert "what would make it fit" in per_pod
+    bad = runner.invoke(app, [*base, "--by", "node"])
+    assert bad.exit_code == 2 and "--by: expected cause or pod" in bad.stderr
+
+
+def test_groups_share_a_remedy_only_when_every_pod_has_it() -> None:
+    nodes = [make_node("n1").taint("dedicated", "db"), make_node("n2").taint("dedicated", "db")]
+    pods = [make_pod(f"db-{i}").req(cpu="100m").build() for i in range(3)]
+    cluster = make_cluster(nodes, pods)
+    rows = [r.to_dict() for r in pending_rows(cluster, pods, CFG)]
+    attach_remedies(rows, cluster, pods, CFG)
+    (g,) = group_by_cause(rows)
+    assert (g.cause, len(g.pods)) == ("node(s) had untolerated taint(s)", 3)
+    assert g.shared_remedy is not None and g.shared_remedy["change"] == "tolerate taint dedicated=db:NoSchedule"
+    rows[0]["remedies"] = [r for r in rows[0]["remedies"] if r["kind"] != "add-toleration"]
+    assert shared_remedy(rows)["kind"] == "remove-taint"  # type: ignore[index]
+
+
+@pytest.mark.parametrize("width", [80, 100, 120])
+def test_renderers_fit_the_terminal(width: int) -> None:
+    cluster = load_cluster([DEMO])
+    checks = []
+    for ns, name in (("ml", "train-pending"), ("shop", "web-7d9f-pending"), ("batch", "report-pending")):
+        pod = cluster.pod(ns, name)
+        assert pod is not None
+        trace = explain_pod(cluster, pod, CFG)
+        data = trace.to_dict()
+        annotate_trace(data, trace, cluster, pod, CFG, fix=True)
+        checks.append(lambda c, d=data: render_whatif_sections(d, c))
+    rows = [r.to_dict() for r in pending_rows(cluster, cluster.pending_pods(), CFG)]
+    search = attach_remedies(rows, cluster, cluster.pending_pods(), CFG)
+    checks.append(lambda c: render_groups_table([g.to_dict() for g in group_by_cause(rows)], c, search))
+    for render in checks:
+        buf = io.StringIO()
+        render(Console(file=buf, width=width, markup=False, highlight=False, color_system=None))
+        lines = buf.getvalue().splitlines()
+        assert lines and max(len(ln.rstrip()) for ln in lines) <= width

@@ -9,12 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from tabulate import tabulate
 
-from kschedctl.render.remedies import remedy_headline
+from kschedctl.render.remedies import indented, remedy_headline
 
 NONE = "—"
 MAX_NAMES = 5
@@ -84,7 +83,7 @@ def _render_stacked(groups: list[dict[str, Any]], console: Console, searched: bo
         for label, value in ((f"pods ({g['count']})", pods), ("preemption dry run", preemption),
                              *(("shared fix", v) for v in shared)):
             if value != NONE:
-                console.print(Padding(Text(f"{label}: {value}"), (0, 0, 0, 2)))
+                indented(console, f"{label}: {value}", 2)
 
 
 def render_groups_table(groups: list[dict[str, Any]], console: Console, search: dict[str, Any] | None) -> None:

@@ -7,10 +7,10 @@ table: each holds a YAML patch, and a list reads the same at 80 columns as at 20
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any
 
 from rich.console import Console
-from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 from tabulate import tabulate
@@ -115,9 +115,17 @@ def search_line(search: dict[str, Any]) -> str:
     return text
 
 
-def _indented(console: Console, text: str, indent: int = 4, style: str = "") -> None:
-    """Text whose wrapped lines keep the indent (a narrow terminal wraps long verdicts)."""
-    console.print(Padding(Text(text, style=style), (0, 0, 0, indent)))
+def indented(console: Console, text: str, indent: int = 4, style: str = "") -> None:
+    """Text whose wrapped lines keep the indent (a narrow terminal wraps long verdicts); YAML keeps its lines."""
+    pad = " " * indent
+    for line in text.splitlines():
+        if len(pad + line) <= console.width or line.startswith(" "):
+            console.print(Text(pad + line, style=style))
+            continue
+        width = max(console.width, indent + 20)
+        wrapped = textwrap.wrap(line, width, initial_indent=pad, subsequent_indent=pad,
+                                break_long_words=False, break_on_hyphens=False)
+        console.print(Text("\n".join(wrapped), style=style))
 
 
 def render_remedies(t: dict[str, Any], console: Console) -> None:
@@ -132,19 +140,19 @@ def render_remedies(t: dict[str, Any], console: Console) -> None:
             console.print(Text(f"  {n}"))
     for i, r in enumerate(helpful, 1):
         console.print(Text(f"{i:>2}. ", style="bold green"), Text(remedy_headline(r), style="bold green"), sep="")
-        _indented(console, f"→ {r['verdict']['text']} — {VERIFIED}")
+        indented(console, f"→ {r['verdict']['text']} — {VERIFIED}")
         if r.get("command"):
-            _indented(console, f"$ {r['command']}")
-        _indented(console, patch_heading(r))
-        _indented(console, to_yaml(r["patch"]).rstrip(), 6)
+            indented(console, f"$ {r['command']}")
+        indented(console, patch_heading(r))
+        indented(console, to_yaml(r["patch"]).rstrip(), 6)
     failed = [r for r in remedies if not r["helps"]]
     if failed:
         console.print(Text("Tried, does not help:", style="bold"))
         for r in failed:
-            _indented(console, f"- {remedy_headline(r)} → {r['verdict']['text']}", 2)
+            indented(console, f"- {remedy_headline(r)} → {r['verdict']['text']}", 2)
     if remedies:
         for n in search.get("notes") or []:
-            _indented(console, f"note: {n}", 2, style="dim")
+            indented(console, f"note: {n}", 2, style="dim")
     if search:
         console.print(Text(search_line(search), style="dim"))
 
