@@ -497,7 +497,7 @@ def test_cli_fix_output_formats(tmp_path: Path) -> None:
     assert "#### What would make it fit" in md and "```yaml" in md
     table = runner.invoke(app, base).stdout
     assert "$ kubectl taint node gpu-a0 nvidia.com/gpu=present:NoSchedule-" in table
-    assert re.search(r"Budget: \d+ of 60 cycle re-runs, \d+ of 600 Filter probes", table)
+    assert re.search(r"Budget: used \d+ of 60 cycle re-runs, \d+ of 600 Filter probes", table)
     fits = runner.invoke(app, ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--fix"])
     assert fits.exit_code == 0 and "nothing to fix: the pod is schedulable on memory-b0" in fits.stdout
 

@@ -83,7 +83,7 @@ def _render_stacked(groups: list[dict[str, Any]], console: Console, searched: bo
         for label, value in ((f"pods ({g['count']})", pods), ("preemption dry run", preemption),
                              *(("shared fix", v) for v in shared)):
             if value != NONE:
-                indented(console, f"{label}: {value}", 2)
+                indented(console, f"{label}: {value}", 2, hang=2)
 
 
 def render_groups_table(groups: list[dict[str, Any]], console: Console, search: dict[str, Any] | None) -> None:

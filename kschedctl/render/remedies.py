@@ -108,22 +108,22 @@ def patch_heading(r: dict[str, Any]) -> str:
 def search_line(search: dict[str, Any]) -> str:
     used = search["used"]
     b = search["budget"]
-    text = (f"Budget: {used['reruns']} of {b['reruns']} cycle re-runs, {used['probes']} of {b['probes']} Filter probes, "
+    text = (f"Budget: used {used['reruns']} of {b['reruns']} cycle re-runs, {used['probes']} of {b['probes']} Filter probes, "
             f"{used['seconds']:.2f} of {b['seconds']:g} s")
     if search.get("notTried"):
         text += f"; exhausted, not tried: {', '.join(search['notTried'])}"
     return text
 
 
-def indented(console: Console, text: str, indent: int = 4, style: str = "") -> None:
-    """Text whose wrapped lines keep the indent (a narrow terminal wraps long verdicts); YAML keeps its lines."""
+def indented(console: Console, text: str, indent: int = 4, style: str = "", hang: int = 0) -> None:
+    """Text whose wrapped lines keep the indent (plus ``hang`` after the first); YAML keeps its lines."""
     pad = " " * indent
     for line in text.splitlines():
         if len(pad + line) <= console.width or line.startswith(" "):
             console.print(Text(pad + line, style=style))
             continue
-        width = max(console.width, indent + 20)
-        wrapped = textwrap.wrap(line, width, initial_indent=pad, subsequent_indent=pad,
+        width = max(console.width, indent + hang + 20)
+        wrapped = textwrap.wrap(line, width, initial_indent=pad, subsequent_indent=pad + " " * hang,
                                 break_long_words=False, break_on_hyphens=False)
         console.print(Text("\n".join(wrapped), style=style))
 
@@ -149,10 +149,10 @@ def render_remedies(t: dict[str, Any], console: Console) -> None:
     if failed:
         console.print(Text("Tried, does not help:", style="bold"))
         for r in failed:
-            indented(console, f"- {remedy_headline(r)} → {r['verdict']['text']}", 2)
+            indented(console, f"- {remedy_headline(r)} → {r['verdict']['text']}", 2, hang=2)
     if remedies:
         for n in search.get("notes") or []:
-            indented(console, f"note: {n}", 2, style="dim")
+            indented(console, f"note: {n}", 2, style="dim", hang=2)
     if search:
         console.print(Text(search_line(search), style="dim"))
 
