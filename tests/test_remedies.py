@@ -28,6 +28,8 @@ from kschedctl.config import default_config
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.explain.margin import margin
 from kschedctl.explain.pending import pending_rows
+from kschedctl.explain.trace import NodeVerdict, Trace
+from kschedctl.framework.status import Code, Status
 from kschedctl.render.causes import render_groups_table
 from kschedctl.render.remedies import render_whatif_sections
 from kschedctl.snapshot.cluster import Cluster
@@ -582,3 +584,13 @@ def test_renderers_fit_the_terminal(width: int) -> None:
         render(Console(file=buf, width=width, markup=False, highlight=False, color_system=None))
         lines = buf.getvalue().splitlines()
         assert lines and max(len(ln.rstrip()) for ln in lines) <= width
+
+
+def test_margin_against_a_node_an_extender_rejected() -> None:
+    trace = Trace(pod="default/web", profile="default-scheduler", selected_node="n1", candidates=["n1"],
+                  feasible_nodes=["n1"], totals={"n1": 10}, max_score=10)
+    trace.filter = {"n1": NodeVerdict("n1", Status()),
+                    "n2": NodeVerdict("n2", Status(Code.UNSCHEDULABLE, "maintenance"), extender="http://ext:8888")}
+    m = margin(trace, "n2")
+    assert m is not None and m.rejected == {"plugin": "extender http://ext:8888", "code": "Unschedulable",
+                                            "reasons": ["maintenance"]}

@@ -111,7 +111,8 @@ def _not_scored(trace: Trace, m: Margin, other: str) -> None:
     verdict = trace.filter.get(other)
     if verdict is not None and not verdict.status.is_success():
         st = verdict.status
-        m.rejected = {"plugin": st.plugin, "code": st.code.label, "reasons": list(st.reasons) or [st.message()]}
+        by = f"extender {verdict.extender}" if verdict.extender else st.plugin
+        m.rejected = {"plugin": by, "code": st.code.label, "reasons": list(st.reasons) or [st.message()]}
     elif trace.pre_filter_node_names is not None and other not in trace.pre_filter_node_names:
         m.rejected = {"plugin": "PreFilter", "code": "UnschedulableAndUnresolvable",
                       "reasons": ["not among the nodes PreFilter narrowed the search to"]}
