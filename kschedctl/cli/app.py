@@ -131,17 +131,6 @@ ConfigOpt = Annotated[
 ]
 
 
-def _load_inputs(snapshot: list[str] | None, config: Path | None) -> tuple[Any, Any]:
-    from kschedctl.config import load_config
-    from kschedctl.snapshot.loader import load_cluster
-
-    if not snapshot:
-        raise UsageError("--snapshot is required (a cluster snapshot file or directory)")
-    cluster = load_cluster(snapshot, warn=lambda m: err(f"note: {m}"))
-    cfg = load_config(str(config) if config else None)
-    return cluster, cfg
-
-
 @explain_app.command("pod")
 def explain_pod_cmd(
     name: Annotated[

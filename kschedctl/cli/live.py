@@ -40,6 +40,7 @@ from kschedctl.cli.options import (
     SelectorOpt,
     live_options,
 )
+from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 from kschedctl.errors import UsageError
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.source import Source
@@ -214,6 +215,7 @@ def explain_pending_cmd(
         str | None,
         typer.Option("--by", metavar="cause|pod", help="Group pods by cause (default for tables) or one row per pod (default for json/yaml)."),
     ] = None,
+    plugin_module: PluginModuleOpt = None,
 ) -> None:
     """Every pending pod: its FitError, the reason blocking it on most nodes, the nearest node (rejected
     by the fewest Filter plugins) and whether a preemption dry run would place it; grouped by cause.
@@ -234,15 +236,16 @@ def explain_pending_cmd(
         sel = parse_selector_string(selector) if selector else None
         source = open_source(snapshot, live_options(kubeconfig, context, request_timeout, chunk_size=chunk_size))
         ns = None if all_namespaces else (namespace or source.default_namespace())
-        cfg = load_config(str(config) if config else None)
+        registry = build_registry(plugin_module)
+        cfg = load_config(str(config) if config else None, registry)
         cluster = read_cluster(source)
         pods = [
             p
             for p in cluster.pending_pods()
             if (ns is None or p.namespace == ns) and (sel is None or sel.matches(p.labels))
         ]
-        rows = [r.to_dict() for r in pending_rows(cluster, pods, cfg)]
-        search = attach_remedies(rows, cluster, pods, cfg) if fix else None
+        rows = [r.to_dict() for r in pending_rows(cluster, pods, cfg, registry)]
+        search = attach_remedies(rows, cluster, pods, cfg, registry) if fix else None
         grouped = by == "cause" or (by is None and output.value in ("table", "markdown"))
         if grouped:
             emit_groups([g.to_dict() for g in group_by_cause(rows)], output.value, search)

@@ -1,10 +1,14 @@
 """The ``--plugin-module`` option and the plugin registry a command runs with.
 
-Every command that runs scheduling cycles (``explain pod``, ``check``, ``plugins``...)
-builds the same registry: the in-tree plugins, the plugins installed distributions
-offer in the entry-point group ``kschedctl.plugins``, then the modules named with
-``--plugin-module``. Declared here, apart from ``app.py``, so that any command module
-can import it without an import cycle; this module imports only typer.
+Every command that reads a KubeSchedulerConfiguration or lists plugins (``explain pod``,
+``explain pending``, ``check``, ``diff-profiles``, ``simulate``, ``plugins``) takes
+``--plugin-module`` and builds its registry with ``build_registry``, the one way: the
+in-tree plugins, the plugins installed distributions offer in the entry-point group
+``kschedctl.plugins``, then the modules named with ``--plugin-module``. The command then
+hands that registry to everything that reads the configuration or builds a Framework, so a
+configuration naming an out-of-tree plugin runs the same in every command
+(tests/test_plugin_commands.py checks each one). Declared here, apart from ``app.py``, so that
+any command module can import it without an import cycle; this module imports only typer.
 """
 
 from __future__ import annotations

@@ -24,9 +24,11 @@ from kschedctl.cli.options import (
     complete_pod_names,
     live_options,
 )
+from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
+    from kschedctl.framework.registry import Registry
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.source import Source
     from kschedctl.whatif.diff import Side
@@ -78,8 +80,9 @@ def _emit(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any)
 # --------------------------------------------------------------------------- diff-profiles
 
 
-def build_sides(configs: list[str], profiles: list[str]) -> tuple[Side, Side]:
-    """The two sides from the ``--config`` and ``--profile`` options (see the command's help)."""
+def build_sides(configs: list[str], profiles: list[str], registry: Registry | None = None) -> tuple[Side, Side]:
+    """The two sides from the ``--config`` and ``--profile`` options (see the command's help);
+    ``registry``: the plugins the configurations may name (see ``build_registry``)."""
     from kschedctl.config import default_config, load_config
     from kschedctl.whatif.diff import Side
 
@@ -87,7 +90,7 @@ def build_sides(configs: list[str], profiles: list[str]) -> tuple[Side, Side]:
         raise UsageError("give at most two --config and at most two --profile")
     if not configs and len(profiles) < 2:
         raise UsageError("nothing to compare: give two --config, or one --config, or two --profile")
-    loaded = [(c, load_config(c)) for c in configs]
+    loaded = [(c, load_config(c, registry)) for c in configs]
     if len(loaded) == 2:
         (la, ca), (lb, cb) = loaded
     elif len(loaded) == 1 and len(profiles) == 2:
@@ -128,6 +131,7 @@ def diff_profiles_cmd(
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    plugin_module: PluginModuleOpt = None,
 ) -> None:
     """Compare what two scheduler configurations (or two profiles of one) decide for the same pods.
 
@@ -150,7 +154,8 @@ def diff_profiles_cmd(
         chosen = sum([name is not None, bool(filename), pending])
         if chosen != 1:
             raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
-        a, b = build_sides(list(config or []), list(profile or []))
+        registry = build_registry(plugin_module)
+        a, b = build_sides(list(config or []), list(profile or []), registry)
         source = _open(snapshot, kubeconfig, context, request_timeout)
         ns = namespace or source.default_namespace()
         if name is not None:
@@ -180,7 +185,7 @@ def diff_profiles_cmd(
                 for pod in factory.pods(w, 1):
                     pods.append((pod, None if w.kind == "Pod" else w.display))
             notes.extend(manifests.notes)
-        report = diff_pods(cluster, a, b, pods, strict=name is not None)
+        report = diff_pods(cluster, a, b, pods, registry, strict=name is not None)
         report.notes[:0] = notes
         _emit(report.to_dict(), output, render_diff_table, render_diff_markdown)
         return EXIT_NO if report.differs else EXIT_OK
@@ -216,6 +221,7 @@ def simulate_cmd(
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
+    plugin_module: PluginModuleOpt = None,
 ) -> None:
     """Schedule a set of pods one after another, each placement assumed before the next cycle.
 
@@ -237,7 +243,8 @@ def simulate_cmd(
             raise UsageError("--max and --replicas do not go together: --max finds the number of replicas")
         if limit and not max_:
             raise UsageError("--limit goes with --max")
-        cfg = load_config(str(config) if config else None)
+        registry = build_registry(plugin_module)
+        cfg = load_config(str(config) if config else None, registry)
         cluster = _read(_open(snapshot, kubeconfig, context, request_timeout))
         manifests = _read_manifests(filename, cluster)
         if max_:
@@ -249,7 +256,7 @@ def simulate_cmd(
             w.as_template = True
             factory = PodFactory(manifests, cluster)
             result = simulate_max(
-                factory.cluster, cfg, factory.pods(w, None), workload=w.display, limit=limit, preemption=preemption
+                factory.cluster, cfg, factory.pods(w, None), registry, workload=w.display, limit=limit, preemption=preemption
             )
         else:
             factory = PodFactory(manifests, cluster)
@@ -262,7 +269,7 @@ def simulate_cmd(
                 pods.extend((p, label) for p in factory.pods(w, count))
             if not pods:
                 raise UsageError("the workloads ask for no pods (replicas 0)")
-            result = simulate_pods(factory.cluster, cfg, pods, preemption=preemption)
+            result = simulate_pods(factory.cluster, cfg, pods, registry, preemption=preemption)
         result.notes[:0] = manifests.notes
         _emit(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
         if max_:
