@@ -91,9 +91,16 @@ def err(msg: str) -> None:
 
 
 def guarded(fn: Callable[[], int]) -> None:
-    """Run a command body: KschedctlError -> one line + exit 2; the body's int -> exit status."""
+    """Run a command body: KschedctlError -> one line + exit 2; the body's int -> exit status.
+
+    Exceptions plugins raised during the command (each became that plugin's Error status, shown
+    in the result) are named on stderr, with their tracebacks under ``--debug``."""
+    from kschedctl.framework.failures import PluginFailure, collecting
+
+    raised: list[PluginFailure] = []
     try:
-        code = fn()
+        with collecting(raised):
+            code = fn()
     except KschedctlError as e:
         if _state["debug"]:
             traceback.print_exc()
@@ -106,7 +113,21 @@ def guarded(fn: Callable[[], int]) -> None:
             traceback.print_exc()
         err(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
         raise typer.Exit(EXIT_ERROR) from None
+    finally:
+        report_plugin_failures(raised)
     raise typer.Exit(code)
+
+
+def report_plugin_failures(raised: list[Any]) -> None:
+    """One line per distinct exception a plugin raised; its traceback with ``--debug``."""
+    from kschedctl.framework.failures import describe, group
+
+    for failure, nodes in group(raised):
+        whose = "a bug in kschedctl, please report it" if failure.in_tree else "a bug in the plugin"
+        if _state["debug"]:
+            err(f"{describe(failure, nodes)} ({whose}):\n{failure.traceback.rstrip()}")
+        else:
+            err(f"note: {describe(failure, nodes)} ({whose}); run with --debug for the traceback")
 
 
 @app.callback()

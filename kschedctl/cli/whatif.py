@@ -272,6 +272,8 @@ def simulate_cmd(
             result = simulate_pods(factory.cluster, cfg, pods, registry, preemption=preemption)
         result.notes[:0] = manifests.notes
         _emit(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
+        if result.error:
+            return EXIT_NO
         if max_:
             return EXIT_OK
         return EXIT_OK if not result.not_placed else EXIT_NO

@@ -26,6 +26,7 @@ from kschedctl.explain.extenders import (
 from kschedctl.explain.trace import NodeVerdict, PluginScores, PostFilterRecord, Trace
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.extender import ExtenderCall, ExtenderError, build_extenders
+from kschedctl.framework.failures import notes as failure_notes
 from kschedctl.framework.interfaces import NodeToStatus
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
@@ -160,7 +161,10 @@ def run_cycle(
     bindings) passes its own fresh ``state`` and reads it afterwards."""
     if state is None:
         state = CycleState()
+    fw.take_failures()
     trace = _run_cycle(fw, pod, config, state, start_index)
+    trace.plugin_failures = fw.take_failures()
+    trace.notes.extend(failure_notes(trace.plugin_failures))
     if details:
         _add_node_details(fw, trace)
         _add_plugin_details(fw, trace, state, pod)
@@ -290,12 +294,14 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
         if not st.is_success():
             return _cycle_error(trace, st.message())
         out = fw.run_score(state, pod, feasible)
-        for name in out.plugins:
+        for name in out.plugins:  # what was returned, also when the point failed part way
             if name in out.raw:
                 trace.score[name] = PluginScores(
                     out.weights[name], out.raw[name], out.normalized.get(name, {}), out.weighted.get(name, {})
                 )
         if not out.status.is_success():
+            if out.detail:
+                trace.notes.append(out.detail)
             return _cycle_error(trace, out.status.message())
         totals = dict(out.totals)
         randomized: set[str] = set()

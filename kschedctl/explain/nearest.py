@@ -84,7 +84,7 @@ def analyse_filters(
         if allowed is not None and ni.name not in allowed:
             verdict.rejections.append(Rejection("PreFilter", [f"node(s) didn't satisfy plugin(s) [{narrowed_by}]"]))
         for pl in plugins:
-            st = pl.filter(state, pod, ni)
+            st = fw.run_filter_plugin(pl, state, pod, ni)
             if not st.is_success():
                 verdict.rejections.append(Rejection(pl.name, list(st.reasons) or [st.message()]))
         out.nodes.append(verdict)

@@ -12,6 +12,7 @@ from typing import Any
 
 from kschedctl import K8S_VERSION
 from kschedctl.framework.extender import ExtenderCall
+from kschedctl.framework.failures import PluginFailure
 from kschedctl.framework.runtime import PluginStatus
 from kschedctl.framework.status import Status
 
@@ -107,6 +108,8 @@ class Trace:
     #: Nodes the main Filter pass processed (feasible + rejected), by which kube-scheduler advances
     #: ``nextStartNodeIndex``; 0 when the cycle stopped before it (PreFilter, nominated node).
     processed_nodes: int = 0
+    #: Exceptions plugins raised in this cycle (each became the plugin's Error status); tracebacks for --debug.
+    plugin_failures: list[PluginFailure] = field(default_factory=list)
 
     @property
     def schedulable(self) -> bool:
@@ -171,5 +174,9 @@ class Trace:
                 ),
                 "nodes": self.node_details,
                 "plugins": self.plugin_details,
+                "pluginExceptions": [
+                    {"plugin": f.plugin, "extensionPoint": f.extension_point, "node": f.node, "exception": f.exception}
+                    for f in self.plugin_failures
+                ],
             },
         }

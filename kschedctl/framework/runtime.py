@@ -5,15 +5,25 @@ first, then MultiPoint expansion with its precedence rules; one queue-sort
 plugin; at least one bind plugin; score weights from the Score list, then
 MultiPoint, 1 when unset. Each ``run_*`` method returns what the real runtime
 returns *and* the per-plugin statuses, so the explain trace can show every step.
+
+Every plugin method is called through ``Framework._call``: an exception a plugin raises
+(or a result of the wrong type) becomes that plugin's Error status at that extension point,
+exactly as if a Go plugin had returned the error, and then takes the path such a status takes
+upstream, with upstream's wrapping (``running Score plugins: plugin "X" failed with: ...``).
+The exception itself is kept as a ``PluginFailure`` (``framework/failures.py``) for the trace's
+notes and for ``--debug``.
 """
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from kschedctl.config.types import Profile
 from kschedctl.errors import ConfigError
+from kschedctl.framework import failures
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import (
     NodeScore,
@@ -28,6 +38,8 @@ from kschedctl.framework.status import MAX_NODE_SCORE, MAX_TOTAL_SCORE, MIN_NODE
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
+
+T = TypeVar("T")
 
 #: kube-scheduler's getExtensionPoints order: (config field, Go interface name).
 _EXTENSION_ORDER = (
@@ -75,6 +87,8 @@ class ScoreOutcome:
     normalized: dict[str, dict[str, int]] = field(default_factory=dict)
     weighted: dict[str, dict[str, int]] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
+    #: When a score was out of range: which plugin gave it to which node (upstream's message names neither node nor raw value).
+    detail: str | None = None
 
 
 def q(s: str) -> str:
@@ -95,6 +109,51 @@ def merge_pre_filter_results(a: PreFilterResult | None, b: PreFilterResult | Non
     return PreFilterResult((a.node_names or set()) & (b.node_names or set()))  # type: ignore[union-attr]
 
 
+def _status(result: Any) -> Status:
+    if not isinstance(result, Status):
+        raise TypeError(f"returned {result!r}, not a Status")
+    return result
+
+
+def _result_and_status(result: Any) -> Any:
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[1], Status)):
+        raise TypeError(f"returned {result!r}, not a (result, Status) pair")
+    return result
+
+
+def _score_and_status(result: Any) -> tuple[int, Status]:
+    _result_and_status(result)
+    try:
+        return operator.index(result[0]), result[1]
+    except TypeError:
+        raise TypeError(f"returned the score {result[0]!r}, not an integer") from None
+
+
+def _status_and_timeout(result: Any) -> Any:
+    if not (isinstance(result, tuple) and len(result) == 2 and isinstance(result[0], Status)):
+        raise TypeError(f"returned {result!r}, not a (Status, timeout) pair")
+    return result
+
+
+def _as_is(result: Any) -> Any:
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class _Failed:
+    """What ``_call`` returns for a method whose result is not a Status when the plugin raised."""
+
+    status: Status
+
+
+def _pair(st: Status) -> tuple[None, Status]:
+    return None, st
+
+
+def _zero_score(st: Status) -> tuple[int, Status]:
+    return 0, st
+
+
 class Framework:
     """A profile's plugins, ready to run (``framework.Framework`` / ``fwk.Handle``)."""
 
@@ -112,10 +171,15 @@ class Framework:
                 if ref.name not in needed:
                     needed.append(ref.name)
         self.plugins_map: dict[str, Any] = {}
+        #: Exceptions plugins raised (turned into Error statuses), oldest first; the cycle takes them.
+        self.failures: list[failures.PluginFailure] = []
+        self._in_tree: set[str] = set()
         for name in needed:
             entry = registry.get(name)
             if entry is None:
                 continue  # reported below as "does not exist" where it is used
+            if entry.source == "in-tree":
+                self._in_tree.add(name)
             try:  # an out-of-tree plugin gets its own args model (in-tree args pass through)
                 args = plugin_args(entry, profile.args(name))
             except ValueError as e:
@@ -196,6 +260,32 @@ class Framework:
         ordered += [n for n in enabled if n not in overrides]
         self.lists[ep] = [self.plugins_map[n] for n in ordered]
 
+    # calling plugins ------------------------------------------------------------------------
+    def _call(
+        self,
+        pl: Any,
+        point: str,
+        node: str | None,
+        check: Callable[[Any], T],
+        on_error: Callable[[Status], T],
+        method: Callable[..., Any],
+        *args: Any,
+    ) -> T:
+        """Call one plugin method; ``check`` validates (and returns) its result. An exception (or a
+        result ``check`` rejects) becomes the plugin's Error status, passed to ``on_error``."""
+        try:
+            return check(method(*args))
+        except Exception as e:
+            failure = failures.PluginFailure.of(pl.name, point, node, e, in_tree=pl.name in self._in_tree)
+            self.failures.append(failure)
+            failures.report(failure)
+            return on_error(Status(Code.ERROR, failure.exception, plugin=pl.name, error=failure.exception))
+
+    def take_failures(self) -> list[failures.PluginFailure]:
+        """The exceptions recorded since the last call (a cycle's), and forget them."""
+        out, self.failures = self.failures, []
+        return out
+
     # Handle -----------------------------------------------------------------------------
     @property
     def snapshot(self) -> Snapshot:
@@ -225,7 +315,7 @@ class Framework:
         """Profile order, stopping at the first plugin that does not return Success."""
         out: list[PluginStatus] = []
         for pl in self.lists["preEnqueue"]:
-            st = pl.pre_enqueue(pod)
+            st = self._call(pl, "PreEnqueue", None, _status, _as_is, pl.pre_enqueue, pod)
             if not st.is_success():
                 st.plugin = pl.name
                 if not st.is_rejected():
@@ -236,7 +326,10 @@ class Framework:
         return out
 
     def queue_sort_less(self, a: Pod, b: Pod) -> bool:
-        return bool(self.lists["queueSort"][0].less(a, b))
+        """``Less`` of the profile's QueueSort plugin. It has no error path upstream: a plugin that
+        raises is recorded in ``failures`` and the pair counts as not ordered."""
+        pl = self.lists["queueSort"][0]
+        return self._call(pl, "QueueSort", None, bool, lambda st: False, pl.less, a, b)
 
     # PreFilter ---------------------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: Pod) -> PreFilterOutcome:
@@ -248,7 +341,7 @@ class Framework:
         return_status = Status()
         try:
             for pl in self.lists["preFilter"]:
-                r, s = pl.pre_filter(state, pod, nodes)
+                r, s = self._call(pl, "PreFilter", None, _result_and_status, _pair, pl.pre_filter, state, pod, nodes)
                 records.append(PluginStatus(pl.name, s))
                 if s.is_skip():
                     skip.add(pl.name)
@@ -296,11 +389,14 @@ class Framework:
         for pl in self.lists["preFilter"]:
             if pl.name in state.skip_filter_plugins:
                 continue
-            ext = pl.pre_filter_extensions()
+            ext = self._call(pl, which, node_info.name, _as_is, _Failed, pl.pre_filter_extensions)
             if ext is None:
                 continue
-            call = ext.add_pod if which == "AddPod" else ext.remove_pod
-            st = call(state, pod, other, node_info)
+            if isinstance(ext, _Failed):  # pre_filter_extensions() itself raised
+                st = ext.status
+            else:
+                call = ext.add_pod if which == "AddPod" else ext.remove_pod
+                st = self._call(pl, which, node_info.name, _status, _as_is, call, state, pod, other, node_info)
             if not st.is_success():
                 return Status(Code.ERROR, f"running {which} on PreFilter plugin {q(pl.name)}: {st.message()}")
         return Status()
@@ -311,7 +407,7 @@ class Framework:
         for pl in self.lists["filter"]:
             if pl.name in skip:
                 continue
-            st = pl.filter(state, pod, node_info)
+            st = self.run_filter_plugin(pl, state, pod, node_info)
             if not st.is_success():
                 if not st.is_rejected():
                     # reasons: what the plugin returned (the node's Filter verdict);
@@ -320,6 +416,10 @@ class Framework:
                 st.plugin = pl.name
                 return st
         return Status()
+
+    def run_filter_plugin(self, pl: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+        """One Filter plugin on one node, its status as returned (an exception: its Error status)."""
+        return self._call(pl, "Filter", node_info.name, _status, _as_is, pl.filter, state, pod, node_info)
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Filters with equal-or-higher priority nominated pods added, then (if that passed) without."""
@@ -354,7 +454,7 @@ class Framework:
         reasons: list[str] = []
         rejector = ""
         for pl in self.lists["postFilter"]:
-            r, s = pl.post_filter(state, pod, filtered)
+            r, s = self._call(pl, "PostFilter", None, _result_and_status, _pair, pl.post_filter, state, pod, filtered)
             records.append(PluginStatus(pl.name, s))
             if s.is_success():
                 return r, s.with_plugin(pl.name), records
@@ -375,7 +475,7 @@ class Framework:
         skip: set[str] = set()
         try:
             for pl in self.lists["preScore"]:
-                s = pl.pre_score(state, pod, nodes)
+                s = self._call(pl, "PreScore", None, _status, _as_is, pl.pre_score, state, pod, nodes)
                 records.append(PluginStatus(pl.name, s))
                 if s.is_skip():
                     skip.add(pl.name)
@@ -387,46 +487,58 @@ class Framework:
         return Status(), records
 
     def run_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> ScoreOutcome:
+        """Score, NormalizeScore and weights. Like upstream's per-node loop, each node is scored by
+        every plugin in order and the first failure ends the point; the raw (and normalized)
+        scores returned until then stay in the outcome for the trace."""
         plugins = [pl for pl in self.lists["score"] if pl.name not in state.skip_score_plugins]
         out = ScoreOutcome(Status())
         out.plugins = [pl.name for pl in plugins]
         out.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
-        lists: dict[str, list[NodeScore]] = {}
-        for pl in plugins:
-            scores: list[NodeScore] = []
-            for ni in nodes:
-                v, st = pl.score(state, pod, ni)
+        lists: dict[str, list[NodeScore]] = {pl.name: [] for pl in plugins}
+        for ni in nodes:
+            for pl in plugins:
+                v, st = self._call(pl, "Score", ni.name, _score_and_status, _zero_score, pl.score, state, pod, ni)
                 if not st.is_success():
-                    out.status = Status(Code.ERROR, f"running Score plugins: plugin {q(pl.name)} failed with: {st.message()}")
+                    msg = f"running Score plugins: plugin {q(pl.name)} failed with: {st.message()}"
+                    out.status = Status(Code.ERROR, msg, plugin=pl.name)
                     return out
-                scores.append(NodeScore(ni.name, int(v)))
-            lists[pl.name] = scores
-            out.raw[pl.name] = {s.name: s.score for s in scores}
+                lists[pl.name].append(NodeScore(ni.name, v))
+                out.raw.setdefault(pl.name, {})[ni.name] = v
         for pl in plugins:
-            ext = pl.score_extensions()
-            if ext is not None:
-                st = ext.normalize_score(state, pod, lists[pl.name])
-                if not st.is_success():
-                    out.status = Status(
-                        Code.ERROR, f"running Normalize on Score plugins: plugin {q(pl.name)} failed with: {st.message()}"
-                    )
-                    return out
+            ext = self._call(pl, "NormalizeScore", None, _as_is, _Failed, pl.score_extensions)
+            st = ext.status if isinstance(ext, _Failed) else Status()
+            if ext is not None and not isinstance(ext, _Failed):
+                st = self._call(pl, "NormalizeScore", None, _status, _as_is, ext.normalize_score, state, pod, lists[pl.name])
+            if not st.is_success():
+                msg = f"running Normalize on Score plugins: plugin {q(pl.name)} failed with: {st.message()}"
+                out.status = Status(Code.ERROR, msg, plugin=pl.name)
+                return out
             out.normalized[pl.name] = {s.name: s.score for s in lists[pl.name]}
+        return self._apply_weights(out, plugins, nodes)
+
+    def _apply_weights(self, out: ScoreOutcome, plugins: list[Any], nodes: list[NodeInfo]) -> ScoreOutcome:
+        """Weighted scores and totals, node by node; a normalized score outside [0, 100] ends the point."""
         totals = {ni.name: 0 for ni in nodes}
-        for pl in plugins:
-            w = out.weights[pl.name]
-            weighted: dict[str, int] = {}
-            for s in lists[pl.name]:
-                if s.score > MAX_NODE_SCORE or s.score < MIN_NODE_SCORE:
+        for ni in nodes:
+            for pl in plugins:
+                score = out.normalized[pl.name].get(ni.name, 0)
+                if score > MAX_NODE_SCORE or score < MIN_NODE_SCORE:
                     out.status = Status(
                         Code.ERROR,
                         f"applying score defaultWeights on Score plugins: plugin {q(pl.name)} returns an invalid score "
-                        f"{s.score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        f"{score}, it should in the range of [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing",
+                        plugin=pl.name,
+                    )
+                    raw = out.raw.get(pl.name, {}).get(ni.name)
+                    out.detail = (
+                        f"{pl.name} gave node {ni.name} the score {score}"
+                        + (f" (raw score {raw})" if raw is not None and raw != score else "")
+                        + f", outside [{MIN_NODE_SCORE}, {MAX_NODE_SCORE}]"
                     )
                     return out
-                weighted[s.name] = s.score * w
-                totals[s.name] += s.score * w
-            out.weighted[pl.name] = weighted
+                w = out.weights[pl.name]
+                out.weighted.setdefault(pl.name, {})[ni.name] = score * w
+                totals[ni.name] += score * w
         out.totals = totals
         return out
 
@@ -434,7 +546,7 @@ class Framework:
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
         records: list[PluginStatus] = []
         for pl in self.lists["reserve"]:
-            s = pl.reserve(state, pod, node_name)
+            s = self._call(pl, "Reserve", node_name, _status, _as_is, pl.reserve, state, pod, node_name)
             records.append(PluginStatus(pl.name, s))
             if not s.is_success():
                 s.plugin = pl.name
@@ -444,14 +556,17 @@ class Framework:
         return Status(), records
 
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Unreserve in reverse order; it cannot fail upstream, so an exception is only recorded."""
         for pl in reversed(self.lists["reserve"]):
-            pl.unreserve(state, pod, node_name)
+            self._call(pl, "Unreserve", node_name, _as_is, _as_is, pl.unreserve, state, pod, node_name)
 
     def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
         records: list[PluginStatus] = []
         waiting = False
         for pl in self.lists["permit"]:
-            s, _timeout = pl.permit(state, pod, node_name)
+            s, _timeout = self._call(
+                pl, "Permit", node_name, _status_and_timeout, lambda st: (st, 0.0), pl.permit, state, pod, node_name
+            )
             records.append(PluginStatus(pl.name, s))
             if s.is_success():
                 continue
@@ -472,7 +587,9 @@ class Framework:
         skipped: set[str] = set()
         for pl in self.lists["preBind"]:
             pre = getattr(pl, "pre_bind_pre_flight", None)
-            s = pre(state, pod, node_name) if pre is not None else Status()
+            s = Status()
+            if pre is not None:
+                s = self._call(pl, "PreBindPreFlight", node_name, _status, _as_is, pre, state, pod, node_name)
             if s.code == Code.ERROR:
                 records.append(PluginStatus(pl.name, s))
                 return Status(Code.ERROR, f"running PreBindPreFlight {q(pl.name)}: {s.message()}"), records
@@ -489,7 +606,7 @@ class Framework:
             if pl.name in skipped:
                 records.append(PluginStatus(pl.name, Status.skip()))
                 continue
-            s = pl.pre_bind(state, pod, node_name)
+            s = self._call(pl, "PreBind", node_name, _status, _as_is, pl.pre_bind, state, pod, node_name)
             records.append(PluginStatus(pl.name, s))
             if not s.is_success():
                 if s.is_rejected():
@@ -498,10 +615,11 @@ class Framework:
         return Status(), records
 
     def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
+        """Bind plugins in order until one does not return Skip."""
         records: list[PluginStatus] = []
         status = Status(Code.SKIP)
         for pl in self.lists["bind"]:
-            status = pl.bind(state, pod, node_name)
+            status = self._call(pl, "Bind", node_name, _status, _as_is, pl.bind, state, pod, node_name)
             records.append(PluginStatus(pl.name, status))
             if status.is_skip():
                 continue
@@ -517,13 +635,10 @@ class Framework:
         records: list[dict[str, Any]] = []
         for pl in self.lists["postBind"]:
             rec: dict[str, Any] = {"plugin": pl.name}
-            try:
-                said = pl.post_bind(state, pod, node_name)
-            except Exception as e:  # PostBind has no error path upstream: show it, carry on
-                rec["error"] = f"{type(e).__name__}: {e}"
-            else:
-                if said is not None:
-                    rec["note"] = str(said)
+            said = self._call(pl, "PostBind", node_name, _as_is, _Failed, pl.post_bind, state, pod, node_name)
+            if isinstance(said, _Failed):  # it raised
+                rec["error"] = said.status.message()
+            elif said is not None:
+                rec["note"] = str(said)
             records.append(rec)
         return records
-

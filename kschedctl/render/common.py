@@ -64,14 +64,26 @@ def score_cell(s: dict[str, Any], node: str) -> str:
     weighted = s["weighted"].get(node)
     if raw is None:
         return ""
+    if norm is None:  # the cycle failed before NormalizeScore
+        return f"{raw}"
+    if weighted is None:  # the cycle failed before this score was weighted
+        shown = f"{raw}→{norm}" if raw != norm else f"{raw}"
+        return f"{shown} {FAIL}" if not 0 <= norm <= 100 else shown  # ✗: the out-of-range score that ended it
     if raw == norm:
         return f"{raw}×{w}={weighted}"
     return f"{raw}→{norm}×{w}={weighted}"
 
 
 def ranked_nodes(t: dict[str, Any]) -> list[str]:
+    """Scored nodes, best total first; when scoring failed part way (no totals), the nodes that got a
+    score, in the order they were scored."""
     totals: dict[str, int] = t.get("totals") or {}
-    return sorted(totals, key=lambda n: (-totals[n], n))
+    if totals:
+        return sorted(totals, key=lambda n: (-totals[n], n))
+    scored: list[str] = []
+    for s in (t.get("score") or {}).values():
+        scored.extend(n for n in s["raw"] if n not in scored)
+    return scored
 
 
 def status_line(records: list[dict[str, Any]]) -> str:

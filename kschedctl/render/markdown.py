@@ -59,7 +59,7 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
         ranked = ranked_nodes(t)[:MAX_ROWS]
         headers = ["node", *[f"{p} (w{s['weight']})" for p, s in t["score"].items()], *[c for c, _ in ext_cols], "total"]
         rows = [
-            [n, *[score_cell(s, n) for s in t["score"].values()], *[cells.get(n, "") for _, cells in ext_cols], t["totals"][n]]
+            [n, *[score_cell(s, n) for s in t["score"].values()], *[cells.get(n, "") for _, cells in ext_cols], t["totals"].get(n, "")]
             for n in ranked
         ]
         out += ["#### Score", "", tabulate(rows, headers=headers, tablefmt="github"), ""]

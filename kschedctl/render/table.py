@@ -127,7 +127,7 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False) -> 
                 Text(n, style="bold green" if n in cands else ""),
                 *[score_cell(t["score"][p], n) for p in t["score"]],
                 *[cells.get(n, "") for _title, cells in ext_cols],
-                Text(str(t["totals"][n]), style="bold" if n in cands else ""),
+                Text(str(t["totals"].get(n, "")), style="bold" if n in cands else ""),
             )
         console.print(tbl)
         if len(shown) < len(ranked):

@@ -141,6 +141,8 @@ class SimulationResult:
     cycles: int = 0
     elapsed_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
+    #: Set when the run itself failed: the QueueSort plugin raised (the pods kept the order given).
+    error: str | None = None
 
     @property
     def placed(self) -> list[Placement]:
@@ -188,6 +190,7 @@ class SimulationResult:
                 "podsPerSecond": round(self.pods_per_second, 1),
             },
             "notes": list(self.notes),
+            "error": self.error,
         }
 
 
@@ -224,6 +227,8 @@ class Simulator:
         self._unbound_claims: set[str] = set()
         self._state = CycleState()
         self._own_cluster = False
+        #: The QueueSort plugin's error, as a Go plugin's would read, when its ``less`` raised.
+        self.queue_sort_error: str | None = None
 
     # -- frameworks and queue order ------------------------------------------------------------
     def framework_for(self, scheduler_name: str) -> Framework | None:
@@ -249,7 +254,11 @@ class Simulator:
                 return 1
             return 0
 
-        return sorted(pods, key=cmp_to_key(cmp))
+        ordered = sorted(pods, key=cmp_to_key(cmp))
+        raised = [f for f in fw.take_failures() if f.extension_point == "QueueSort"]
+        if raised:  # less() has no error path upstream; the pairs it failed on count as equal
+            self.queue_sort_error = f'running QueueSort plugin "{raised[0].plugin}": {raised[0].exception}'
+        return ordered
 
     # -- one pod ---------------------------------------------------------------------------------
     def place(self, pod: Pod, order: int, workload: str | None = None) -> Placement:
@@ -405,6 +414,9 @@ def simulate_pods(
     workload_of = {id(p): w for p, w in pods}
     result = SimulationResult("pods", sim.snapshot.num_nodes(), preemption)
     ordered = sim.queue_order([p for p, _ in pods])
+    if sim.queue_sort_error:
+        result.error = sim.queue_sort_error
+        result.notes.append(f"{sim.queue_sort_error}: the pods could not be sorted and were taken in the order given")
     t0 = time.perf_counter()
     for i, pod in enumerate(ordered, 1):
         result.placements.append(sim.place(pod, i, workload_of.get(id(pod))))
