@@ -262,3 +262,55 @@ def test_post_bind_records(fail: bool, record: dict[str, Any]) -> None:
     assert trace.post_bind == [record]
     assert trace.schedulable
 
+
+
+# where a plugin comes from ---------------------------------------------------------------------------
+
+
+def _stale_source_tree(tmp_path: Path) -> Path:
+    """What ``pip install .`` then ``pip uninstall`` leave in a plugin's source tree: the package and
+    the build's ``*.egg-info``, whose entry point importlib.metadata still finds when the tree is on sys.path."""
+    src = tmp_path / "src"
+    (src / "stale_plugin").mkdir(parents=True)
+    (src / "stale_plugin" / "__init__.py").write_text("")
+    (src / "stale_plugin" / "plugin.py").write_text(
+        "NAME = 'Stale'\n\nclass Stale:\n    name = NAME\n\n    def filter(self, state, pod, node_info):\n"
+        "        from kschedctl.framework.status import Status\n        return Status()\n\n"
+        "def new(args, handle):\n    return Stale()\n"
+    )
+    meta = src / "stale_plugin.egg-info"
+    meta.mkdir()
+    (meta / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: stale-plugin\nVersion: 0.1\n")
+    (meta / "entry_points.txt").write_text(f"[{ENTRY_POINT_GROUP}]\nStale = stale_plugin.plugin\n")
+    return src
+
+
+def test_plugin_module_is_reported_as_such_despite_stale_metadata(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    src = _stale_source_tree(tmp_path)
+    monkeypatch.syspath_prepend(str(src))
+    r = invoke("plugins", "--plugin-module", "stale_plugin.plugin", "-o", "json")
+    assert r.exit_code == 0, r.output
+    row = next(x for x in json.loads(r.stdout) if x["name"] == "Stale")
+    assert row["source"] == "module stale_plugin.plugin"
+    assert row["file"] == str(src / "stale_plugin" / "plugin.py")
+    assert row["alsoOfferedBy"] == "entry point stale-plugin 0.1"
+    assert row["metadata"] == str(src / "stale_plugin.egg-info")
+    # without the option, the metadata is what offers it, and the listing says where both are
+    r = invoke("plugins", "-o", "json")
+    row = next(x for x in json.loads(r.stdout) if x["name"] == "Stale")
+    assert (row["source"], row["alsoOfferedBy"]) == ("entry point stale-plugin 0.1", None)
+    assert row["file"] == str(src / "stale_plugin" / "plugin.py")
+    assert row["metadata"] == str(src / "stale_plugin.egg-info")
+    table = invoke("plugins", "--plugin-module", "stale_plugin.plugin")
+    lines = table.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("│ Stale "))
+    columns = zip(*(line.split("│") for line in lines[at : at + 2]), strict=True)  # a cell may fold onto 2 lines
+    cells = [" ".join(" ".join(parts).split()) for parts in columns]
+    assert "module stale_plugin.plugin (also entry point stale-plugin 0.1)" in cells
+
+
+def test_file_is_where_the_class_was_loaded_from(example_on_path: None) -> None:
+    rows = {r["name"]: r for r in json.loads(invoke("plugins", "--plugin-module", MODULE, "-o", "json").stdout)}
+    assert rows["StickyNode"]["file"] == str(EXAMPLE / "src" / "kschedctl_sticky_node" / "plugin.py")
+    assert rows["NodeName"]["file"].endswith("kschedctl/plugins/nodename.py")
+    assert rows["NodeName"]["metadata"] is None and rows["NodeName"]["alsoOfferedBy"] is None

@@ -65,15 +65,21 @@ class _ProbeHandle:
 
 
 def describe(entry: RegisteredPlugin) -> dict[str, Any]:
-    """One row of the listing."""
-    from kschedctl.framework.registry import probe_extension_points
+    """One row of the listing. ``file`` is where the plugin's class was actually loaded from;
+    ``alsoOfferedBy`` an entry point naming a module that ``--plugin-module`` named too;
+    ``metadata`` the entry point's distribution metadata (a stale ``*.egg-info`` left in a source
+    tree after ``pip uninstall`` shows here)."""
+    from kschedctl.framework.registry import probe
 
     row: dict[str, Any] = {"name": entry.name, "source": entry.source, "module": entry.module}
     try:
-        row["extensionPoints"] = probe_extension_points(entry, _ProbeHandle())
+        row["extensionPoints"], row["file"] = probe(entry, _ProbeHandle())
     except Exception as e:  # a plugin that cannot be built without a real cluster or args
         row["extensionPoints"] = None
+        row["file"] = entry.origin or None
         row["error"] = f"cannot be built with default args: {type(e).__name__}: {e}"
+    row["alsoOfferedBy"] = entry.also or None
+    row["metadata"] = entry.metadata or None
     model = entry.args_model
     row["argsModel"] = f"{model.__module__}.{model.__qualname__}" if model is not None else None
     return row
@@ -104,14 +110,26 @@ def _table(rows: list[dict[str, Any]]) -> None:
     from rich.table import Table
 
     tbl = Table(title="Plugins", title_justify="left")
-    for col in ("name", "source", "extension points", "args model"):
+    for col in ("name", "source", "extension points", "args model", "loaded from"):
         tbl.add_column(col, overflow="fold")
     for r in rows:
         eps = r["extensionPoints"]
+        source = r["source"] + (f" (also {r['alsoOfferedBy']})" if r.get("alsoOfferedBy") else "")
         tbl.add_row(
             r["name"],
-            r["source"],
+            source,
             ", ".join(eps) if eps is not None else f"? ({r.get('error', '')})",
             (r["argsModel"] or "-").rsplit(".", 1)[-1],
+            "-" if r["source"] == "in-tree" else _shown_path(r.get("file")),
         )
     stdout_console().print(tbl)
+
+
+def _shown_path(path: str | None) -> str:
+    """A file under the working directory relative to it, others as they are."""
+    import os
+
+    if not path:
+        return "?"
+    rel = os.path.relpath(path)
+    return rel if not rel.startswith("..") else path

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata
+import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -36,6 +37,12 @@ class RegisteredPlugin:
     args_model: type | None = None
     #: The module implementing the plugin (shown by ``kschedctl plugins``).
     module: str = ""
+    #: The file ``new`` was loaded from (out-of-tree plugins): where the code really came from.
+    origin: str = ""
+    #: Another way the same module was offered, e.g. an entry point also naming a ``--plugin-module``.
+    also: str = ""
+    #: An entry point's distribution metadata (its .dist-info or .egg-info directory).
+    metadata: str = ""
 
 
 class Registry:
@@ -50,10 +57,18 @@ class Registry:
         source: str = "in-tree",
         args_model: type | None = None,
         module: str = "",
+        origin: str = "",
+        metadata: str = "",
     ) -> None:
         if name in self._plugins:
             raise ValueError(f"a plugin named {name} already exists")
-        self._plugins[name] = RegisteredPlugin(name, factory, source, args_model, module)
+        self._plugins[name] = RegisteredPlugin(
+            name, factory, source, args_model, module, origin=origin, metadata=metadata
+        )
+
+    def update(self, entry: RegisteredPlugin) -> None:
+        """Replace the registration of ``entry.name`` (kept in its place in the listing)."""
+        self._plugins[entry.name] = entry
 
     def get(self, name: str) -> RegisteredPlugin | None:
         return self._plugins.get(name)
@@ -84,7 +99,7 @@ def _factory_of(new: Callable[..., Any]) -> PluginFactory:
     return factory
 
 
-def register_plugin_object(registry: Registry, obj: Any, *, source: str, module: str) -> str:
+def register_plugin_object(registry: Registry, obj: Any, *, source: str, module: str, metadata: str = "") -> str:
     """Register what a plugin module exposes (``NAME``, ``new``, optional ``ARGS_MODEL``); returns NAME.
 
     Registering the same module twice (an installed entry point also named with
@@ -102,11 +117,30 @@ def register_plugin_object(registry: Registry, obj: Any, *, source: str, module:
     existing = registry.get(name)
     if existing is not None:
         if existing.module == module and existing.source != "in-tree":
+            if source.startswith("module ") and not existing.source.startswith("module "):
+                # named with --plugin-module: that is how it is loaded, whatever metadata also offers it
+                registry.update(replace(existing, source=source, also=existing.source))
             return name
         where = f" ({existing.source})" if existing.source else ""
         raise ConfigError(f"plugin module {module}: a plugin named {name} already exists{where}")
-    registry.register(name, _factory_of(new), source=source, args_model=args_model, module=module)
+    registry.register(
+        name,
+        _factory_of(new),
+        source=source,
+        args_model=args_model,
+        module=module,
+        origin=source_file(new) or "",
+        metadata=metadata,
+    )
     return name
+
+
+def source_file(obj: Any) -> str | None:
+    """The file a class or function was defined in (None for builtins and the like)."""
+    try:
+        return inspect.getsourcefile(obj) or inspect.getfile(obj)
+    except TypeError:
+        return None
 
 
 def load_plugin_module(registry: Registry, dotted: str) -> str:
@@ -132,7 +166,12 @@ def load_entry_points(registry: Registry, group: str = ENTRY_POINT_GROUP) -> lis
                 f"cannot load it: {type(e).__name__}: {e}"
             ) from e
         module = ep.value.split(":", 1)[0].strip()
-        names.append(register_plugin_object(registry, obj, source=f"entry point {dist_name}", module=module))
+        metadata = getattr(dist, "_path", None)  # the .dist-info/.egg-info directory; no public accessor
+        names.append(
+            register_plugin_object(
+                registry, obj, source=f"entry point {dist_name}", module=module, metadata=str(metadata or "")
+            )
+        )
     return names
 
 
@@ -180,3 +219,12 @@ def default_args(entry: RegisteredPlugin) -> Any:
 def probe_extension_points(entry: RegisteredPlugin, handle: Handle) -> list[str]:
     """Build the plugin once (default args) and list the extension points its methods implement."""
     return extension_points_of(entry.factory(default_args(entry), handle))
+
+
+def probe(entry: RegisteredPlugin, handle: Handle) -> tuple[list[str], str | None]:
+    """Build the plugin once (default args): the extension points its methods implement, and the
+    file its class was loaded from (what ran, whatever metadata or option named the module)."""
+    plugin = entry.factory(default_args(entry), handle)
+    cls = type(plugin)
+    where = source_file(cls) if cls.__module__ not in ("builtins", "types") else None
+    return extension_points_of(plugin), where or entry.origin or None
