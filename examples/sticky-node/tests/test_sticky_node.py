@@ -3,65 +3,45 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
+import yaml
 from kschedctl_sticky_node import plugin as sticky
 from pydantic import ValidationError
 
-from kschedctl.config import load_config
-from kschedctl.explain.cycle import explain_pod
+from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import extension_points_of
-from kschedctl.framework.snapshot import Snapshot
-from kschedctl.framework.types import NodeInfo
-from kschedctl.plugins import registry_for
-from kschedctl.snapshot.cluster import Cluster
-from kschedctl.snapshot.loader import load_cluster, load_pods
-from kschedctl.snapshot.model import KubeObject, Node, Pod
+from kschedctl.snapshot.model import KubeObject
+from kschedctl.testing import (
+    PodBuilder,
+    SnapshotHandle,
+    cluster_from_yaml,
+    load_config,
+    make_cluster,
+    make_node,
+    make_object,
+    make_pod,
+    node_info,
+    registry,
+    schedule,
+)
 
 DEMO = Path(__file__).parent.parent / "demo"
-MODULE = "kschedctl_sticky_node.plugin"
-
-
-class Handle:
-    """Just enough of kschedctl's Handle for the plugin: the cluster it reads owners from."""
-
-    def __init__(self, cluster: Cluster) -> None:
-        self._snapshot = Snapshot(cluster)
-
-    @property
-    def snapshot(self) -> Snapshot:
-        return self._snapshot
-
-    @property
-    def cluster(self) -> Cluster:
-        return self._snapshot.cluster
 
 
 def replica_set(name: str, pinned: str | None) -> KubeObject:
-    md: dict[str, Any] = {"name": name, "namespace": "shop"}
-    if pinned:
-        md["annotations"] = {sticky.DEFAULT_ANNOTATION: pinned}
-    return KubeObject({"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": md}, "ReplicaSet", True)
+    annotations = {sticky.DEFAULT_ANNOTATION: pinned} if pinned else {}
+    return make_object("ReplicaSet", name, "shop", apiVersion="apps/v1", annotations=annotations)
 
 
-def pod(owner_kind: str | None = "ReplicaSet", owner: str = "web") -> Pod:
-    md: dict[str, Any] = {"name": "p", "namespace": "shop"}
-    if owner_kind:
-        md["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": owner_kind, "name": owner, "controller": True}]
-    return Pod({"metadata": md, "spec": {"containers": [{"name": "c"}]}})
-
-
-def node(name: str) -> NodeInfo:
-    return NodeInfo(Node({"metadata": {"name": name}, "status": {"capacity": {"cpu": "1", "pods": "10"}}}))
+def pod(owner_kind: str | None = "ReplicaSet", owner: str = "web") -> PodBuilder:
+    p = make_pod("p", "shop")
+    return p.owner(owner_kind, owner) if owner_kind else p
 
 
 def plugin(*objects: KubeObject, args: sticky.StickyNodeArgs | None = None) -> sticky.StickyNode:
-    cluster = Cluster()
-    for o in objects:
-        cluster.add_object(o)
-    return sticky.new(args, Handle(cluster))  # type: ignore[arg-type]
+    return sticky.new(args, SnapshotHandle(make_cluster(objects=objects)))
 
 
 def test_extension_points() -> None:
@@ -92,11 +72,11 @@ def test_args_model_defaults_and_strictness() -> None:
 def test_pre_filter_and_filter(owner_kind: str | None, pinned: str | None, pre_filter_code: str, node_b_code: str) -> None:
     pl = plugin(replica_set("web", pinned))
     state = CycleState()
-    p = pod(owner_kind)
+    p = pod(owner_kind).build()
     result, st = pl.pre_filter(state, p, [])
     assert result is None
     assert st.code.label == pre_filter_code
-    f = pl.filter(state, p, node("node-b"))
+    f = pl.filter(state, p, node_info(make_node("node-b")))
     assert f.code.label == node_b_code
     if not f.is_success():
         assert f.reasons == [sticky.ERR_REASON]
@@ -106,29 +86,38 @@ def test_post_bind_says_what_it_would_record_and_writes_nothing() -> None:
     rs = replica_set("web", None)
     pl = plugin(rs)
     state = CycleState()
-    pl.pre_filter(state, pod(), [])
-    assert pl.post_bind(state, pod(), "node-c") == (
+    pl.pre_filter(state, pod().build(), [])
+    assert pl.post_bind(state, pod().build(), "node-c") == (
         "would annotate ReplicaSet shop/web with sticky.kschedctl.io/node=node-c (dry run: not written)"
     )
     assert rs.meta.annotations == {}
-    assert pl.post_bind(CycleState(), pod(None), "node-c") is None
+    assert pl.post_bind(CycleState(), pod(None).build(), "node-c") is None
 
 
 def test_in_a_scheduling_cycle() -> None:
-    registry = registry_for([MODULE])
-    entry = registry.get("StickyNode")
+    entry = registry(sticky).get("StickyNode")
     assert entry is not None and entry.args_model is sticky.StickyNodeArgs
-    cfg = load_config(str(DEMO / "config.yaml"), registry)
+    cfg = load_config(DEMO / "config.yaml", plugins=[sticky])
     assert isinstance(cfg.profiles[0].args("StickyNode"), sticky.StickyNodeArgs)
-    cluster = load_cluster([str(DEMO / "cluster.yaml")])
-    trace = explain_pod(cluster, load_pods(str(DEMO / "pod.yaml"))[0], cfg, registry).to_dict()
+    cluster = (DEMO / "cluster.yaml").read_text()
+    new_replica = yaml.safe_load((DEMO / "pod.yaml").read_text())
+    trace = schedule(new_replica, cfg, cluster=cluster, plugins=[sticky]).to_dict()
     assert trace["selected"]["candidates"] == ["node-b"]
     assert trace["filter"]["node-a"]["plugin"] == "StickyNode"
     assert trace["postBind"] == [
         {"plugin": "StickyNode", "note": "ReplicaSet shop/web-5d8f is already pinned to node-b: nothing to record"}
     ]
-    unpinned = cluster.pod("shop", "api-7c4b-ccccc")
+    unpinned = cluster_from_yaml(cluster).pod("shop", "api-7c4b-ccccc")
     assert unpinned is not None
-    trace = explain_pod(cluster, unpinned, cfg, registry).to_dict()
+    trace = schedule(unpinned, cfg, cluster=cluster, plugins=[sticky]).to_dict()
     assert trace["outcome"] == "scheduled"
     assert trace["postBind"][0]["note"].startswith("would annotate ReplicaSet shop/api-7c4b with sticky.kschedctl.io/node=")
+
+
+def test_configuration_as_text() -> None:
+    """A configuration written in the test itself; its args are validated against StickyNodeArgs."""
+    text = (DEMO / "config.yaml").read_text().replace("ownerKinds: [ReplicaSet, StatefulSet]", "ownerKinds: [Job]")
+    args = load_config(text, plugins=[sticky]).profiles[0].args("StickyNode")
+    assert isinstance(args, sticky.StickyNodeArgs) and args.owner_kinds == ["Job"]
+    with pytest.raises(ConfigError, match=r"args\.ownerKind: Extra inputs are not permitted"):
+        load_config(text.replace("ownerKinds:", "ownerKind:"), plugins=[sticky])
