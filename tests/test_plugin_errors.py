@@ -98,7 +98,8 @@ def test_the_same_error_returned_reads_the_same() -> None:
 def test_filter_exception_is_that_nodes_verdict() -> None:
     trace = run(config(["filter"], points=["filter"], node="n2"))
     verdicts = {n: (v.status.code.label, v.status.plugin, v.status.reasons) for n, v in trace.filter.items()}
-    assert verdicts["n2"] == ("Error", "Boom", [f'running "Boom" filter plugin: {BOOM}'])
+    assert verdicts["n2"] == ("Error", "Boom", [BOOM])  # what the plugin "returned"; the cycle's error is wrapped
+    assert trace.error == f'running "Boom" filter plugin: {BOOM}'
     assert trace.plugin_failures[0].node == "n2"
     assert f'plugin "Boom" raised {BOOM} in Filter on node n2' in trace.notes[-1]
 
@@ -203,7 +204,8 @@ def test_cli_filter_exception_json(tmp_path: Path) -> None:
     assert r.exit_code == 1, r.output
     t = json.loads(r.stdout)
     assert t["outcome"] == "error"
-    assert t["filter"]["n1"] == {"code": "Error", "plugin": "Boom", "reasons": [f'running "Boom" filter plugin: {BOOM}']}
+    assert t["filter"]["n1"] == {"code": "Error", "plugin": "Boom", "reasons": [BOOM]}
+    assert t["error"] == t["fitError"] == f'running "Boom" filter plugin: {BOOM}'
     assert t["details"]["pluginExceptions"] == [
         {"plugin": "Boom", "extensionPoint": "Filter", "node": "n1", "exception": BOOM}
     ]
