@@ -169,6 +169,14 @@ def test_queue_sort_exception_fails_the_simulation(tmp_path: Path) -> None:
 # the command line ---------------------------------------------------------------------------------
 
 
+def json_document(stdout: str) -> Any:
+    """The JSON a command printed (``check`` may follow it with its "N passed, M failed" line)."""
+    try:
+        return json.loads(stdout)
+    except json.JSONDecodeError:
+        return json.loads(stdout.rstrip().rsplit("\n", 1)[0])
+
+
 def invoke(*args: str | Path) -> Any:
     return runner.invoke(app, [str(a) for a in args if a != ""] + ["--plugin-module", MODULE])
 
@@ -191,11 +199,11 @@ def explain(tmp_path: Path, cfg: dict[str, Any], *extra: str) -> Any:
 def test_cli_score_exception(tmp_path: Path) -> None:
     r = explain(tmp_path, config(["score"], points=["score"], node="n2"))
     assert r.exit_code == 1, r.output
-    assert r.stdout.startswith(f'default/web: scheduling cycle error: running Score plugins: plugin "Boom" failed with: {BOOM}')
+    assert f'default/web: scheduling cycle error: running Score plugins: plugin "Boom" failed with: {BOOM}' in r.stdout
     assert "internal error" not in r.output
-    assert r.stderr.strip() == (
+    assert (
         f'note: plugin "Boom" raised {BOOM} in Score on node n2 (a bug in the plugin); run with --debug for the traceback'
-    )
+    ) in r.stderr.splitlines()
     assert "Traceback" not in r.output
 
 
@@ -227,7 +235,7 @@ def test_cli_out_of_range_score_table(tmp_path: Path) -> None:
     r = explain(tmp_path, config(["score"], points=["score"], node="n1", how="score150"))
     assert r.exit_code == 1, r.output
     assert "returns an invalid score 150" in r.stdout
-    assert "note: Boom gave node n1 the score 150, outside [0, 100]" in r.stdout
+    assert "note: Boom gave node n1 the score 150, outside [0, 100]" in r.output  # a note of the trace
     score_table = r.stdout[r.stdout.index("Score (raw"):]
     row = next(line for line in score_table.splitlines() if line.startswith("│ n1 "))
     assert "150 ✗" in row  # the raw score returned, not an empty table
@@ -254,8 +262,6 @@ def test_cli_every_command_reports_the_plugin_error(tmp_path: Path) -> None:
     (scenario / "expected.yaml").write_text("selected: {candidates: [n1]}\n")
     r = invoke("check", scenario, "-o", "json")
     assert r.exit_code == 1, r.output
-    document, summary = r.stdout.rstrip().rsplit("\n", 1)  # check prints "N passed, M failed" last
-    assert summary == "0 passed, 1 failed"
-    result = json.loads(document)[0]
+    result = json_document(r.stdout)[0]
     assert result["actual"]["error"].startswith('running Score plugins: plugin "Boom" failed with')
     assert 'note: plugin "Boom" raised ValueError: boom in Score' in r.stderr
