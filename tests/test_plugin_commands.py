@@ -70,6 +70,17 @@ def test_explain_pending(found: list[str]) -> None:
     assert "1 node(s) had GPUs in maintenance" in big["fitError"]
 
 
+def test_remedies_rerun_cycles_with_the_plugin(found: list[str]) -> None:
+    """--fix re-runs the cycle for each candidate change: with the same registry."""
+    r = invoke("explain", "pending", "-n", "ml", *SNAPSHOT, *CONFIG, *found, "--fix", "-o", "json")
+    assert r.exit_code == 1, r.output
+    big = next(row for row in json.loads(r.stdout) if row["pod"] == "ml/finetune-big")
+    assert big["remedies"] and big["remedies"][0]["verdict"]["outcome"] == "scheduled"
+    r = invoke("explain", "pod", "finetune-big", "-n", "ml", *SNAPSHOT, *CONFIG, *found, "--fix")
+    assert r.exit_code == 1, r.output
+    assert "node(s) had GPUs in maintenance" in r.output
+
+
 def test_check(found: list[str]) -> None:
     r = invoke("check", DEMO, *found)
     assert r.exit_code == 0, r.output
