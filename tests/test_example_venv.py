@@ -1,9 +1,13 @@
 """The example plugin installs into a new virtualenv and runs there, found through its entry point.
 
-Offline: the virtualenv sees this interpreter's site-packages (``--system-site-packages``)
-for kschedctl's dependencies and the build tools, and pip installs with ``--no-deps
---no-build-isolation --no-index``. kschedctl and the example are copied to a temporary
-directory first, so the builds leave nothing in the work tree.
+Offline and inside any environment: the new virtualenv is created without pip and sees the
+site-packages of the environment running the tests through a ``.pth`` file, so pip,
+setuptools, wheel and kschedctl's dependencies are the ones ``pip install '.[dev]'`` put there
+(``--system-site-packages`` would show the base interpreter's instead, whose setuptools may be
+too old to build a wheel). pip installs with ``--no-deps --no-build-isolation --no-index``
+into the new virtualenv, whose own site-packages come first on ``sys.path``. kschedctl and
+the example are copied to a temporary directory first, so the builds leave nothing in the
+work tree.
 examples/sticky-node/check_fresh_venv.sh does the same in a fully isolated virtualenv
 that downloads the dependencies.
 """
@@ -14,8 +18,10 @@ import importlib.util
 import json
 import os
 import shutil
+import site
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -37,6 +43,21 @@ def run(*args: str | Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     return proc
 
 
+def running_site_dirs() -> list[str]:
+    """Where the environment running the tests keeps its packages (a virtualenv, or the system's)."""
+    dirs = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return list(dict.fromkeys(d for d in dirs if Path(d).is_dir()))
+
+
+def see_running_environment(py: Path) -> None:
+    """Append the running environment's site directories to the new virtualenv's ``sys.path``."""
+    purelib = run(py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=py.parent).stdout.strip()
+    Path(purelib).mkdir(parents=True, exist_ok=True)
+    (Path(purelib) / "_running_environment.pth").write_text("".join(f"{d}\n" for d in running_site_dirs()))
+
+
 def test_example_plugin_installs_and_runs_in_a_fresh_virtualenv(tmp_path: Path) -> None:
     src = tmp_path / "kschedctl-src"
     src.mkdir()
@@ -47,8 +68,9 @@ def test_example_plugin_installs_and_runs_in_a_fresh_virtualenv(tmp_path: Path) 
     shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
 
     venv = tmp_path / "venv"
-    run(sys.executable, "-m", "venv", "--system-site-packages", venv, cwd=tmp_path)
+    run(sys.executable, "-m", "venv", "--without-pip", venv, cwd=tmp_path)
     py = venv / "bin" / "python"
+    see_running_environment(py)
     pip = (py, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index")
     run(*pip, src, cwd=tmp_path)
     run(*pip, example, cwd=tmp_path)
