@@ -63,7 +63,7 @@ def test_markdown_and_wide() -> None:
     assert md.output.startswith("### kschedctl: shop/web-7d9f-pending")
     assert "| node " in md.output and "#### Filter" in md.output
     wide = invoke("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "-o", "wide")
-    assert "allocatable / requested" in wide.output
+    assert "Nodes (requested / allocatable)" in wide.output
     # spread/affinity detail: per-domain matching pods behind each node's score
     assert "PodTopologySpread: why" in wide.output and "matchingPods=" in wide.output
     assert "InterPodAffinity: why" in wide.output
@@ -131,9 +131,8 @@ def test_check_reports_differences(tmp_path: Path) -> None:
     _scenario(tmp_path, {"selected": {"candidates": ["nope"]}, "fitError": None})
     r = invoke("check", str(tmp_path), "-o", "json")
     assert r.exit_code == 1
-    body, last = r.output.rsplit("\n", 2)[0], r.output.strip().splitlines()[-1]
-    assert last == "0 passed, 1 failed"
-    data = json.loads(body)
+    assert r.stderr.strip() == "0 passed, 1 failed"  # stdout is exactly one JSON document
+    data = json.loads(r.stdout)
     assert data[0]["name"] == "s1" and data[0]["passed"] is False
     assert data[0]["differences"][0]["path"] == "selected.candidates"
     assert "filter" in data[0]["actual"]

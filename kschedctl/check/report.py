@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 from tabulate import tabulate
 
 from kschedctl.check.runner import ScenarioResult
 from kschedctl.render.data import to_json, to_yaml
+from kschedctl.render.layout import Column, print_table
 
 MAX_DIFFS_SHOWN = 5
 
@@ -27,14 +27,13 @@ def _what(r: ScenarioResult) -> str:
     return "\n".join(shown)
 
 
-def render_check(results: list[ScenarioResult], fmt: str, console: Console) -> None:
-    if fmt == "json":
-        print(to_json([r.to_dict() for r in results]))
-        print(summary_line(results))
-        return
-    if fmt == "yaml":
-        print(to_yaml([r.to_dict() for r in results]), end="")
-        print(summary_line(results))
+def render_check(results: list[ScenarioResult], fmt: str, console: Console, summary_console: Console | None = None) -> None:
+    """The results in ``fmt``; ``-o json|yaml`` print one document and the summary line on ``summary_console``
+    (stderr from the CLI), so that stdout parses as a whole."""
+    if fmt in ("json", "yaml"):
+        doc = [r.to_dict() for r in results]
+        print(to_json(doc) if fmt == "json" else to_yaml(doc).rstrip("\n"))
+        (summary_console or console).print(Text(summary_line(results)))
         return
     if fmt == "markdown":
         rows = [[r.name, "pass" if r.passed else "FAIL", _what(r).replace("\n", "<br>")] for r in results]
@@ -42,11 +41,7 @@ def render_check(results: list[ScenarioResult], fmt: str, console: Console) -> N
         print()
         print(summary_line(results))
         return
-    tbl = Table(title="kschedctl check", title_justify="left")
-    tbl.add_column("scenario")
-    tbl.add_column("result")
-    tbl.add_column("what differed", overflow="fold")
-    for r in results:
-        tbl.add_row(r.name, Text("pass", style="green") if r.passed else Text("FAIL", style="bold red"), _what(r))
-    console.print(tbl)
-    console.print(summary_line(results), markup=False, highlight=False)
+    cols = [Column("scenario", keep=True), Column("result", keep=True), Column("what differed", min_width=20)]
+    table: list[list[str | Text]] = [[r.name, Text("pass", style="green") if r.passed else Text("FAIL", style="bold red"), _what(r)] for r in results]
+    print_table(console, "kschedctl check", cols, table)
+    console.print(Text(summary_line(results)))

@@ -3,11 +3,13 @@
 Exit status everywhere: 0 success (the pod is schedulable / every check passed),
 1 a result that is a "no" (unschedulable or gated pod, a failed check),
 2 bad input, bad configuration or usage. Errors are one line on stderr; ``--debug``
-shows the traceback.
+(anywhere on the command line) or ``KSCHEDCTL_DEBUG=1`` shows the traceback. A reader that
+closes stdout early (``| head``) does not change the exit status (see ``cli.streams``).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import traceback
@@ -17,7 +19,7 @@ from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
-from rich.console import Console
+from typer.core import TyperGroup
 
 from kschedctl import K8S_VERSION, __version__
 from kschedctl.cli.options import (
@@ -51,8 +53,58 @@ def prog_name() -> str:
     return "kubectl kschedctl" if as_plugin else "kschedctl"
 
 
+_state: dict[str, Any] = {"debug": False}
+
+DEBUG_ENV = "KSCHEDCTL_DEBUG"
+
+
+def _debug_from_env() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _plain_argument_help(command: Any) -> None:
+    """Show arguments as options are shown, by their metavar alone (``NAME``, ``PATH...``), without
+    typer's ``<str>`` / ``<list[str]>`` type labels and ``{...}`` marks."""
+    from typer.core import TyperArgument
+
+    def no_type(ctx: Any) -> str | None:
+        return None
+
+    for param in getattr(command, "params", []):
+        if isinstance(param, TyperArgument) and param.metavar:
+            usage = param.metavar if param.required else f"[{param.metavar}]"
+            param.display_type_rich = no_type  # type: ignore[method-assign]
+            param._usage_display_name = functools.partial(str, usage)  # type: ignore[method-assign]
+    for sub in (getattr(command, "commands", None) or {}).values():
+        _plain_argument_help(sub)
+
+
+class RootGroup(TyperGroup):
+    """The top-level command: ``--debug`` is a global flag, accepted before or after the subcommand."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _plain_argument_help(self)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        end = args.index("--") if "--" in args else len(args)
+        debug = "--debug" in args[:end]
+        if debug:
+            args = [a for a in args[:end] if a != "--debug"] + args[end:]
+        _state["debug"] = debug or _debug_from_env()
+        if "--install-completion" in args[:end] and not os.environ.get("HOME"):
+            # typer would fall back to the passwd entry's home (/root under sudo or in a container)
+            err(
+                "error: --install-completion writes into your home directory, but HOME is not set: "
+                "set HOME, or source a script from completions/ yourself"
+            )
+            raise typer.Exit(EXIT_ERROR)
+        return super().parse_args(ctx, args)
+
+
 app = typer.Typer(
     name="kschedctl",
+    cls=RootGroup,
     help=f"Explain and dry-run Kubernetes scheduling exactly as kube-scheduler {K8S_VERSION} does it.\n\n{EXIT_HELP}",
     no_args_is_help=True,
     add_completion=True,
@@ -78,16 +130,29 @@ class CheckOutput(StrEnum):
     markdown = "markdown"
 
 
-_state: dict[str, Any] = {"debug": False}
+def stdout_console() -> Any:
+    """The rich Console for results (see ``kschedctl.cli.streams``)."""
+    from kschedctl.cli.streams import stdout_console as make
 
-
-def stdout_console() -> Console:
-    """Console for results: no markup (reasons like "[gate-name]" are data) and no auto-highlighting."""
-    return Console(soft_wrap=False, width=None if sys.stdout.isatty() else 200, markup=False, highlight=False)
+    return make()
 
 
 def err(msg: str) -> None:
-    Console(stderr=True, highlight=False, soft_wrap=True).print(msg, markup=False)
+    """One line on stderr (errors and notes)."""
+    from kschedctl.cli.streams import stderr_console
+
+    stderr_console().print(msg)
+
+
+def note(message: str) -> None:
+    err(f"note: {message}")
+
+
+def notes_console() -> Any:
+    """Where renderers print notes: stderr, as every other note."""
+    from kschedctl.cli.streams import stderr_console
+
+    return stderr_console()
 
 
 def guarded(fn: Callable[[], int]) -> None:
@@ -130,38 +195,69 @@ def report_plugin_failures(raised: list[Any]) -> None:
             err(f"note: {describe(failure, nodes)} ({whose}); run with --debug for the traceback")
 
 
+def version_line() -> str:
+    return f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION})"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(version_line())
+        raise typer.Exit(EXIT_OK)
+
+
 @app.callback()
 def _root(
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks of errors.")] = False,
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help=f"Show tracebacks of errors (anywhere on the command line; or {DEBUG_ENV}=1)."),
+    ] = False,
+    _version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
+    ] = False,
 ) -> None:
-    _state["debug"] = debug
+    _state["debug"] = _state["debug"] or debug or _debug_from_env()
+
+
+class VersionOutput(StrEnum):
+    text = "text"
+    json = "json"
+    yaml = "yaml"
 
 
 @app.command()
-def version() -> None:
+def version(
+    output: Annotated[
+        VersionOutput, typer.Option("--output", "-o", metavar="FORMAT", help="text, json or yaml.")
+    ] = VersionOutput.text,
+) -> None:
     """Print kschedctl's version and the kube-scheduler version it models."""
-    print(f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION})")
+    from kschedctl.render.data import emit
+
+    data = {"kschedctl": __version__, "kubeScheduler": K8S_VERSION}
+    emit(data, output.value, table=lambda _d: print(version_line()))
 
 
 SnapshotOpt = Annotated[
     list[str] | None,
-    typer.Option("--snapshot", "-s", help="Cluster snapshot: YAML/JSON file, kind: List, directory, or - for stdin. Repeatable."),
+    typer.Option("--snapshot", "-s", metavar="PATH", help="Cluster snapshot: YAML/JSON file, kind: List, directory, or - for stdin. Repeatable."),
 ]
 ConfigOpt = Annotated[
-    Path | None, typer.Option("--config", "-c", help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1).")
+    Path | None,
+    typer.Option("--config", "-c", metavar="FILE", help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)."),
 ]
 
 
 @explain_app.command("pod")
 def explain_pod_cmd(
     name: Annotated[
-        str | None, typer.Argument(help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
+        str | None, typer.Argument(metavar="NAME", help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
     ] = None,
     namespace: NamespaceOpt = None,
-    filename: Annotated[str | None, typer.Option("--filename", "-f", help="Pod manifest to schedule (- for stdin).")] = None,
+    filename: Annotated[str | None, typer.Option("--filename", "-f", metavar="FILE", help="Pod manifest to schedule (- for stdin).")] = None,
     snapshot: LiveSnapshotOpt = None,
     config: ConfigOpt = None,
-    output: Annotated[Output, typer.Option("--output", "-o", help="table, wide, json, yaml or markdown.")] = Output.table,
+    output: Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT", help="table, wide, json, yaml or markdown.")] = Output.table,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
@@ -229,7 +325,7 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
 
     def table(d: dict[str, Any]) -> None:
         console = stdout_console()
-        render_trace(d, console, wide=output == Output.wide)
+        render_trace(d, console, wide=output == Output.wide, notes_console=notes_console())
         render_whatif_sections(d, console)
 
     emit(data, output.value, table=table, markdown=lambda d: render_trace_markdown(d) + whatif_sections_markdown(d))
@@ -237,8 +333,8 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
 
 @app.command()
 def check(
-    paths: Annotated[list[str], typer.Argument(help="Scenario directories, or folders holding them.")],
-    output: Annotated[CheckOutput, typer.Option("--output", "-o", help="table, json, yaml or markdown.")] = CheckOutput.table,
+    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Scenario directories, or folders holding them.")],
+    output: Annotated[CheckOutput, typer.Option("--output", "-o", metavar="FORMAT", help="table, json, yaml or markdown.")] = CheckOutput.table,
     plugin_module: PluginModuleOpt = None,
 ) -> None:
     """Run scheduling regression tests: each scenario has cluster.yaml, pod.yaml, optional config.yaml and
@@ -254,7 +350,7 @@ def check(
         scenarios = discover_scenarios(paths)
         registry = build_registry(plugin_module)
         results = [run_scenario(d, registry) for d in scenarios]
-        render_check(results, output.value, stdout_console())
+        render_check(results, output.value, stdout_console(), notes_console())
         return EXIT_OK if all(r.passed for r in results) else EXIT_NO
 
     guarded(body)
@@ -271,4 +367,7 @@ from kschedctl.cli import whatif  # noqa: E402,F401  (diff-profiles, simulate)
 
 
 def main() -> None:
+    from kschedctl.cli.streams import guard_pipes
+
+    guard_pipes()
     app(prog_name=prog_name())

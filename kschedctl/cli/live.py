@@ -203,7 +203,7 @@ def explain_pending_cmd(
     selector: SelectorOpt = None,
     snapshot: LiveSnapshotOpt = None,
     config: ConfigOpt = None,
-    output: Annotated[CheckOutput, typer.Option("--output", "-o", help="table, json, yaml or markdown.")] = CheckOutput.table,
+    output: Annotated[CheckOutput, typer.Option("--output", "-o", metavar="FORMAT", help="table, json, yaml or markdown.")] = CheckOutput.table,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,

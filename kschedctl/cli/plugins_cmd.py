@@ -28,6 +28,7 @@ class PluginsOutput(StrEnum):
     table = "table"
     json = "json"
     yaml = "yaml"
+    markdown = "markdown"
 
 
 class _ProbeHandle:
@@ -88,7 +89,7 @@ def describe(entry: RegisteredPlugin) -> dict[str, Any]:
 @app.command("plugins")
 def plugins_cmd(
     plugin_module: PluginModuleOpt = None,
-    output: Annotated[PluginsOutput, typer.Option("--output", "-o", help="table, json or yaml.")] = PluginsOutput.table,
+    output: Annotated[PluginsOutput, typer.Option("--output", "-o", metavar="FORMAT", help="table, json, yaml or markdown.")] = PluginsOutput.table,
 ) -> None:
     """List every registered plugin: name, source (in-tree, entry point <distribution>, module), extension
     points and args model. Out-of-tree plugins are enabled and configured only in the KubeSchedulerConfiguration.
@@ -100,29 +101,44 @@ def plugins_cmd(
         rows = [describe(e) for e in build_registry(plugin_module).entries()]
         from kschedctl.render.data import emit
 
-        emit(rows, output.value, table=_table)
+        emit(rows, output.value, table=_table, markdown=_markdown)
         return EXIT_OK
 
     guarded(body)
 
 
-def _table(rows: list[dict[str, Any]]) -> None:
-    from rich.table import Table
+HEADERS = ("name", "source", "extension points", "args model", "loaded from")
 
-    tbl = Table(title="Plugins", title_justify="left")
-    for col in ("name", "source", "extension points", "args model", "loaded from"):
-        tbl.add_column(col, overflow="fold")
-    for r in rows:
-        eps = r["extensionPoints"]
-        source = r["source"] + (f" (also {r['alsoOfferedBy']})" if r.get("alsoOfferedBy") else "")
-        tbl.add_row(
-            r["name"],
-            source,
-            ", ".join(eps) if eps is not None else f"? ({r.get('error', '')})",
-            (r["argsModel"] or "-").rsplit(".", 1)[-1],
-            "-" if r["source"] == "in-tree" else _shown_path(r.get("file")),
-        )
-    stdout_console().print(tbl)
+
+def _cells(r: dict[str, Any]) -> list[str]:
+    eps = r["extensionPoints"]
+    return [
+        r["name"],
+        r["source"] + (f" (also {r['alsoOfferedBy']})" if r.get("alsoOfferedBy") else ""),
+        ", ".join(eps) if eps is not None else f"? ({r.get('error', '')})",
+        (r["argsModel"] or "-").rsplit(".", 1)[-1],
+        "-" if r["source"] == "in-tree" else _shown_path(r.get("file")),
+    ]
+
+
+def _table(rows: list[dict[str, Any]]) -> None:
+    from kschedctl.render.layout import Column, print_table
+
+    cols = [
+        Column("name", keep=True),
+        Column("source", min_width=10),
+        Column("extension points", min_width=16),
+        Column("args model", keep=True),
+        Column("loaded from", min_width=12),
+    ]
+    print_table(stdout_console(), "Plugins", cols, [_cells(r) for r in rows])
+
+
+def _markdown(rows: list[dict[str, Any]]) -> str:
+    from tabulate import tabulate
+
+    body = tabulate([[f"`{c[0]}`", *c[1:]] for c in map(_cells, rows)], headers=list(HEADERS), tablefmt="github")
+    return f"### kschedctl plugins\n\n{body}\n"
 
 
 def _shown_path(path: str | None) -> str:

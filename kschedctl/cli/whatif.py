@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl.cli.app import EXIT_NO, EXIT_OK, app, guarded, stdout_console
+from kschedctl.cli.app import EXIT_NO, EXIT_OK, app, guarded, notes_console, stdout_console
 from kschedctl.cli.options import (
     ContextOpt,
     KubeconfigOpt,
@@ -42,7 +42,7 @@ class WhatIfOutput(StrEnum):
     markdown = "markdown"
 
 
-OutputOpt = Annotated[WhatIfOutput, typer.Option("--output", "-o", help="table, json, yaml or markdown.")]
+OutputOpt = Annotated[WhatIfOutput, typer.Option("--output", "-o", metavar="FORMAT", help="table, json, yaml or markdown.")]
 
 
 def _open(snapshot: list[str] | None, kubeconfig: str | None, context: str | None, timeout: str | None) -> Source:
@@ -74,7 +74,7 @@ def _read_manifests(paths: list[str], cluster: Cluster) -> Manifests:
 def _emit(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any) -> None:
     from kschedctl.render.data import emit
 
-    emit(data, output.value, table=lambda d: table(d, stdout_console()), markdown=markdown)
+    emit(data, output.value, table=lambda d: table(d, stdout_console(), notes_console()), markdown=markdown)
 
 
 # --------------------------------------------------------------------------- diff-profiles
@@ -108,7 +108,7 @@ def build_sides(configs: list[str], profiles: list[str], registry: Registry | No
 @app.command("diff-profiles")
 def diff_profiles_cmd(
     name: Annotated[
-        str | None, typer.Argument(help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
+        str | None, typer.Argument(metavar="NAME", help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
     ] = None,
     namespace: NamespaceOpt = None,
     filename: Annotated[

@@ -7,6 +7,30 @@ from typing import Any
 PASS = "✓"
 FAIL = "✗"
 NOT_RUN = "·"
+GI = 1024**3
+
+
+def fmt_cpu(milli: int | float) -> str:
+    """CPU in cores, the unit of every human-readable output (2.15, 0.125, 4); JSON keeps millicores."""
+    return f"{milli / 1000:.3f}".rstrip("0").rstrip(".") or "0"
+
+
+def fmt_mem(b: int | float) -> str:
+    """Memory in GiB with one decimal (30.0Gi)."""
+    return f"{b / GI:.1f}Gi"
+
+
+def only_feasible_node(t: dict[str, Any]) -> bool:
+    """kube-scheduler found exactly one feasible node, so it ran neither PreScore nor Score."""
+    return len(t.get("feasibleNodes") or []) == 1 and not t.get("score") and not t.get("totals")
+
+
+def selected_words(t: dict[str, Any]) -> str:
+    """Why the selected node won: its score among the candidates, or that nothing was scored."""
+    sel = t.get("selected") or {}
+    if only_feasible_node(t):
+        return "the only feasible node: nothing is scored"
+    return f"max score {sel.get('maxScore')}; candidates: {', '.join(sel.get('candidates', []))}"
 
 
 def headline(t: dict[str, Any]) -> str:
@@ -21,6 +45,8 @@ def headline(t: dict[str, Any]) -> str:
         cands = sel["candidates"]
         if len(cands) > 1:
             return f"{pod}: schedulable; {len(cands)} nodes tie at {sel['maxScore']} ({', '.join(cands)})"
+        if only_feasible_node(t):
+            return f"{pod}: schedulable on {cands[0]} (the only feasible node: nothing is scored)"
         return f"{pod}: schedulable on {cands[0]} (score {sel['maxScore']})"
     return f"{pod}: unschedulable"
 
@@ -151,6 +177,8 @@ def compact(obj: Any, limit: int = 400) -> str:
             return "{" + ", ".join(parts) + "}" if len(parts) > 1 else (parts[0] if parts else "{}")
         if isinstance(o, list):
             return "[" + "; ".join(walk(v) for v in o) + "]"
+        if isinstance(o, bool):
+            return "true" if o else "false"
         if isinstance(o, float):
             return f"{o:.3g}"
         return str(o)

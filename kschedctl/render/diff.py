@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 from tabulate import tabulate
+
+from kschedctl.render.layout import Column, print_table
 
 CHANGE_WORDS = {
     "same": "same",
@@ -97,9 +98,11 @@ def _total_cell(n: dict[str, Any]) -> str:
     return f"{a} → {b}" + ("" if d is None else f" ({d:+d})")
 
 
-def score_rows(scores: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+def score_rows(scores: list[dict[str, Any]], node_header_sep: str = " ") -> tuple[list[str], list[list[str]]]:
     """Header and rows of the score comparison: one row per plugin, one column per node that matters."""
-    headers = ["plugin (weight A→B)"] + [f"{n['node']} (chosen by {' and '.join(n['selectedBy'])})" for n in scores]
+    headers = ["plugin (weight A→B)"] + [
+        f"{n['node']}{node_header_sep}(chosen by {' and '.join(n['selectedBy'])})" for n in scores
+    ]
     plugins: list[str] = []
     weights: dict[str, str] = {}
     for n in scores:
@@ -136,60 +139,58 @@ def _side_lines(report: dict[str, Any]) -> list[str]:
 # --------------------------------------------------------------------------- terminal
 
 
-def render_diff_table(report: dict[str, Any], console: Console) -> None:
+DECISION_COLUMNS = (Column("pod", keep=True), Column("A", min_width=12), Column("B", min_width=12), Column("change", min_width=12))
+
+
+def render_diff_table(report: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
+    """The comparison on ``console``; notes (per pod, prefixed with the pod, and the report's) on
+    ``notes_console`` (stderr from the CLI)."""
+    notes = notes_console or console
     for line in _side_lines(report):
-        console.print(line, highlight=False, soft_wrap=True, markup=False)
+        console.print(Text(line), overflow="fold")
     pods = report["pods"]
     if pods:
-        tbl = Table(title="Decisions", title_justify="left")
-        for col in ("pod", "A", "B", "change"):
-            tbl.add_column(col, overflow="fold")
-        for p in pods[:MAX_DECISION_ROWS]:
-            tbl.add_row(
+        rows = [
+            [
                 Text(p["pod"]),
                 Text(decision_words(p["a"])),
                 Text(decision_words(p["b"])),
                 Text(change_words(p), style=_CHANGE_STYLE.get(p["change"], "")),
-            )
-        console.print(tbl)
+            ]
+            for p in pods[:MAX_DECISION_ROWS]
+        ]
+        print_table(console, "Decisions", DECISION_COLUMNS, rows)
         if len(pods) > MAX_DECISION_ROWS:
             console.print(f"… {len(pods) - MAX_DECISION_ROWS} more pods (use -o json to see all)")
     for p in _detail_pods(report):
         console.print()
         console.print(Text(f"{p['pod']}: {decision_words(p['a'])} → {decision_words(p['b'])}", style="bold"))
         if p.get("workload"):
-            console.print(f"representative pod of {p['workload']}", highlight=False, soft_wrap=True, markup=False)
+            console.print(Text(f"representative pod of {p['workload']}"), overflow="fold")
         for side in ("a", "b"):
             d = p[side]
             if d.get("fitError"):
-                console.print(f"{side.upper()} FitError: {d['fitError']}", highlight=False, soft_wrap=True, markup=False)
+                console.print(Text(f"{side.upper()} FitError: {d['fitError']}"), overflow="fold")
             if d.get("error"):
-                console.print(f"{side.upper()} error: {d['error']}", highlight=False, soft_wrap=True, markup=False)
+                console.print(Text(f"{side.upper()} error: {d['error']}"), overflow="fold")
             if d.get("note"):
-                console.print(f"{side.upper()}: {d['note']}", highlight=False, soft_wrap=True, markup=False)
+                console.print(Text(f"{side.upper()}: {d['note']}"), overflow="fold")
         if p["feasibilityChanges"]:
-            ft = Table(title="Filter verdicts that change", title_justify="left")
-            for col in ("node", "A", "B"):
-                ft.add_column(col, overflow="fold")
-            for f in p["feasibilityChanges"]:
-                ft.add_row(Text(f["node"]), Text(f["a"]), Text(f["b"]))
-            console.print(ft)
+            cols = [Column("node", keep=True), Column("A", min_width=16), Column("B", min_width=16)]
+            changes = [[Text(f["node"]), Text(f["a"]), Text(f["b"])] for f in p["feasibilityChanges"]]
+            print_table(console, "Filter verdicts that change", cols, changes)
         elif _compared_filters(p):
             console.print("Filter verdicts: no change")
         if p["scores"]:
-            headers, rows = score_rows(p["scores"])
-            st = Table(title="Scores on the chosen nodes (weighted, A → B)", title_justify="left")
-            for h in headers:
-                st.add_column(h, overflow="fold")
-            for r in rows:
-                st.add_row(*(Text(c) for c in r))
-            console.print(st)
+            headers, score_table = score_rows(p["scores"], node_header_sep="\n")
+            cols = [Column(h, keep=True) for h in headers]
+            print_table(console, "Scores on the chosen nodes (weighted, A → B)", cols, [[Text(c) for c in r] for r in score_table])
         for n in p["notes"]:
-            console.print(f"note: {n}", highlight=False, soft_wrap=True, markup=False)
+            notes.print(Text(f"note: {p['pod']}: {n}"))
     console.print()
     console.print(Text(summary_line(report), style="bold"))
     for n in report["notes"]:
-        console.print(f"note: {n}", highlight=False, soft_wrap=True, markup=False)
+        notes.print(Text(f"note: {n}"))
 
 
 # --------------------------------------------------------------------------- markdown

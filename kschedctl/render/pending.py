@@ -9,11 +9,20 @@ from collections import Counter
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 from tabulate import tabulate
 
+from kschedctl.render.layout import Column, print_table
+
 HEADERS = ("pod", "verdict (FitError)", "dominant reason", "nearest node", "preemption dry run")
+#: The table's columns: the pod name whole; the verdict (a FitError, often long) gets the most room.
+COLUMNS = (
+    Column(HEADERS[0], keep=True),
+    Column(HEADERS[1], min_width=32),
+    Column(HEADERS[2], min_width=14),
+    Column(HEADERS[3], min_width=14),
+    Column(HEADERS[4], min_width=12),
+)
 NONE = "—"
 
 
@@ -88,15 +97,14 @@ def cells(row: dict[str, Any], fix: bool = False) -> list[str]:
 def render_pending_table(rows: list[dict[str, Any]], console: Console) -> None:
     fix = len(headers(rows)) > len(HEADERS)
     if rows:
-        tbl = Table(title="Pending pods", title_justify="left")
-        for h in headers(rows):
-            tbl.add_column(h, overflow="fold")
+        columns = [*COLUMNS, Column(FIX_HEADER, min_width=20)] if fix else list(COLUMNS)
+        table_rows = []
         for r in rows:
             style = {"unschedulable": "red", "gated": "yellow", "scheduled": "green"}.get(r["outcome"], "")
             first, *rest = cells(r, fix)  # Text, not str: reasons hold [brackets] that rich would read as markup
-            tbl.add_row(Text(first, style=style), *(Text(c) for c in rest))
-        console.print(tbl)
-    console.print(summary(rows))
+            table_rows.append([Text(first, style=style), *(Text(c) for c in rest)])
+        print_table(console, "Pending pods", columns, table_rows)
+    console.print(Text(summary(rows)))
 
 
 def render_pending_markdown(rows: list[dict[str, Any]]) -> str:

@@ -10,20 +10,13 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 from tabulate import tabulate
 
+from kschedctl.render.common import fmt_cpu, fmt_mem
+from kschedctl.render.layout import Column, print_table
+
 MAX_ROWS = 40
-GI = 1024**3
-
-
-def fmt_cpu(milli: int) -> str:
-    return f"{milli / 1000:.2f}"
-
-
-def fmt_mem(b: int) -> str:
-    return f"{b / GI:.1f}Gi"
 
 
 def _usage(before: int, after: int, alloc: int, fmt: Any) -> str:
@@ -123,8 +116,14 @@ def node_rows(r: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-NODE_HEADERS = ["node", "pods", "added", "evicted", "cpu requested", "memory requested", "other"]
+NODE_HEADERS = ["node", "pods", "added", "evicted", "cpu requested (cores)", "memory requested", "other"]
 PLACEMENT_HEADERS = ["#", "pod", "workload", "node", "feasible", "score", "note"]
+#: Names and figures stay whole; lists and notes wrap.
+_KEEP = {"#", "pod", "node", "pods", "feasible", "score"}
+
+
+def _columns(headers: list[str]) -> list[Column]:
+    return [Column(h, keep=h in _KEEP, min_width=0 if h in _KEEP else 12) for h in headers]
 
 
 def speed_line(r: dict[str, Any]) -> str:
@@ -143,17 +142,12 @@ def _drop_empty_columns(headers: list[str], rows: list[list[str]], keep: int = 2
 # --------------------------------------------------------------------------- terminal
 
 
-def render_simulation_table(r: dict[str, Any], console: Console) -> None:
+def render_simulation_table(r: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
     first = r["firstFailure"]
     style = "bold green" if first is None else ("bold" if r["mode"] == "max" else "bold red")
     console.print(Text(headline(r), style=style))
     headers, rows = _drop_empty_columns(PLACEMENT_HEADERS, placement_rows(r, MAX_ROWS))
-    tbl = Table(title="Placements (queue order)", title_justify="left")
-    for h in headers:
-        tbl.add_column(h, overflow="fold")
-    for row in rows:
-        tbl.add_row(*(Text(c) for c in row))
-    console.print(tbl)
+    print_table(console, "Placements (queue order)", _columns(headers), [[Text(c) for c in row] for row in rows])
     if first is not None:
         console.print(Text(f"First pod that does not fit: {first['pod']} ({first['outcome']})", style="bold"))
         if first.get("fitError"):
@@ -162,15 +156,10 @@ def render_simulation_table(r: dict[str, Any], console: Console) -> None:
             console.print(n, highlight=False, soft_wrap=True, markup=False)
     if r["nodes"]:
         headers, rows = _drop_empty_columns(NODE_HEADERS, node_rows(r))
-        nt = Table(title="Nodes changed by the run", title_justify="left")
-        for h in headers:
-            nt.add_column(h, overflow="fold")
-        for row in rows:
-            nt.add_row(*(Text(c) for c in row))
-        console.print(nt)
+        print_table(console, "Nodes changed by the run", _columns(headers), [[Text(c) for c in row] for row in rows])
     console.print(speed_line(r), highlight=False, soft_wrap=True, markup=False)
     for n in r["notes"]:
-        console.print(f"note: {n}", highlight=False, soft_wrap=True, markup=False)
+        (notes_console or console).print(Text(f"note: {n}"))
 
 
 # --------------------------------------------------------------------------- markdown

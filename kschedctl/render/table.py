@@ -1,31 +1,61 @@
-"""Rich terminal output of a trace: one section per extension point.
+"""Rich terminal output of a trace: one section per extension point, laid out for the console's width.
 
-Colour is used only when stdout is a terminal and NO_COLOR is unset (rich's own rule).
+Node and plugin names are never cut. Each section picks the first layout that fits:
+
+* Filter: the node × plugin matrix; else one row per node with its verdict (the plugin that
+  rejected it and why: the plugins before it passed, those after it did not run); else the
+  same verdicts as lines.
+* Score: the node × plugin matrix with full plugin names; else the same matrix with short
+  aliases and a legend; else plugins as rows and the best nodes as columns (``-o wide``: every
+  scored node, a few per table); else one block per node.
+* Other tables fall back to a stacked view (``kschedctl.render.layout``).
+
+Colour is used only when stdout is a terminal and NO_COLOR is unset (rich's own rule). Notes go
+to ``notes_console`` (stderr, from the CLI), never between the tables.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from kschedctl.render.common import (
+    FAIL,
+    PASS,
     compact,
     extender_rows,
     extender_score_columns,
     filter_cells,
     filter_columns,
+    fmt_cpu,
+    fmt_mem,
     headline,
     post_bind_line,
     ranked_nodes,
     score_cell,
+    selected_words,
     skipped_filter_line,
     status_line,
 )
+from kschedctl.render.layout import (
+    TEXT_MIN_WIDTH,
+    Cell,
+    Column,
+    aliases,
+    build_table,
+    fits,
+    print_indented,
+    print_packed,
+    print_table,
+    print_title,
+)
 
 MAX_ROWS = 30
+#: Nodes shown in the default (not wide) output when the score table has to be transposed or stacked.
+TOP_NODES = 3
 
 _CODE_STYLE = {
     "Success": "green",
@@ -37,156 +67,326 @@ _CODE_STYLE = {
     "Pending": "cyan",
 }
 
-
-def _status_table(title: str, records: list[dict[str, Any]]) -> Table:
-    tbl = Table(title=title, title_justify="left", show_lines=False)
-    tbl.add_column("plugin")
-    tbl.add_column("code")
-    tbl.add_column("reasons")
-    for r in records:
-        tbl.add_row(r["plugin"], Text(r["code"], style=_CODE_STYLE.get(r["code"], "")), "; ".join(r.get("reasons", [])))
-    return tbl
+STATUS_COLUMNS = (Column("plugin", keep=True), Column("code", keep=True), Column("reasons", min_width=TEXT_MIN_WIDTH))
 
 
-def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False) -> None:
+def _line(console: Console, text: str | Text) -> None:
+    console.print(text if isinstance(text, Text) else Text(text), overflow="fold")
+
+
+def _status_lines(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> None:
+    for plugin, code, *reasons in rows:
+        line = Text(f"{plugin}: ")
+        line.append(code if isinstance(code, Text) else Text(code))
+        text = "".join(r.plain if isinstance(r, Text) else r for r in reasons)
+        if text:
+            line.append(f" ({text})")
+        print_indented(console, line)
+
+
+def print_status(console: Console, title: str, records: list[dict[str, Any]]) -> None:
+    """plugin, code and reasons (the reasons column only when a plugin gave one)."""
+    rows = [
+        [r["plugin"], Text(r["code"], style=_CODE_STYLE.get(r["code"], "")), "; ".join(r.get("reasons", []))]
+        for r in records
+    ]
+    if any(row[2] for row in rows):
+        print_table(console, title, STATUS_COLUMNS, rows, stacked=_status_lines)
+    else:
+        print_table(console, title, STATUS_COLUMNS[:2], [row[:2] for row in rows], stacked=_status_lines)
+
+
+def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, notes_console: Console | None = None) -> None:
     d = t["details"]
     outcome = t.get("outcome")
     style = {"scheduled": "bold green", "unschedulable": "bold red", "gated": "bold yellow"}.get(str(outcome), "bold")
-    console.print(Text(headline(t), style=style))
-    console.print(f"profile: {t['profile']}   nodes: {d['numAllNodes']}   kube-scheduler {t['k8sVersion']}")
+    _line(console, Text(headline(t), style=style))
+    _line(console, f"profile: {t['profile']}   nodes: {d['numAllNodes']}   kube-scheduler {t['k8sVersion']}")
 
-    console.print(_status_table("PreEnqueue", t["preEnqueue"]))
+    print_status(console, "PreEnqueue", t["preEnqueue"])
     if outcome == "gated":
-        _notes(t, console)
+        _notes(t, notes_console or console)
         return
     if t["preFilter"]:
-        console.print(_status_table("PreFilter", t["preFilter"]))
+        print_status(console, "PreFilter", t["preFilter"])
     if t["preFilterNodeNames"] is not None:
-        console.print(f"PreFilter narrowed the nodes to: {', '.join(t['preFilterNodeNames']) or '(none)'}")
+        _line(console, f"PreFilter narrowed the nodes to: {', '.join(t['preFilterNodeNames']) or '(none)'}")
 
     if t["filter"]:
-        plugins = filter_columns(t)
-        tbl = Table(title="Filter (node × plugin, first rejection wins)", title_justify="left")
-        tbl.add_column("node")
-        for p in plugins:
-            tbl.add_column(p, overflow="fold")
-        nodes = list(t["filter"])
-        shown = nodes if wide else nodes[:MAX_ROWS]
-        for n in shown:
-            verdict = t["filter"][n]
-            name_style = "green" if verdict["code"] == "Success" else "red"
-            tbl.add_row(Text(n, style=name_style), *filter_cells(t, n))
-        console.print(tbl)
-        if skipped_filter_line(t):
-            console.print(skipped_filter_line(t))
-        if len(shown) < len(nodes):
-            console.print(f"… {len(nodes) - len(shown)} more nodes evaluated (use -o wide or -o json to see all)")
-        if d.get("numNodesToFind") and d["numNodesToFind"] < d["numAllNodes"]:
-            console.print(
-                f"Filtering stopped after {d['numNodesToFind']} feasible nodes (percentageOfNodesToScore); "
-                f"{len(nodes)} of {d['numAllNodes']} nodes were evaluated."
-            )
+        _filter_section(t, console, wide)
     if t.get("extenders"):
-        et = Table(title="Extenders (HTTP calls, in order)", title_justify="left")
-        for col in ("extender", "verb", "outcome", "answer"):
-            et.add_column(col, overflow="fold")
-        for row in extender_rows(t):
-            et.add_row(*row)
-        console.print(et)
+        cols = [Column("extender", min_width=20), Column("verb", keep=True), Column("outcome", keep=True), Column("answer", min_width=24)]
+        print_table(console, "Extenders (HTTP calls, in order)", cols, extender_rows(t))
     if t["postFilter"]:
-        pf = t["postFilter"]
-        console.print(_status_table("PostFilter", d["postFilter"]["perPlugin"] if d.get("postFilter") else []))
-        if pf["nominatedNodeName"]:
-            prios = (d.get("postFilter") or {}).get("victimPriorities", {})
-            console.print(
-                Text(f"Preemption dry run: would nominate {pf['nominatedNodeName']} and evict {len(pf['victims'])} pod(s)", style="bold")
-            )
-            vt = Table(title="Victims (most important first; nothing is evicted)", title_justify="left")
-            vt.add_column("pod")
-            vt.add_column("priority", justify="right")
-            for v in pf["victims"]:
-                vt.add_row(v, str(prios.get(v, "")))
-            console.print(vt)
-
+        _post_filter_section(t, console)
     if t["preScore"]:
-        console.print(_status_table("PreScore", t["preScore"]))
+        print_status(console, "PreScore", t["preScore"])
     if t["score"] or extender_score_columns(t):
-        tbl = Table(title="Score (raw→normalized×weight=weighted)", title_justify="left")
-        tbl.add_column("node")
-        for p in t["score"]:
-            tbl.add_column(f"{p}\n(weight {t['score'][p]['weight']})", justify="right")
-        ext_cols = extender_score_columns(t)
-        for title, _cells in ext_cols:
-            tbl.add_column(title, justify="right", overflow="fold")
-        tbl.add_column("total", justify="right")
-        ranked = ranked_nodes(t)
-        shown = ranked if wide else ranked[:MAX_ROWS]
-        cands = set((t.get("selected") or {}).get("candidates", []))
-        for n in shown:
-            tbl.add_row(
-                Text(n, style="bold green" if n in cands else ""),
-                *[score_cell(t["score"][p], n) for p in t["score"]],
-                *[cells.get(n, "") for _title, cells in ext_cols],
-                Text(str(t["totals"].get(n, "")), style="bold" if n in cands else ""),
-            )
-        console.print(tbl)
-        if len(shown) < len(ranked):
-            console.print(f"… {len(ranked) - len(shown)} more scored nodes")
-    sel = t.get("selected")
-    if sel:
-        console.print(Text(f"Selected: {t['details'].get('selectedNode')}  (max score {sel['maxScore']}; candidates: {', '.join(sel['candidates'])})", style="bold green"))
-        if d.get("tieBreak"):
-            console.print(d["tieBreak"])
-        for title, key in (("Reserve", "reserve"), ("Permit", "permit"), ("PreBind", "preBind"), ("Bind", "bind")):
-            if t[key]:
-                console.print(f"{title}: {status_line(t[key])}")
-        if d.get("binding"):
-            b = d["binding"]
-            console.print(f"Would create Binding {b['metadata']['namespace']}/{b['metadata']['name']} → node {b['target']['name']} (not sent: kschedctl never writes)")
-        if post_bind_line(t):
-            console.print(post_bind_line(t), markup=False, highlight=False)
+        _score_section(t, console, wide)
+    _selection(t, console)
     if t["fitError"]:
-        console.print(Text("FitError (PodScheduled condition message):", style="bold red"))
-        console.print(t["fitError"], markup=False, highlight=False)
+        _line(console, Text("FitError (PodScheduled condition message):", style="bold red"))
+        _line(console, t["fitError"])
     if t.get("error"):
-        console.print(Text(f"error: {t['error']}", style="bold red"))
+        _line(console, Text(f"error: {t['error']}", style="bold red"))
     if wide:
         _wide_details(t, console)
-    _notes(t, console)
+    _notes(t, notes_console or console)
+
+
+# --------------------------------------------------------------------------- Filter
+
+
+def _filter_section(t: dict[str, Any], console: Console, wide: bool) -> None:
+    d = t["details"]
+    plugins = filter_columns(t)
+    nodes = list(t["filter"])
+    shown = nodes if wide else nodes[:MAX_ROWS]
+    title = "Filter (node × plugin, first rejection wins)"
+    cols, rows = _filter_matrix(t, plugins, shown)
+    if fits(console, cols, rows):
+        print_title(console, title)
+        console.print(build_table(cols, rows))
+    else:
+        _filter_verdicts(t, console, plugins, shown)
+    if skipped_filter_line(t):
+        _line(console, str(skipped_filter_line(t)))
+    if len(shown) < len(nodes):
+        _line(console, f"… {len(nodes) - len(shown)} more nodes evaluated (use -o wide or -o json to see all)")
+    if d.get("numNodesToFind") and d["numNodesToFind"] < d["numAllNodes"]:
+        _line(
+            console,
+            f"Filtering stopped after {d['numNodesToFind']} feasible nodes (percentageOfNodesToScore); "
+            f"{len(nodes)} of {d['numAllNodes']} nodes were evaluated.",
+        )
+
+
+def _node_text(t: dict[str, Any], node: str) -> Text:
+    return Text(node, style="green" if t["filter"][node]["code"] == "Success" else "red")
+
+
+def _filter_matrix(t: dict[str, Any], plugins: list[str], nodes: list[str]) -> tuple[list[Column], list[list[Cell]]]:
+    """Nodes as rows, Filter plugins as columns (never narrower than their name)."""
+    rejecting = {t["filter"][n].get("plugin") for n in nodes}
+    cols = [Column("node", keep=True)]
+    cols += [Column(p, min_width=max(len(p), TEXT_MIN_WIDTH if p in rejecting else 0)) for p in plugins]
+    return cols, [[_node_text(t, n), *filter_cells(t, n)] for n in nodes]
+
+
+def _verdict(t: dict[str, Any], node: str) -> str:
+    v = t["filter"][node]
+    if v["code"] == "Success":
+        return f"{PASS} passed"
+    reasons = "; ".join(v.get("reasons", []))
+    return f"{FAIL} {v.get('plugin')}" + (f": {reasons}" if reasons else f" ({v['code']})")
+
+
+def _filter_verdicts(t: dict[str, Any], console: Console, plugins: list[str], nodes: list[str]) -> None:
+    """Too narrow for the matrix: each node's verdict; the plugin order says which ones ran."""
+    print_title(console, f"Filter (first rejection wins; plugins in order: {', '.join(plugins)})")
+    cols = [Column("node", keep=True), Column("verdict", min_width=TEXT_MIN_WIDTH)]
+    rows: list[list[Cell]] = [[_node_text(t, n), _verdict(t, n)] for n in nodes]
+    if fits(console, cols, rows):
+        console.print(build_table(cols, rows))
+        return
+    for node, verdict in rows:
+        line = node.copy() if isinstance(node, Text) else Text(node)
+        line.append(f": {verdict}" if isinstance(verdict, str) else verdict)
+        _line(console, line)
+
+
+# --------------------------------------------------------------------------- PostFilter
+
+
+def _post_filter_section(t: dict[str, Any], console: Console) -> None:
+    d = t["details"]
+    pf = t["postFilter"]
+    print_status(console, "PostFilter", d["postFilter"]["perPlugin"] if d.get("postFilter") else [])
+    if pf["nominatedNodeName"]:
+        prios = (d.get("postFilter") or {}).get("victimPriorities", {})
+        _line(
+            console,
+            Text(f"Preemption dry run: would nominate {pf['nominatedNodeName']} and evict {len(pf['victims'])} pod(s)", style="bold"),
+        )
+        cols = [Column("pod", keep=True), Column("priority", keep=True, justify="right")]
+        print_table(console, "Victims (most important first; nothing is evicted)", cols, [[v, str(prios.get(v, ""))] for v in pf["victims"]])
+
+
+# --------------------------------------------------------------------------- Score
+
+SCORE_TITLE = "Score (raw→normalized×weight=weighted)"
+
+
+class _Scores:
+    """The score figures of a trace, by plugin (and prioritizing extender) and node."""
+
+    def __init__(self, t: dict[str, Any], wide: bool) -> None:
+        self.t = t
+        self.plugins = list(t["score"])
+        self.extenders = extender_score_columns(t)
+        ranked = ranked_nodes(t)
+        self.ranked = ranked
+        self.candidates = set((t.get("selected") or {}).get("candidates", []))
+        self.wide = wide
+
+    def names(self) -> list[str]:
+        """Column names: plugins with their weight, then extenders."""
+        return [*self.plugins, *(title for title, _ in self.extenders)]
+
+
+    def cells(self, node: str) -> list[str]:
+        return [score_cell(self.t["score"][p], node) for p in self.plugins] + [c.get(node, "") for _, c in self.extenders]
+
+    def node_text(self, node: str) -> Text:
+        return Text(node, style="bold green" if node in self.candidates else "")
+
+    def total_text(self, node: str) -> Text:
+        return Text(str(self.total(node)), style="bold" if node in self.candidates else "")
+
+    def total(self, node: str) -> int | str:
+        """The node's total; blank when scoring failed before totals were summed."""
+        return (self.t.get("totals") or {}).get(node, "")
+
+
+def _score_section(t: dict[str, Any], console: Console, wide: bool) -> None:
+    s = _Scores(t, wide)
+    shown = s.ranked if wide else s.ranked[:MAX_ROWS]
+    for alias in (None, aliases(s.names())):
+        cols, rows = _score_matrix(s, shown, alias)
+        if fits(console, cols, rows):
+            print_title(console, SCORE_TITLE)
+            console.print(build_table(cols, rows))
+            if alias:
+                print_packed(console, [f"{a} = {n}" for n, a in alias.items()])
+            if len(shown) < len(s.ranked):
+                _line(console, f"… {len(s.ranked) - len(shown)} more scored nodes (use -o wide or -o json to see all)")
+            return
+    if not _score_transposed(s, console):
+        _score_stacked(s, console)
+
+
+def _score_matrix(s: _Scores, nodes: list[str], alias: dict[str, str] | None) -> tuple[list[Column], list[list[Cell]]]:
+    """Nodes as rows, plugins as columns (headed by their name and weight, or by an alias)."""
+    cols = [Column("node", keep=True)]
+    for name in s.names():
+        if alias:
+            header = alias[name]
+        elif name in s.t["score"]:
+            header = f"{name}\n(weight {s.t['score'][name]['weight']})"
+        else:
+            header = name
+        cols.append(Column(header, keep=True, justify="right"))
+    cols.append(Column("total", keep=True, justify="right"))
+    return cols, [[s.node_text(n), *s.cells(n), s.total_text(n)] for n in nodes]
+
+
+def _transposed(s: _Scores, nodes: list[str]) -> tuple[list[Column], list[list[Cell]]]:
+    """Plugins as rows (each cell shows the weight), the given nodes as columns."""
+    cols = [Column("plugin", keep=True), *(Column(s.node_text(n), keep=True, justify="right") for n in nodes)]
+    per_node = [s.cells(n) for n in nodes]
+    rows: list[list[Cell]] = [[name, *(cells[i] for cells in per_node)] for i, name in enumerate(s.names())]
+    rows.append([Text("total", style="bold"), *(s.total_text(n) for n in nodes)])
+    return cols, rows
+
+
+def _score_transposed(s: _Scores, console: Console) -> bool:
+    """Plugins as rows, nodes as columns, as many nodes per table as fit (at least two)."""
+    nodes = s.ranked if s.wide else s.ranked[:MAX_ROWS]
+    tables: list[tuple[list[str], list[Column], list[list[Cell]]]] = []
+    start = 0
+    while start < len(nodes):
+        k = len(nodes) - start
+        while k > 0 and not fits(console, *_transposed(s, nodes[start : start + k])):
+            k -= 1
+        if k < min(2, len(nodes) - start):
+            return False
+        chunk = nodes[start : start + k]
+        tables.append((chunk, *_transposed(s, chunk)))
+        start += k
+        if not s.wide:
+            break
+    for i, (chunk, cols, rows) in enumerate(tables):
+        first = nodes.index(chunk[0]) + 1
+        where = f"nodes {first}–{first + len(chunk) - 1} of {len(s.ranked)} by total"
+        print_title(console, f"{SCORE_TITLE}, {where}" if i == 0 else where)
+        console.print(build_table(cols, rows))
+    shown = sum(len(chunk) for chunk, _, _ in tables)
+    if shown < len(s.ranked):
+        _line(console, f"… {len(s.ranked) - shown} more scored nodes (use -o wide or a wider terminal; -o json has all)")
+    return True
+
+
+def _score_stacked(s: _Scores, console: Console) -> None:
+    """Narrow terminals: one block per node, one line per plugin."""
+    nodes = s.ranked if s.wide else s.ranked[:TOP_NODES]
+    print_title(console, SCORE_TITLE)
+    for n in nodes:
+        head = s.node_text(n)
+        head.append(f"  total {s.total(n)}")
+        _line(console, head)
+        for name, cell in zip(s.names(), s.cells(n), strict=True):
+            if cell:
+                print_indented(console, f"{name}: {cell}")
+    if len(nodes) < len(s.ranked):
+        _line(console, f"… {len(s.ranked) - len(nodes)} more scored nodes (use -o wide or -o json to see all)")
+
+
+# --------------------------------------------------------------------------- selection and binding
+
+
+def _selection(t: dict[str, Any], console: Console) -> None:
+    d = t["details"]
+    if not t.get("selected"):
+        return
+    _line(console, Text(f"Selected: {d.get('selectedNode')}  ({selected_words(t)})", style="bold green"))
+    if d.get("tieBreak"):
+        _line(console, d["tieBreak"])
+    for title, key in (("Reserve", "reserve"), ("Permit", "permit"), ("PreBind", "preBind"), ("Bind", "bind")):
+        if t[key]:
+            _line(console, f"{title}: {status_line(t[key])}")
+    if d.get("binding"):
+        b = d["binding"]
+        _line(
+            console,
+            f"Would create Binding {b['metadata']['namespace']}/{b['metadata']['name']} → node {b['target']['name']} "
+            "(not sent: kschedctl never writes)",
+        )
+    if post_bind_line(t):
+        _line(console, str(post_bind_line(t)))
+
+
+# --------------------------------------------------------------------------- -o wide
 
 
 def _wide_details(t: dict[str, Any], console: Console) -> None:
     nodes = t["details"].get("nodes") or {}
     if nodes:
-        tbl = Table(title="Nodes (allocatable / requested)", title_justify="left")
-        for c in ("node", "cpu (m)", "memory", "pods", "taints"):
-            tbl.add_column(c)
+        cols = [
+            Column("node", keep=True),
+            Column("cpu (cores)", keep=True),
+            Column("memory", keep=True),
+            Column("pods", keep=True),
+            Column("taints", min_width=TEXT_MIN_WIDTH),
+        ]
+        rows = []
         for n, info in nodes.items():
             a, r = info["allocatable"], info["requested"]
-            tbl.add_row(
+            rows.append([
                 n,
-                f"{r.get('cpu', 0)}/{a.get('cpu', 0)}",
-                f"{_gib(r.get('memory', 0))}/{_gib(a.get('memory', 0))}",
-                f"{info['pods']}/{a.get('pods', 0)}",
+                f"{fmt_cpu(r.get('cpu', 0))} / {fmt_cpu(a.get('cpu', 0))}",
+                f"{fmt_mem(r.get('memory', 0))} / {fmt_mem(a.get('memory', 0))}",
+                f"{info['pods']} / {a.get('pods', 0)}",
                 ", ".join(info["taints"]) + (" (cordoned)" if info["unschedulable"] else ""),
-            )
-        console.print(tbl)
+            ])
+        print_table(console, "Nodes (requested / allocatable)", cols, rows)
     for plugin, detail in (t["details"].get("plugins") or {}).items():
-        tbl = Table(title=f"{plugin}: why (full structure in -o json)", title_justify="left")
-        tbl.add_column("scope")
-        tbl.add_column("detail", overflow="fold")
-        for phase, value in (detail.get("cycle") or {}).items():
-            if value:
-                tbl.add_row(f"cycle: {phase}", compact(value))
-        for node, value in (detail.get("nodes") or {}).items():
-            tbl.add_row(node, compact(value))
+        rows = [[f"cycle: {phase}", compact(value)] for phase, value in (detail.get("cycle") or {}).items() if value]
+        rows += [[node, compact(value)] for node, value in (detail.get("nodes") or {}).items()]
         if detail.get("error"):
-            tbl.add_row("error", str(detail["error"]))
-        console.print(tbl)
-
-
-def _gib(v: int) -> str:
-    return f"{v / 2**30:.1f}Gi"
+            rows.append(["error", str(detail["error"])])
+        if rows:
+            cols = [Column("scope", keep=True), Column("detail", min_width=24)]
+            print_table(console, f"{plugin}: why (full structure in -o json)", cols, rows)
 
 
 def _notes(t: dict[str, Any], console: Console) -> None:
