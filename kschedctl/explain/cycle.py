@@ -176,7 +176,7 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
     trace = Trace(pod=pod.key, profile=fw.profile_name)
     trace.num_all_nodes = snapshot.num_nodes()
     if config.source is None:
-        trace.notes.append("no config.yaml: default KubeSchedulerConfiguration of kube-scheduler v1.35")
+        trace.notes.append("default configuration (kube-scheduler v1.35)")
     else:
         trace.notes.append(f"configuration: {config.source}")
     extender_log: list[ExtenderCall] = []
