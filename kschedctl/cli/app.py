@@ -160,11 +160,12 @@ def guarded(fn: Callable[[], int]) -> None:
 
     Exceptions plugins raised during the command (each became that plugin's Error status, shown
     in the result) are named on stderr, with their tracebacks under ``--debug``."""
+    from kschedctl.cli.progress import running
     from kschedctl.framework.failures import PluginFailure, collecting
 
     raised: list[PluginFailure] = []
     try:
-        with collecting(raised):
+        with collecting(raised), running():
             code = fn()
     except KschedctlError as e:
         if _state["debug"]:
@@ -280,6 +281,7 @@ def explain_pod_cmd(
 
     def body() -> int:
         from kschedctl.cli.live import open_source, read_cluster
+        from kschedctl.cli.progress import current
         from kschedctl.config import load_config
         from kschedctl.explain.cycle import explain_pod
         from kschedctl.explain.pending import as_pending
@@ -306,10 +308,13 @@ def explain_pod_cmd(
         bound_to = pod.node_name
         if bound_to:
             pod = as_pending(pod)
-        trace = explain_pod(cluster, pod, cfg, registry, details=output in (Output.wide, Output.json, Output.yaml))
+        details = output in (Output.wide, Output.json, Output.yaml)
+        trace = explain_pod(cluster, pod, cfg, registry, details=details, on_phase=current().phase)
         if bound_to:
             trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
         data = trace.to_dict()
+        if fix or compare:
+            current().phase("verifying remedies")
         annotate_trace(data, trace, cluster, pod, cfg, registry, fix=fix, compare=compare)
         emit_trace(data, output)
         return EXIT_OK if trace.schedulable else EXIT_NO
@@ -318,6 +323,7 @@ def explain_pod_cmd(
 
 
 def emit_trace(data: dict[str, Any], output: Output) -> None:
+    from kschedctl.cli.progress import done
     from kschedctl.render.data import emit
     from kschedctl.render.markdown import render_trace_markdown
     from kschedctl.render.remedies import render_whatif_sections, whatif_sections_markdown
@@ -328,6 +334,7 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
         render_trace(d, console, wide=output == Output.wide, notes_console=notes_console())
         render_whatif_sections(d, console)
 
+    done()
     emit(data, output.value, table=table, markdown=lambda d: render_trace_markdown(d) + whatif_sections_markdown(d))
 
 
@@ -346,10 +353,16 @@ def check(
     def body() -> int:
         from kschedctl.check.report import render_check
         from kschedctl.check.runner import discover_scenarios, run_scenario
+        from kschedctl.cli.progress import current, done
 
         scenarios = discover_scenarios(paths)
         registry = build_registry(plugin_module)
-        results = [run_scenario(d, registry) for d in scenarios]
+        results: list[Any] = []
+        step = current().counter("running scenarios")
+        for d in scenarios:
+            step(len(results), len(scenarios))
+            results.append(run_scenario(d, registry))
+        done()
         render_check(results, output.value, stdout_console(), notes_console())
         return EXIT_OK if all(r.passed for r in results) else EXIT_NO
 

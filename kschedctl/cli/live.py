@@ -103,10 +103,13 @@ def open_source(snapshot: list[str] | None, options: LiveOptions) -> Source:
 
 
 def read_cluster(source: Source) -> Cluster:
-    """Load the source with a progress bar; its notes are printed once the bar is gone."""
+    """Load the source, on the command's progress line (``cli.progress``); its notes follow."""
+    from kschedctl.cli.progress import current
+
     notes: list[str] = []
-    with ProgressBar() as bar:
-        cluster = source.load(warn=notes.append, progress=bar)
+    act = current()
+    act.phase(f"loading {source.description}")
+    cluster = source.load(warn=notes.append, progress=act.listing)
     for n in notes:
         note(n)
     return cluster
@@ -224,6 +227,7 @@ def explain_pending_cmd(
     """
 
     def body() -> int:
+        from kschedctl.cli.progress import current, done
         from kschedctl.config import load_config
         from kschedctl.explain.pending import pending_rows
         from kschedctl.snapshot.selectors import parse_selector_string
@@ -244,8 +248,11 @@ def explain_pending_cmd(
             for p in cluster.pending_pods()
             if (ns is None or p.namespace == ns) and (sel is None or sel.matches(p.labels))
         ]
-        rows = [r.to_dict() for r in pending_rows(cluster, pods, cfg, registry)]
+        rows = [r.to_dict() for r in pending_rows(cluster, pods, cfg, registry, progress=current().counter("explaining pending pods"))]
+        if fix:
+            current().phase("verifying remedies")
         search = attach_remedies(rows, cluster, pods, cfg, registry) if fix else None
+        done()
         grouped = by == "cause" or (by is None and output.value in ("table", "markdown"))
         if grouped:
             emit_groups([g.to_dict() for g in group_by_cause(rows)], output.value, search)

@@ -72,8 +72,10 @@ def _read_manifests(paths: list[str], cluster: Cluster) -> Manifests:
 
 
 def _emit(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any) -> None:
+    from kschedctl.cli.progress import done
     from kschedctl.render.data import emit
 
+    done()
     emit(data, output.value, table=lambda d: table(d, stdout_console(), notes_console()), markdown=markdown)
 
 
@@ -147,6 +149,7 @@ def diff_profiles_cmd(
     """
 
     def body() -> int:
+        from kschedctl.cli.progress import current
         from kschedctl.render.diff import render_diff_markdown, render_diff_table
         from kschedctl.whatif.diff import diff_pods
         from kschedctl.whatif.workloads import PodFactory
@@ -185,7 +188,7 @@ def diff_profiles_cmd(
                 for pod in factory.pods(w, 1):
                     pods.append((pod, None if w.kind == "Pod" else w.display))
             notes.extend(manifests.notes)
-        report = diff_pods(cluster, a, b, pods, registry, strict=name is not None)
+        report = diff_pods(cluster, a, b, pods, registry, strict=name is not None, progress=current().counter("comparing pods"))
         report.notes[:0] = notes
         _emit(report.to_dict(), output, render_diff_table, render_diff_markdown)
         return EXIT_NO if report.differs else EXIT_OK
@@ -234,6 +237,7 @@ def simulate_cmd(
     """
 
     def body() -> int:
+        from kschedctl.cli.progress import current
         from kschedctl.config import load_config
         from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
         from kschedctl.whatif.simulate import simulate_max, simulate_pods
@@ -247,6 +251,7 @@ def simulate_cmd(
         cfg = load_config(str(config) if config else None, registry)
         cluster = _read(_open(snapshot, kubeconfig, context, request_timeout))
         manifests = _read_manifests(filename, cluster)
+        current().phase("building NodeInfos")
         if max_:
             if len(manifests.workloads) != 1:
                 raise UsageError(
@@ -256,7 +261,8 @@ def simulate_cmd(
             w.as_template = True
             factory = PodFactory(manifests, cluster)
             result = simulate_max(
-                factory.cluster, cfg, factory.pods(w, None), registry, workload=w.display, limit=limit, preemption=preemption
+                factory.cluster, cfg, factory.pods(w, None), registry, workload=w.display, limit=limit, preemption=preemption,
+                progress=current().counter("placing copies"),
             )
         else:
             factory = PodFactory(manifests, cluster)
@@ -269,7 +275,9 @@ def simulate_cmd(
                 pods.extend((p, label) for p in factory.pods(w, count))
             if not pods:
                 raise UsageError("the workloads ask for no pods (replicas 0)")
-            result = simulate_pods(factory.cluster, cfg, pods, registry, preemption=preemption)
+            result = simulate_pods(
+                factory.cluster, cfg, pods, registry, preemption=preemption, progress=current().counter("scheduling pods")
+            )
         result.notes[:0] = manifests.notes
         _emit(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
         if result.error:

@@ -14,6 +14,7 @@ actually sent); ``kschedctl.explain.extenders`` holds those rules.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
@@ -125,8 +126,10 @@ def explain_pod(
     registry: Registry | None = None,
     *,
     details: bool = False,
+    on_phase: Callable[[str], None] | None = None,
 ) -> Trace:
-    """Run one scheduling cycle for ``pod`` against ``cluster`` and return its trace."""
+    """Run one scheduling cycle for ``pod`` against ``cluster`` and return its trace
+    (``on_phase`` hears when NodeInfos are built and when the cycle starts, for a progress display)."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
@@ -139,8 +142,12 @@ def explain_pod(
             f"profile(s) {names}: kube-scheduler would ignore this pod"
         )
     cluster.default_priority(pod)
+    if on_phase is not None:
+        on_phase("building NodeInfos")
     snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
     fw = Framework(profile, registry, snapshot)
+    if on_phase is not None:
+        on_phase("running the scheduling cycle")
     return run_cycle(fw, pod, config, details=details)
 
 

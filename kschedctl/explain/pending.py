@@ -10,6 +10,7 @@ shows them.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -117,11 +118,21 @@ def pending_row(cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: R
 
 
 def pending_rows(
-    cluster: Cluster, pods: list[Pod], config: SchedulerConfig, registry: Registry | None = None
+    cluster: Cluster,
+    pods: list[Pod],
+    config: SchedulerConfig,
+    registry: Registry | None = None,
+    *,
+    progress: Callable[[int, int], None] | None = None,
 ) -> list[PendingRow]:
-    """One row per pod, in namespace/name order."""
+    """One row per pod, in namespace/name order (``progress`` hears pods done / total)."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
         registry = in_tree_registry()
-    return [pending_row(cluster, p, config, registry) for p in sorted(pods, key=lambda p: p.key)]
+    rows: list[PendingRow] = []
+    for p in sorted(pods, key=lambda p: p.key):
+        rows.append(pending_row(cluster, p, config, registry))
+        if progress is not None:
+            progress(len(rows), len(pods))
+    return rows

@@ -20,6 +20,7 @@ nominated in the snapshot, which get a snapshot without themselves, as ``explain
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -409,12 +410,15 @@ def diff_pods(
     registry: Registry | None = None,
     *,
     strict: bool = False,
+    progress: Callable[[int, int], None] | None = None,
 ) -> DiffReport:
     """Compare every pod; pods neither side has a profile for are skipped with a note
     (with ``strict``, as for a single named pod, that is a usage error)."""
     engine = DiffEngine(cluster, a, b, registry)
     report = DiffReport(a, b, len(cluster.nodes))
-    for pod, workload in pods:
+    for i, (pod, workload) in enumerate(pods, 1):
+        if progress is not None:
+            progress(i - 1, len(pods))  # pods done before this one
         d = engine.diff_pod(pod, workload)
         if d is None:
             names = {a.profile_name(pod), b.profile_name(pod)}

@@ -31,7 +31,7 @@ does not fit, like cluster-capacity.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
@@ -408,8 +408,10 @@ def simulate_pods(
     registry: Registry | None = None,
     *,
     preemption: bool = False,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> SimulationResult:
-    """Schedule ``pods`` (each with the workload it belongs to) one after another in queue order."""
+    """Schedule ``pods`` (each with the workload it belongs to) one after another in queue order
+    (``progress`` hears pods done / total)."""
     sim = Simulator(cluster, config, registry, preemption=preemption, exclude_pod_uids=[p.uid for p, _ in pods])
     workload_of = {id(p): w for p, w in pods}
     result = SimulationResult("pods", sim.snapshot.num_nodes(), preemption)
@@ -420,6 +422,8 @@ def simulate_pods(
     t0 = time.perf_counter()
     for i, pod in enumerate(ordered, 1):
         result.placements.append(sim.place(pod, i, workload_of.get(id(pod))))
+        if progress is not None:
+            progress(i, len(ordered))
     result.elapsed_seconds = time.perf_counter() - t0
     result.cycles = sim.cycles
     result.stop_reason = "every pod was tried once, in queue order"
@@ -437,8 +441,10 @@ def simulate_max(
     workload: str | None = None,
     limit: int = 0,
     preemption: bool = False,
+    progress: Callable[[int, int | None], None] | None = None,
 ) -> SimulationResult:
-    """Place copies from ``pods`` until one does not fit (or ``limit`` are placed; 0: no limit)."""
+    """Place copies from ``pods`` until one does not fit (or ``limit`` are placed; 0: no limit);
+    ``progress`` hears copies placed (and the limit, if any)."""
     sim = Simulator(cluster, config, registry, preemption=preemption)
     result = SimulationResult("max", sim.snapshot.num_nodes(), preemption)
     t0 = time.perf_counter()
@@ -449,6 +455,8 @@ def simulate_max(
             break
         p = sim.place(pod, i, workload)
         result.placements.append(p)
+        if progress is not None:
+            progress(i, limit or None)
         if not p.placed:
             result.stop_reason = "the first copy that does not fit"
             break
