@@ -161,7 +161,7 @@ def test_namespace_and_selector_narrow_the_snapshot(server: RecordedAPIServer, t
     out = tmp_path / "shop.yaml"
     r = invoke("snapshot", "-n", "shop", "-l", "app=web", "-o", str(out))
     assert r.exit_code == 0, r.output
-    assert "only namespace 'shop'" in r.output and "only pods matching 'app=web'" in r.output
+    assert 'namespace "shop"' in r.output and 'only pods matching "app=web"' in r.output and "''s" not in r.output
     items = load_yaml(out.read_text())["items"]
     namespaced = {r.kind for r in RESOURCES if r.namespaced}
     assert {i["metadata"]["namespace"] for i in items if i["kind"] in namespaced} == {"shop"}

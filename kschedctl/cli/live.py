@@ -97,9 +97,12 @@ def open_source(snapshot: list[str] | None, options: LiveOptions) -> Source:
         from kschedctl.snapshot.source import FileSource
 
         return FileSource(snapshot)
-    from kschedctl.snapshot.live import LiveSource
+    from kschedctl.snapshot.live import LiveSource, NoClusterConfigured
 
-    return LiveSource(options)
+    try:
+        return LiveSource(options)
+    except NoClusterConfigured as e:
+        raise NoClusterConfigured(f"{e}; give --snapshot FILE to work from a snapshot file") from None
 
 
 def read_cluster(source: Source) -> Cluster:
@@ -146,7 +149,7 @@ def snapshot_cmd(
     """
 
     def body() -> int:
-        from kschedctl.snapshot.live import LiveSource
+        from kschedctl.snapshot.live import LiveSource, version_note
         from kschedctl.snapshot.selectors import parse_selector_string
         from kschedctl.snapshot.source import REDACTED
 
@@ -159,11 +162,13 @@ def snapshot_cmd(
             fetched = source.fetch(namespace=namespace, pod_selector=selector, progress=bar)
         for n in fetched.notes:
             note(n)
+        if version_note(fetched.server_version):
+            note(str(version_note(fetched.server_version)))
         if namespace:
-            note(f"only namespace {namespace!r}'s namespaced objects: pods of other namespaces are missing, so node "
-                 "usage, spreading and affinity can differ from what the scheduler sees")
+            note(f'only the namespaced objects of namespace "{namespace}": pods of other namespaces are missing, so '
+                 "node usage, spreading and affinity can differ from what the scheduler sees")
         if selector:
-            note(f"only pods matching {selector!r}: the others are missing from node usage, spreading and affinity")
+            note(f'only pods matching "{selector}": the others are missing from node usage, spreading and affinity')
         doc = fetched.as_list()
         header = [
             f"kschedctl snapshot of {source.description}"

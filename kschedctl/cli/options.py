@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from kschedctl.snapshot.live import LiveCluster, LiveOptions
 
 #: How long a shell completion may wait for the cluster before offering nothing.
-COMPLETION_TIMEOUT = 5.0
+COMPLETION_TIMEOUT = 2.0
 
 
 # --------------------------------------------------------------------------- completions
@@ -52,9 +52,27 @@ def _completion_cluster(ctx: typer.Context) -> LiveCluster | None:
         return None
 
 
+def _completion_snapshot(ctx: typer.Context) -> list[tuple[str, str, bool]] | None:
+    """(namespace, name, pending) of every pod in the ``--snapshot`` files given so far; None without
+    ``--snapshot`` (stdin is not read while completing), [] when they cannot be read."""
+    paths = [p for p in (ctx.params.get("snapshot") or []) if p != "-"]
+    if not paths:
+        return None
+    from kschedctl.snapshot.loader import load_cluster
+
+    try:
+        cluster = load_cluster(paths)
+    except Exception:
+        return []
+    return [(p.namespace, p.name, not p.node_name) for p in cluster.pods]
+
+
 def complete_namespaces(ctx: typer.Context, incomplete: str) -> list[str]:
     from kschedctl.snapshot.source import RESOURCES
 
+    pods = _completion_snapshot(ctx)
+    if pods is not None:
+        return sorted({ns for ns, _, _ in pods if ns.startswith(incomplete)})
     cluster = _completion_cluster(ctx)
     if cluster is None:
         return []
@@ -67,9 +85,15 @@ def complete_namespaces(ctx: typer.Context, incomplete: str) -> list[str]:
 
 
 def complete_pod_names(ctx: typer.Context, incomplete: str) -> list[str]:
-    """Pods of the namespace given so far (default: the context's); pending ones first."""
+    """Pods of the namespace given so far (default: the context's, "default" for snapshot files), pending
+    ones first: from the ``--snapshot`` files when given, else from the live cluster (a short timeout)."""
     from kschedctl.snapshot.source import POD
 
+    snapshot_pods = _completion_snapshot(ctx)
+    if snapshot_pods is not None:
+        namespace = ctx.params.get("namespace") or "default"
+        names = [(not pending, name) for ns, name, pending in snapshot_pods if ns == namespace and name.startswith(incomplete)]
+        return [name for _, name in sorted(names)]
     cluster = _completion_cluster(ctx)
     if cluster is None:
         return []

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kschedctl import K8S_VERSION
 from kschedctl.errors import ClusterAccessError, UsageError
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.source import (
@@ -75,6 +76,22 @@ class Expired(ClusterAccessError):
 
 class Forbidden(ClusterAccessError):
     """403: the identity lacks the permission."""
+
+
+class NoClusterConfigured(ClusterAccessError):
+    """Neither a kubeconfig nor an in-cluster service account: commands that take --snapshot say so."""
+
+
+def version_note(git_version: str | None) -> str | None:
+    """A note when the API server's minor version is not the one kschedctl models (None when it is, or unknown)."""
+    m = re.match(r"v?(\d+)\.(\d+)", git_version or "")
+    model = re.match(r"v?(\d+)\.(\d+)", K8S_VERSION)
+    if m is None or model is None or m.groups() == model.groups():
+        return None
+    return (
+        f"the API server runs Kubernetes {git_version}; kschedctl models kube-scheduler {K8S_VERSION}, whose plugins "
+        "and defaults may differ in other versions"
+    )
 
 
 def kubeconfig_files(explicit: str | None) -> list[str]:
@@ -164,9 +181,9 @@ class LiveCluster:
             with contextlib.suppress(OSError):
                 self.namespace = Path(SERVICE_ACCOUNT_NAMESPACE).read_text().strip() or "default"
         else:
-            raise ClusterAccessError(
+            raise NoClusterConfigured(
                 "no cluster to read: no kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config) and not running "
-                "in a cluster; give --snapshot FILE to explain against a snapshot"
+                "in a cluster"
             )
         cfg.retries = 0  # kubectl does not retry timeouts; one clear error instead of a long wait
         return client.ApiClient(configuration=cfg)
@@ -387,4 +404,8 @@ class LiveSource:
         return self.cluster.fetch(namespace=namespace, pod_selector=pod_selector, progress=progress)
 
     def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster:
-        return self.fetch(progress=progress).to_cluster(warn)
+        fetched = self.fetch(progress=progress)
+        note = version_note(fetched.server_version)
+        if note and warn is not None:
+            warn(note)
+        return fetched.to_cluster(warn)
