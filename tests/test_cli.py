@@ -160,3 +160,98 @@ def test_version() -> None:
 def test_reasons_with_brackets_are_shown_verbatim() -> None:
     r = invoke("explain", "pod", "canary-gated", "-n", "shop", "--snapshot", DEMO)
     assert "waiting for scheduling gates: [example.com/rollout-approval]" in r.output
+
+
+# --------------------------------------------------------------------------- global flags, help, streams
+
+
+@pytest.mark.parametrize("where", ["first", "last", "env"])
+def test_debug_is_accepted_anywhere_and_from_the_environment(where: str) -> None:
+    args = ["explain", "pod", "nosuch", "-n", "shop", "--snapshot", DEMO]
+    if where == "first":
+        r = runner.invoke(app, ["--debug", *args])
+    elif where == "last":
+        r = runner.invoke(app, [*args, "--debug"])
+    else:
+        r = runner.invoke(app, args, env={"KSCHEDCTL_DEBUG": "1"})
+    assert r.exit_code == 2
+    assert "Traceback" in r.stderr and r.stderr.strip().endswith('error: pod "nosuch" not found in namespace "shop" of ' + DEMO)
+    quiet = runner.invoke(app, args, env={"KSCHEDCTL_DEBUG": None})
+    assert "Traceback" not in quiet.output
+
+
+def test_version_flag_and_machine_readable_version() -> None:
+    from kschedctl import K8S_VERSION, __version__
+
+    line = f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION})"
+    assert invoke("--version").stdout.strip() == line
+    assert invoke("version").stdout.strip() == line
+    assert json.loads(invoke("version", "-o", "json").stdout) == {"kschedctl": __version__, "kubeScheduler": K8S_VERSION}
+    assert yaml.safe_load(invoke("version", "-o", "yaml").stdout) == {"kschedctl": __version__, "kubeScheduler": K8S_VERSION}
+
+
+@pytest.mark.parametrize(
+    "command", [[], ["explain", "pod"], ["explain", "pending"], ["check"], ["diff-profiles"], ["simulate"], ["plugins"], ["snapshot"], ["version"]]
+)
+def test_help_uses_plain_uppercase_metavars(command: list[str]) -> None:
+    r = runner.invoke(app, [*command, "--help"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0
+    for leak in ("<str>", "<path>", "<int>", "list[", "{", "<table"):
+        assert leak not in r.stdout, (command, leak)
+    for line in r.stdout.splitlines():
+        if line.lstrip().startswith("-") and "  " in line.strip():
+            option = line.strip().split("  ")[0]
+            metavar = option.split(" ")[-1] if " " in option.split(", ")[-1] else ""
+            assert metavar == metavar.upper(), (command, line)
+
+
+def test_argument_metavars_in_usage() -> None:
+    assert "Usage: kschedctl check [OPTIONS] PATH..." in invoke("check", "--help").stdout
+    assert "[OPTIONS] [NAME]" in invoke("explain", "pod", "--help").stdout
+
+
+def test_notes_go_to_stderr_results_to_stdout() -> None:
+    r = invoke("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO)
+    assert "note:" not in r.stdout
+    assert "note: default configuration (kube-scheduler v1.35)" in r.stderr
+    j = invoke("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "-o", "json")
+    assert json.loads(j.stdout)["notes"] == ["default configuration (kube-scheduler v1.35)"]
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+def test_check_machine_output_is_one_document(fmt: str) -> None:
+    r = invoke("check", str(CONFORMANCE / "dev-015-taint-toleration"), "-o", fmt)
+    assert r.exit_code == 0
+    doc = json.loads(r.stdout) if fmt == "json" else yaml.safe_load(r.stdout)
+    assert [d["name"] for d in doc] == ["dev-015-taint-toleration"]
+    assert r.stderr.strip() == "1 passed, 0 failed"
+
+
+def test_plugins_as_markdown() -> None:
+    r = invoke("plugins", "-o", "markdown")
+    assert r.exit_code == 0
+    lines = r.stdout.splitlines()
+    assert lines[0] == "### kschedctl plugins"
+    assert lines[2].startswith("| name ") and "| args model" in lines[2]
+    assert any(line.startswith("| `NodeResourcesFit` ") and "NodeResourcesFitArgs" in line for line in lines)
+
+
+def test_install_completion_refuses_without_home() -> None:
+    r = runner.invoke(app, ["--install-completion", "bash"], env={"HOME": None})
+    assert r.exit_code == 2
+    assert r.stderr.startswith("error: --install-completion writes into your home directory, but HOME is not set")
+    r = runner.invoke(app, ["--install-completion", "bash"], env={"HOME": ""})
+    assert r.exit_code == 2
+
+
+def test_pod_names_complete_from_the_snapshot_given() -> None:
+    from kschedctl.cli.complete import cobra_completions
+
+    lines = cobra_completions(["explain", "pod", "--snapshot", DEMO, "-n", "shop", ""])
+    names = lines[:-1]
+    assert names[:3] == ["canary-gated", "checkout-pending", "web-7d9f-pending"]  # pending pods first
+    assert "web-7d9f-00" in names and all(not n.startswith("etl-") for n in names)
+    assert cobra_completions(["explain", "pod", "--snapshot", DEMO, "-n", "ml", "tr"])[:-1][0] == "train-pending"
+    assert cobra_completions(["explain", "pod", "--snapshot", DEMO, "-n", ""])[:-1] == ["batch", "ml", "monitoring", "shop"]
+    # no --snapshot and no cluster: nothing, quickly, and no traceback
+    assert cobra_completions(["explain", "pod", "--kubeconfig", "/nonexistent", ""]) == [":0"]

@@ -571,3 +571,22 @@ def test_progress_bar_draws_only_on_a_terminal() -> None:
     with ProgressBar(Console(file=pipe, force_terminal=False)) as bar:
         bar("pods", 100, 150)
     assert pipe.getvalue() == ""
+
+
+def test_a_server_of_another_minor_version_gets_a_note(server: RecordedAPIServer) -> None:
+    from kschedctl.snapshot.live import version_note
+
+    note = "note: the API server runs Kubernetes v1.36.2; kschedctl models kube-scheduler v1.35.4"
+    r = invoke("explain", "pod", PENDING, "-n", "shop")
+    assert r.exit_code == 0, r.output
+    assert [ln for ln in r.stderr.splitlines() if ln.startswith(note)] != [] and note not in r.stdout
+    assert note in invoke("snapshot").stderr
+    assert version_note("v1.35.0") is None and version_note("v1.35.9-gke.1") is None and version_note(None) is None
+    assert version_note("v1.34.1") is not None
+
+
+def test_snapshot_without_a_cluster_does_not_suggest_its_missing_option(isolated: Path) -> None:
+    line = one_error_line(invoke("snapshot"))
+    assert line == (
+        "error: no cluster to read: no kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config) and not running in a cluster"
+    )

@@ -51,11 +51,13 @@ def whole_width(cells: Sequence[Cell]) -> int:
 
 
 def column_min_width(column: Column, cells: Sequence[Cell]) -> int:
-    """How narrow a column may get: all of a kept cell; for text, its minimum or the header's longest word."""
+    """How narrow a column may get: all of a kept cell; for text, its ``min_width`` (or less when no
+    cell is that wide), never less than the header's longest word."""
     if column.keep:
         return max(column.min_width, whole_width([column.header, *cells]))
     header = column.header.plain if isinstance(column.header, Text) else column.header
-    return max(column.min_width, max((cell_len(w) for w in header.split()), default=1))
+    widest_header_word = max((cell_len(w) for w in header.split()), default=1)
+    return max(widest_header_word, min(column.min_width, whole_width(cells)))
 
 
 def required_width(columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> int:

@@ -151,13 +151,13 @@ def render_simulation_table(r: dict[str, Any], console: Console, notes_console: 
     if first is not None:
         console.print(Text(f"First pod that does not fit: {first['pod']} ({first['outcome']})", style="bold"))
         if first.get("fitError"):
-            console.print(first["fitError"], highlight=False, soft_wrap=True, markup=False)
+            console.print(Text(first["fitError"]), overflow="fold")
         for n in first.get("notes") or []:
-            console.print(n, highlight=False, soft_wrap=True, markup=False)
+            console.print(Text(n), overflow="fold")
     if r["nodes"]:
         headers, rows = _drop_empty_columns(NODE_HEADERS, node_rows(r))
         print_table(console, "Nodes changed by the run", _columns(headers), [[Text(c) for c in row] for row in rows])
-    console.print(speed_line(r), highlight=False, soft_wrap=True, markup=False)
+    console.print(Text(speed_line(r)), overflow="fold")
     for n in r["notes"]:
         (notes_console or console).print(Text(f"note: {n}"))
 

@@ -1,0 +1,130 @@
+"""Where output goes, with real pipes and a real terminal (a pty): a reader that closes stdout early,
+COLUMNS on a pipe, progress only on a terminal's stderr and never on stdout."""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+DEMO = str(ROOT / "fixtures" / "demo" / "cluster.yaml")
+CONFORMANCE = ROOT / "tests" / "conformance"
+SCHEDULABLE = ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO]
+UNSCHEDULABLE = ["explain", "pod", "report-pending", "-n", "batch", "--snapshot", DEMO]
+TIMEOUT = 120
+
+
+def env(**extra: str) -> dict[str, str]:
+    e = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "NO_COLOR", "FORCE_COLOR", "KSCHEDCTL_DEBUG")}
+    e.update(TERM="xterm-256color", **extra)
+    return e
+
+
+def kschedctl(*args: str) -> list[str]:
+    return [sys.executable, "-m", "kschedctl", *args]
+
+
+def closed_early(args: list[str]) -> tuple[int, str]:
+    """Run with stdout a pipe whose reader has already gone: every write fails with EPIPE."""
+    proc = subprocess.Popen(kschedctl(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env(), cwd=ROOT)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    return proc.wait(timeout=TIMEOUT), err
+
+
+@pytest.mark.parametrize(
+    ("args", "status"),
+    [
+        (SCHEDULABLE, 0),
+        ([*SCHEDULABLE, "-o", "json"], 0),
+        ([*UNSCHEDULABLE, "-o", "yaml"], 1),
+        (["check", str(CONFORMANCE / "dev-015-taint-toleration")], 0),
+        (["plugins"], 0),
+    ],
+    ids=["table", "json", "yaml-unschedulable", "check", "plugins"],
+)
+def test_a_closed_stdout_keeps_the_exit_status_and_says_nothing(args: list[str], status: int) -> None:
+    code, err = closed_early(args)
+    assert code == status, err
+    for word in ("BrokenPipe", "internal error", "Exception ignored", "Traceback"):
+        assert word not in err
+    assert all(line.startswith("note: ") for line in err.splitlines()), err
+
+
+def test_head_minus_one_in_a_shell_pipeline() -> None:
+    cmd = " ".join([*map(str, kschedctl(*SCHEDULABLE, "-o", "json")), "| head -1; echo status=${PIPESTATUS[0]}"])
+    proc = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, env=env(), cwd=ROOT, timeout=TIMEOUT)
+    assert proc.stdout.splitlines() == ["{", "status=0"]
+    assert "BrokenPipe" not in proc.stderr and "internal error" not in proc.stderr
+
+
+def test_piped_output_honours_columns() -> None:
+    narrow = subprocess.run(kschedctl(*SCHEDULABLE), capture_output=True, text=True, env=env(COLUMNS="80"), cwd=ROOT, timeout=TIMEOUT)
+    assert narrow.returncode == 0, narrow.stderr
+    assert max(len(line) for line in narrow.stdout.splitlines()) <= 80
+    assert all(line == line.rstrip() for line in narrow.stdout.splitlines())
+    wide = subprocess.run(kschedctl(*SCHEDULABLE), capture_output=True, text=True, env=env(), cwd=ROOT, timeout=TIMEOUT)
+    longest = max(len(line) for line in wide.stdout.splitlines())
+    assert 80 < longest <= 200  # no COLUMNS: a pipe gets 200 columns, the full score matrix
+    assert "note: default configuration (kube-scheduler v1.35)" in wide.stderr
+    assert "note:" not in wide.stdout
+
+
+def _read_terminal(master: int) -> bytes:
+    shown = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], TIMEOUT)
+        if not ready:
+            return shown
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            return shown
+        if not chunk:
+            return shown
+        shown += chunk
+
+
+def _run_with_terminal_stderr(args: list[str], **extra: str) -> tuple[int, str, str]:
+    """stderr a pseudo-terminal, stdout a file: what the terminal showed, and what stdout received."""
+    master, slave = pty.openpty()
+    with tempfile.TemporaryFile() as stdout:  # not a pipe we would have to drain while reading the terminal
+        proc = subprocess.Popen(kschedctl(*args), stdout=stdout, stderr=slave, env=env(**extra), cwd=ROOT)
+        os.close(slave)
+        shown = _read_terminal(master)
+        os.close(master)
+        code = proc.wait(timeout=TIMEOUT)
+        stdout.seek(0)
+        return code, shown.decode(errors="replace"), stdout.read().decode()
+
+
+def test_progress_is_drawn_on_a_terminal_and_never_on_stdout() -> None:
+    scenarios = [str(CONFORMANCE / d) for d in ("dev-015-taint-toleration", "dev-002-pod-affinity-required", "dev-005-topology-spread-soft")]
+    code, shown, out = _run_with_terminal_stderr(["check", *scenarios, "-o", "json"], KSCHEDCTL_PROGRESS_DELAY="0")
+    assert code == 0, shown
+    assert "running scenarios" in shown
+    assert "/3" in shown  # done / total
+    assert out.lstrip().startswith("[") and "running scenarios" not in out and "\x1b" not in out
+    code, shown, out = _run_with_terminal_stderr(SCHEDULABLE, KSCHEDCTL_PROGRESS_DELAY="0")
+    assert code == 0
+    assert "loading" in shown and "running the scheduling cycle" in shown
+    assert "loading" not in out
+
+
+def test_no_progress_without_a_terminal_or_for_quick_work() -> None:
+    proc = subprocess.run(
+        kschedctl("check", str(CONFORMANCE / "dev-015-taint-toleration")),
+        capture_output=True, text=True, env=env(KSCHEDCTL_PROGRESS_DELAY="0"), cwd=ROOT, timeout=TIMEOUT,
+    )
+    assert "running scenarios" not in proc.stderr + proc.stdout
+    # on a terminal, but done before the default delay: nothing drawn
+    code, shown, _ = _run_with_terminal_stderr(["version"])
+    assert code == 0 and shown == ""
