@@ -221,7 +221,7 @@ def explain_pending_cmd(
     ] = False,
     by: Annotated[
         str | None,
-        typer.Option("--by", metavar="cause|pod", help="Group pods by cause (default for tables) or one row per pod (default for json/yaml)."),
+        typer.Option("--by", metavar="GROUPING", help="cause: group pods by cause (default for tables); pod: one row per pod (default for json/yaml)."),
     ] = None,
     plugin_module: PluginModuleOpt = None,
 ) -> None:

@@ -11,11 +11,11 @@ import textwrap
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 from tabulate import tabulate
 
 from kschedctl.render.data import to_yaml
+from kschedctl.render.layout import Column, print_table
 
 VERIFIED = "verified by re-running the cycle"
 
@@ -58,18 +58,17 @@ def render_margin(m: dict[str, Any] | None, console: Console) -> None:
     if not m:
         return
     if m["plugins"]:
-        tbl = Table(title=margin_title(m) + ": weighted scores", title_justify="left")
-        tbl.add_column("plugin (weight)", overflow="fold")
-        for h in (str(m["selected"]), str(m["other"]), "difference"):
-            tbl.add_column(h, justify="right", overflow="fold")
+        cols = [Column("plugin (weight)", keep=True)]
+        cols += [Column(h, keep=True, justify="right") for h in (str(m["selected"]), str(m["other"]), "difference")]
+        rows = []
         for i, row in enumerate(_margin_rows(m)):
             bold = "bold" if i == len(m["plugins"]) or row[0].split(" ")[0] in m["decidedBy"] else ""
-            tbl.add_row(*(Text(c, style=bold) for c in row))
-        console.print(tbl)
+            rows.append([Text(c, style=bold) for c in row])
+        print_table(console, margin_title(m) + ": weighted scores", cols, rows)
     else:
         console.print(Text(margin_title(m), style="bold"))
     for line in margin_lines(m):
-        console.print(Text(line))
+        console.print(Text(line), overflow="fold")
 
 
 def margin_markdown(m: dict[str, Any] | None) -> str:
