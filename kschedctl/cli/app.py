@@ -332,7 +332,7 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
     def table(d: dict[str, Any]) -> None:
         console = stdout_console()
         render_trace(d, console, wide=output == Output.wide, notes_console=notes_console())
-        render_whatif_sections(d, console)
+        render_whatif_sections(d, console, notes_console())
 
     done()
     emit(data, output.value, table=table, markdown=lambda d: render_trace_markdown(d) + whatif_sections_markdown(d))

@@ -127,7 +127,7 @@ def indented(console: Console, text: str, indent: int = 4, style: str = "", hang
         console.print(Text("\n".join(wrapped), style=style))
 
 
-def render_remedies(t: dict[str, Any], console: Console) -> None:
+def render_remedies(t: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
     if "remedies" not in t:
         return
     search = t.get("remediesSearch") or {}
@@ -150,8 +150,8 @@ def render_remedies(t: dict[str, Any], console: Console) -> None:
         for r in failed:
             indented(console, f"- {remedy_headline(r)} → {r['verdict']['text']}", 2, hang=2)
     if remedies:
-        for n in search.get("notes") or []:
-            indented(console, f"note: {n}", 2, style="dim", hang=2)
+        for n in search.get("notes") or []:  # on stderr, as every note
+            (notes_console or console).print(Text(f"note: {n}", style="dim"))
     if search:
         console.print(Text(search_line(search), style="dim"))
 
@@ -176,10 +176,10 @@ def remedies_markdown(t: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def render_whatif_sections(t: dict[str, Any], console: Console) -> None:
-    """Everything this module adds after a trace: the margin, then the remedies."""
+def render_whatif_sections(t: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
+    """Everything this module adds after a trace: the margin, then the remedies (notes on ``notes_console``)."""
     render_margin(t["details"].get("margin"), console)
-    render_remedies(t, console)
+    render_remedies(t, console, notes_console)
 
 
 def whatif_sections_markdown(t: dict[str, Any]) -> str:
