@@ -129,7 +129,7 @@ def _table(rows: list[dict[str, Any]]) -> None:
         Column("source", min_width=10),
         Column("extension points", min_width=16),
         Column("args model", keep=True),
-        Column("loaded from", min_width=12),
+        Column("loaded from", keep=True),
     ]
     print_table(stdout_console(), "Plugins", cols, [_cells(r) for r in rows])
 

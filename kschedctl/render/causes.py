@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 from tabulate import tabulate
 
+from kschedctl.render.layout import Column, print_table
 from kschedctl.render.remedies import indented, remedy_headline
 
 NONE = "—"
@@ -69,16 +69,11 @@ def groups_summary(groups: list[dict[str, Any]]) -> str:
     return f"{text}; {len(groups)} cause{'s' if len(groups) != 1 else ''}" if groups else text
 
 
-#: Below this width the groups are printed as stacked blocks instead of a table.
-NARROW = 100
-
-
 def _render_stacked(groups: list[dict[str, Any]], console: Console, searched: bool) -> None:
-    console.print(Text("Pending pods by cause", style="italic"))
     for g in groups:
         style = {"unschedulable": "red", "gated": "yellow", "scheduled": "green"}.get(g["outcome"], "")
         cause, _pods, preemption, *shared = group_cells(g, searched, ", ")
-        console.print(Text(f"• {cause}", style=f"bold {style}".strip()))
+        console.print(Text(f"• {cause}", style=f"bold {style}".strip()), overflow="fold")
         pods = ", ".join(g["pods"][:MAX_NAMES]) + (f" (+{g['count'] - MAX_NAMES} more)" if g["count"] > MAX_NAMES else "")
         for label, value in ((f"pods ({g['count']})", pods), ("preemption dry run", preemption),
                              *(("shared fix", v) for v in shared)):
@@ -87,22 +82,21 @@ def _render_stacked(groups: list[dict[str, Any]], console: Console, searched: bo
 
 
 def render_groups_table(groups: list[dict[str, Any]], console: Console, search: dict[str, Any] | None) -> None:
-    if groups and console.width < NARROW:
-        _render_stacked(groups, console, search is not None)
-    elif groups:
-        headers = HEADERS if search is not None else HEADERS[:3]
-        tbl = Table(title="Pending pods by cause", title_justify="left")
-        widest = max((len(p) for g in groups for p in g["pods"][:MAX_NAMES]), default=10)
-        for h in headers:
-            tbl.add_column(h, overflow="fold", min_width=min(widest, 32) if h == "pods" else None)
+    """A table when it fits the console (pod names whole), else one block per cause."""
+    if groups:
+        searched = search is not None
+        cols = [Column("cause", min_width=30), Column("pods", keep=True), Column("preemption dry run", min_width=12)]
+        if searched:
+            cols.append(Column(HEADERS[3], min_width=30))
+        rows = []
         for g in groups:
             style = {"unschedulable": "red", "gated": "yellow", "scheduled": "green"}.get(g["outcome"], "")
-            first, *rest = group_cells(g, search is not None)
-            tbl.add_row(Text(first, style=style), *(Text(c) for c in rest))
-        console.print(tbl)
-    console.print(groups_summary(groups))
+            first, *rest = group_cells(g, searched)
+            rows.append([Text(first, style=style), *(Text(c) for c in rest)])
+        print_table(console, "Pending pods by cause", cols, rows, stacked=lambda c, _cols, _rows: _render_stacked(groups, c, searched))
+    console.print(Text(groups_summary(groups)), overflow="fold")
     if search is not None:
-        console.print(Text(search_summary(search), style="dim"))
+        console.print(Text(search_summary(search), style="dim"), overflow="fold")
 
 
 def render_groups_markdown(groups: list[dict[str, Any]], search: dict[str, Any] | None) -> str:

@@ -25,6 +25,8 @@ VERIFIED = "verified by re-running the cycle"
 
 def margin_title(m: dict[str, Any]) -> str:
     other = m["other"]
+    if other is None:  # the only feasible node: nothing to compare with
+        return f"Why {m['selected']}"
     label = "compared with" if m["compared"] else "runner-up"
     return f"Why {m['selected']} and not {other} ({label})" if m["selected"] else f"{other} ({label})"
 

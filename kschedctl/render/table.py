@@ -230,8 +230,14 @@ class _Scores:
         self.wide = wide
 
     def names(self) -> list[str]:
-        """Column names: plugins with their weight, then extenders."""
+        """Column names: plugins, then prioritizing extenders."""
         return [*self.plugins, *(title for title, _ in self.extenders)]
+
+    def aliases(self) -> dict[str, str]:
+        """Short column headers: plugins by their initials (NRBA), extenders numbered (E1, E2)."""
+        out = aliases(self.plugins)
+        out.update({title: f"E{i}" for i, (title, _) in enumerate(self.extenders, 1)})
+        return out
 
 
     def cells(self, node: str) -> list[str]:
@@ -251,7 +257,7 @@ class _Scores:
 def _score_section(t: dict[str, Any], console: Console, wide: bool) -> None:
     s = _Scores(t, wide)
     shown = s.ranked if wide else s.ranked[:MAX_ROWS]
-    for alias in (None, aliases(s.names())):
+    for alias in (None, s.aliases()):
         cols, rows = _score_matrix(s, shown, alias)
         if fits(console, cols, rows):
             print_title(console, SCORE_TITLE)
