@@ -126,7 +126,7 @@ def _table(rows: list[dict[str, Any]]) -> None:
 
     cols = [
         Column("name", keep=True),
-        Column("source", min_width=10),
+        Column("source", keep=True),
         Column("extension points", min_width=16),
         Column("args model", keep=True),
         Column("loaded from", keep=True),
