@@ -16,7 +16,11 @@ class KschedctlError(Exception):
 
 
 class InputError(KschedctlError):
-    """A snapshot or pod file that cannot be read or does not make sense."""
+    """A snapshot or pod file that cannot be read or does not make sense.
+
+    Rendered ``<file>: document <n>: <Kind ns/name>: <field>: <message>``, the field and message
+    worded as the API server's validation words them where it has a word for it.
+    """
 
     def __init__(
         self,
@@ -43,7 +47,7 @@ class InputError(KschedctlError):
         if self.obj:
             where.append(self.obj)
         if self.field:
-            where.append(f"field {self.field}")
+            where.append(self.field)
         prefix = ": ".join(where)
         return f"{prefix}: {self.message}" if prefix else self.message
 

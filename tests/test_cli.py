@@ -100,7 +100,7 @@ def test_malformed_snapshot_names_file_and_document(tmp_path: Path) -> None:
     f.write_text("apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: {allocatable: {cpu: 'a lot'}}\n")
     r = invoke("explain", "pod", "x", "--snapshot", str(f))
     assert r.exit_code == 2
-    assert f"{f}: document 1: Node n: field status.allocatable.cpu" in r.output
+    assert f"{f}: document 1: Node n: status.allocatable.cpu" in r.output
     assert "Traceback" not in r.output
 
 

@@ -222,7 +222,7 @@ def test_cli_workload_file_uses_one_representative_pod() -> None:
         (["web-7d9f-pending", "-n", "shop"], "nothing to compare"),
         (["web-7d9f-pending", "-n", "shop", "--pending", "-c", "profiles/default.yaml"], "give exactly one of"),
         (["nope", "-n", "shop", "-c", "profiles/default.yaml"], 'pod "nope" not found in namespace "shop"'),
-        (["web-7d9f-pending", "-n", "shop", "-c", "profiles/default.yaml", "-p", "nobody"], 'neither side has a profile "nobody"'),
+        (["web-7d9f-pending", "-n", "shop", "-c", "profiles/default.yaml", "-p", "nobody"], 'has no profile "nobody"'),
         (["web-7d9f-pending", "-n", "shop", "-c", "a", "-c", "b", "-c", "c"], "at most two --config"),
     ],
 )

@@ -105,11 +105,14 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     [
         ("a: [1, 2", "a.yaml: invalid YAML at line 2 column 1"),
         ("- 1\n- 2\n", "a.yaml: document 1: a document must be a Kubernetes object"),
-        ("apiVersion: v1\nmetadata: {name: x}\n", "a.yaml: document 1: field kind: document has no kind"),
-        ("kind: Node\nmetadata: {}\n", "a.yaml: document 1: Node: field metadata.name: document has no metadata.name"),
+        ("apiVersion: v1\nmetadata: {name: x}\n", "a.yaml: document 1: kind: Required value: every object needs a kind"),
+        (
+            "kind: Node\nmetadata: {}\n",
+            "a.yaml: document 1: Node: metadata.name: Required value: name or generateName is required",
+        ),
         (
             NODE + "---\n" + POD.replace("cpu: 500m", "cpu: lots"),
-            "a.yaml: document 2: Pod p1: field spec.containers[0].resources.limits.cpu: quantities must match",
+            "a.yaml: document 2: Pod p1: spec.containers[0].resources.limits.cpu: quantities must match",
         ),
         ("{bad json", "a.yaml: invalid JSON at line 1 column 2"),
     ],

@@ -386,8 +386,14 @@ def test_bare_pod_is_itself_or_a_template() -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("kind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n", "a Deployment needs a pod template"),
-        ("kind: ReplicaSet\nmetadata: {name: r}\nspec: {replicas: -1, template: {spec: {}}}\n", "must be a non-negative integer"),
+        (
+            "kind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1, selector: {matchLabels: {a: b}}}\n",
+            "Deployment d: spec.template: Required value",
+        ),
+        (
+            "kind: ReplicaSet\nmetadata: {name: r}\nspec: {replicas: -1, template: {spec: {}}}\n",
+            "spec.replicas: Invalid value: -1: must be greater than or equal to 0",
+        ),
         ("kind: ConfigMap\nmetadata: {name: c}\n", "no pod or workload found"),
     ],
 )

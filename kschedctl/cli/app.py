@@ -275,7 +275,8 @@ def explain_pod_cmd(
     """Dry-run one scheduling cycle for a pod and show every extension point.
 
     Without --snapshot the live cluster of the kubeconfig's context is read (GET requests only). A pod that
-    is already bound is explained as if it were pending. Exit status: 0 schedulable, 1 unschedulable or
+    is already bound is explained as if it were pending. A -f file with several pods explains each (like
+    kubectl describe -f), each against the same snapshot; -o json/yaml then prints a list. Exit status: 0 schedulable, 1 unschedulable or
     gated, 2 bad input or usage, or the cluster could not be read.
     """
 
@@ -285,11 +286,13 @@ def explain_pod_cmd(
         from kschedctl.config import load_config
         from kschedctl.explain.cycle import explain_pod
         from kschedctl.explain.pending import as_pending
-        from kschedctl.snapshot.loader import load_pods
+        from kschedctl.snapshot.loader import admit_pod, load_pods, read_stdin_once
+        from kschedctl.snapshot.source import pod_not_found
         from kschedctl.whatif.remedies import annotate_trace
 
         if (name is None) == (filename is None):
             raise UsageError("give either a pod NAME (with -n) or -f FILE")
+        read_stdin_once(("-f", [filename] if filename else []), ("--snapshot", snapshot or []))
         source = open_source(snapshot, live_options(kubeconfig, context, request_timeout))
         ns = namespace or source.default_namespace()
         if name is not None:
@@ -298,28 +301,52 @@ def explain_pod_cmd(
         cfg = load_config(str(config) if config else None, registry)
         cluster = read_cluster(source)
         if filename is not None:
-            pod = load_pods(filename)[0]
+            pods = load_pods(filename)
+            for p in pods:
+                for n in admit_pod(cluster, p, "<stdin>" if filename == "-" else filename):
+                    note(n)
+            if len(pods) > 1:
+                note(f"{filename} holds {len(pods)} pods: each is explained against the snapshot as it is "
+                     "(to place them one after another, use kschedctl simulate)")
         else:
             assert name is not None
             found = cluster.pod(ns, name)
             if found is None:
-                raise UsageError(f'pod "{name}" not found in namespace "{ns}" of {source.description}')
-            pod = found
-        bound_to = pod.node_name
-        if bound_to:
-            pod = as_pending(pod)
+                raise pod_not_found(cluster, ns, name, source.description)
+            pods = [found]
+        results = []
         details = output in (Output.wide, Output.json, Output.yaml)
-        trace = explain_pod(cluster, pod, cfg, registry, details=details, on_phase=current().phase)
-        if bound_to:
-            trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
-        data = trace.to_dict()
-        if fix or compare:
-            current().phase("verifying remedies")
-        annotate_trace(data, trace, cluster, pod, cfg, registry, fix=fix, compare=compare)
-        emit_trace(data, output)
-        return EXIT_OK if trace.schedulable else EXIT_NO
+        for pod in pods:
+            bound_to = pod.node_name
+            if bound_to:
+                pod = as_pending(pod)
+            trace = explain_pod(cluster, pod, cfg, registry, details=details, on_phase=current().phase)
+            if bound_to:
+                trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
+            data = trace.to_dict()
+            if fix or compare:
+                current().phase("verifying remedies")
+            annotate_trace(data, trace, cluster, pod, cfg, registry, fix=fix, compare=compare)
+            results.append((trace, data))
+        if len(results) > 1 and output in (Output.json, Output.yaml):
+            emit_traces([data for _, data in results], output)
+        else:
+            for i, (_, data) in enumerate(results):
+                if i:
+                    print()
+                emit_trace(data, output)
+        return EXIT_OK if all(t.schedulable for t, _ in results) else EXIT_NO
 
     guarded(body)
+
+
+def emit_traces(data: list[dict[str, Any]], output: Output) -> None:
+    """Several traces (``-f`` with several pods) as one JSON/YAML document: a list."""
+    from kschedctl.cli.progress import done
+    from kschedctl.render.data import emit
+
+    done()
+    emit(data, output.value, table=lambda d: None)
 
 
 def emit_trace(data: dict[str, Any], output: Output) -> None:

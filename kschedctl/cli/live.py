@@ -253,6 +253,12 @@ def explain_pending_cmd(
             for p in cluster.pending_pods()
             if (ns is None or p.namespace == ns) and (sel is None or sel.matches(p.labels))
         ]
+        if not pods and ns is not None and sel is None:
+            from kschedctl.snapshot.source import pending_elsewhere
+
+            elsewhere = pending_elsewhere(cluster, ns)
+            if elsewhere:
+                note(elsewhere)
         rows = [r.to_dict() for r in pending_rows(cluster, pods, cfg, registry, progress=current().counter("explaining pending pods"))]
         if fix:
             current().phase("verifying remedies")

@@ -102,6 +102,10 @@ def build_sides(configs: list[str], profiles: list[str], registry: Registry | No
         (lb, cb) = loaded[0] if loaded else (la, ca)
     pa = profiles[0] if profiles else None
     pb = profiles[-1] if profiles else None
+    for side_name, label, cfg, prof in (("A", la, ca, pa), ("B", lb, cb, pb)):
+        if prof is not None and cfg.profile_for(prof) is None:
+            have = ", ".join(f'"{p.scheduler_name}"' for p in cfg.profiles)
+            raise UsageError(f'--profile {prof}: side {side_name} ({label}) has no profile "{prof}"; its profiles: {have}')
     label_a = f"{la} (profile {pa})" if pa else la
     label_b = f"{lb} (profile {pb})" if pb else lb
     return Side("A", label_a, ca, pa), Side("B", label_b, cb, pb)
@@ -151,12 +155,14 @@ def diff_profiles_cmd(
     def body() -> int:
         from kschedctl.cli.progress import current
         from kschedctl.render.diff import render_diff_markdown, render_diff_table
+        from kschedctl.snapshot.loader import read_stdin_once
         from kschedctl.whatif.diff import diff_pods
         from kschedctl.whatif.workloads import PodFactory
 
         chosen = sum([name is not None, bool(filename), pending])
         if chosen != 1:
             raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
+        read_stdin_once(("-f", filename or []), ("--snapshot", snapshot or []))
         registry = build_registry(plugin_module)
         a, b = build_sides(list(config or []), list(profile or []), registry)
         source = _open(snapshot, kubeconfig, context, request_timeout)
@@ -169,7 +175,9 @@ def diff_profiles_cmd(
         if name is not None:
             found = cluster.pod(ns, name)
             if found is None:
-                raise UsageError(f'pod "{name}" not found in namespace "{ns}" of {source.description}')
+                from kschedctl.snapshot.source import pod_not_found
+
+                raise pod_not_found(cluster, ns, name, source.description)
             if found.node_name:
                 from kschedctl.explain.pending import as_pending
 
@@ -240,9 +248,11 @@ def simulate_cmd(
         from kschedctl.cli.progress import current
         from kschedctl.config import load_config
         from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
+        from kschedctl.snapshot.loader import read_stdin_once
         from kschedctl.whatif.simulate import simulate_max, simulate_pods
         from kschedctl.whatif.workloads import PodFactory
 
+        read_stdin_once(("-f", filename), ("--snapshot", snapshot or []))
         if max_ and replicas is not None:
             raise UsageError("--max and --replicas do not go together: --max finds the number of replicas")
         if limit and not max_:

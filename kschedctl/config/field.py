@@ -11,11 +11,28 @@ because durations appear both in decoded values and in messages.
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+
+from kschedctl.apivalidation import (
+    DUPLICATE,
+    FORBIDDEN,
+    INVALID,
+    NOT_SUPPORTED,
+    REQUIRED,
+    FieldError,
+    GoJSON,
+    RawJSON,
+    aggregate,
+    duplicate,
+    forbidden,
+    go_float,
+    go_json,
+    go_quote,
+    invalid,
+    not_supported,
+    render_value,
+    required,
+)
 
 # ---------------------------------------------------------------------------------------
 # paths (field.Path.String())
@@ -38,155 +55,34 @@ def key(path: str | None, k: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------
-# value rendering
+# value rendering and field errors live in kschedctl.apivalidation (shared with object validation)
 
-
-@dataclass(frozen=True)
-class GoJSON:
-    """A bad value Go prints through ``json.Marshal``, given as ready-made JSON-able data."""
-
-    data: Any
-
-
-@dataclass(frozen=True)
-class RawJSON:
-    """A bad value whose JSON text is already known (e.g. a ``runtime.Unknown``'s raw bytes)."""
-
-    text: str
-
-
-_GO_ESCAPES = {"\a": "\\a", "\b": "\\b", "\f": "\\f", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\v": "\\v"}
-
-
-def go_quote(s: str) -> str:
-    """``strconv.Quote``: double quotes, backslash escapes, printable Unicode kept as is."""
-    out = ['"']
-    for ch in s:
-        if ch in ('"', "\\"):
-            out.append("\\" + ch)
-        elif ch in _GO_ESCAPES:
-            out.append(_GO_ESCAPES[ch])
-        elif ch.isprintable():
-            out.append(ch)
-        else:
-            cp = ord(ch)
-            if cp < 0x80:
-                out.append(f"\\x{cp:02x}")
-            elif cp <= 0xFFFF:
-                out.append(f"\\u{cp:04x}")
-            else:
-                out.append(f"\\U{cp:08x}")
-    out.append('"')
-    return "".join(out)
-
-
-def go_json(data: Any, sort_keys: bool = False) -> str:
-    """``json.Marshal`` output: compact, HTML-sensitive characters escaped.
-
-    ``sort_keys`` for data that went through a Go map (YAML converted to JSON), whose keys Go sorts.
-    """
-    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, sort_keys=sort_keys)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-
-
-def go_float(v: float) -> str:
-    """``%v`` of a float: shortest representation, Go style exponent."""
-    if v == int(v) and abs(v) < 1e21:
-        return str(int(v))
-    r = repr(v)
-    if "e" in r:
-        mant, exp = r.split("e")
-        sign = exp[0] if exp[0] in "+-" else "+"
-        digits = exp.lstrip("+-").rjust(2, "0")
-        r = f"{mant}e{sign}{digits}"
-    return r
-
-
-def render_value(v: Any) -> str:
-    """How ``field.Error.ErrorBody`` prints a bad value (apimachinery v0.35)."""
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, int):
-        return str(v)
-    if isinstance(v, float):
-        return go_float(v)
-    if isinstance(v, str):
-        return go_quote(v)
-    if isinstance(v, RawJSON):
-        return v.text
-    if isinstance(v, GoJSON):
-        return go_json(v.data)
-    return go_json(v)
-
-
-# ---------------------------------------------------------------------------------------
-# field errors
-
-REQUIRED = "Required value"
-INVALID = "Invalid value"
-DUPLICATE = "Duplicate value"
-NOT_SUPPORTED = "Unsupported value"
-FORBIDDEN = "Forbidden"
-
-_NO_VALUE_TYPES = {REQUIRED, FORBIDDEN}
-
-
-@dataclass(frozen=True)
-class FieldError:
-    """One ``field.Error``: a path, an error type, the offending value and a detail."""
-
-    type: str
-    field: str
-    value: Any = None
-    detail: str = ""
-
-    def body(self) -> str:
-        s = self.type if self.type in _NO_VALUE_TYPES else f"{self.type}: {render_value(self.value)}"
-        if self.detail:
-            s += f": {self.detail}"
-        return s
-
-    def __str__(self) -> str:
-        return f"{self.field}: {self.body()}"
-
-
-def required(path: str, detail: str = "") -> FieldError:
-    return FieldError(REQUIRED, path, "", detail)
-
-
-def invalid(path: str, value: Any, detail: str) -> FieldError:
-    return FieldError(INVALID, path, value, detail)
-
-
-def duplicate(path: str, value: Any) -> FieldError:
-    return FieldError(DUPLICATE, path, value, "")
-
-
-def forbidden(path: str, detail: str) -> FieldError:
-    return FieldError(FORBIDDEN, path, "", detail)
-
-
-def not_supported(path: str, value: Any, valid: Iterable[str]) -> FieldError:
-    quoted = ", ".join(go_quote(v) for v in valid)
-    return FieldError(NOT_SUPPORTED, path, value, f"supported values: {quoted}" if quoted else "")
-
-
-def aggregate(errors: Iterable[object]) -> str:
-    """``utilerrors.NewAggregate(...).Error()`` over already flattened errors.
-
-    Identical messages are shown once; several distinct ones are bracketed and
-    comma separated, exactly as Go prints them.
-    """
-    msgs: list[str] = []
-    for e in errors:
-        m = str(e)
-        if m not in msgs:
-            msgs.append(m)
-    if not msgs:
-        return ""
-    if len(msgs) == 1:
-        return msgs[0]
-    return "[" + ", ".join(msgs) + "]"
+__all__ = [
+    "DUPLICATE",
+    "FORBIDDEN",
+    "INVALID",
+    "NOT_SUPPORTED",
+    "REQUIRED",
+    "DurationError",
+    "FieldError",
+    "GoJSON",
+    "RawJSON",
+    "aggregate",
+    "child",
+    "duplicate",
+    "forbidden",
+    "go_duration_string",
+    "go_float",
+    "go_json",
+    "go_quote",
+    "index",
+    "invalid",
+    "key",
+    "not_supported",
+    "parse_go_duration",
+    "render_value",
+    "required",
+]
 
 
 # ---------------------------------------------------------------------------------------

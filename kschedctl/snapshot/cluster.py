@@ -36,6 +36,10 @@ KNOWN_KINDS: dict[str, bool] = {
     "ResourceClaim": True,
 }
 
+#: The PriorityClasses every API server creates at start-up (``scheduling.k8s.io``'s bootstrap
+#: classes): a pod may name them although a snapshot written by hand does not hold them.
+SYSTEM_PRIORITY_CLASSES: dict[str, int] = {"system-cluster-critical": 2_000_000_000, "system-node-critical": 2_000_001_000}
+
 
 @dataclass
 class Cluster:
@@ -91,7 +95,10 @@ class Cluster:
                     pc = c
                     break
         if pod.priority is None:
-            pod.priority = int(pc.raw.get("value") or 0) if pc is not None else 0
+            if pc is not None:
+                pod.priority = int(pc.raw.get("value") or 0)
+            else:
+                pod.priority = SYSTEM_PRIORITY_CLASSES.get(pod.priority_class_name, 0)
         if not pod.preemption_policy:
             pol = pc.raw.get("preemptionPolicy") if pc is not None else None
             pod.preemption_policy = str(pol or "PreemptLowerPriority")

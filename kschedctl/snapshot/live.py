@@ -106,6 +106,30 @@ def kubeconfig_files(explicit: str | None) -> list[str]:
     return [p for p in (os.path.expanduser(c) for c in candidates if c) if os.path.isfile(p)]
 
 
+def check_kubeconfig(path: str) -> None:
+    """Fail with one line naming the file when it is not YAML or not a mapping (the client would trace back)."""
+    import yaml
+
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = yaml.safe_load(fh)
+    except OSError as e:
+        raise ClusterAccessError(f"kubeconfig {path}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        raise ClusterAccessError(f"kubeconfig {path}: not a UTF-8 text file") from None
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise ClusterAccessError(f"kubeconfig {path}: invalid YAML{where}: {problem}") from None
+    if data is not None and not isinstance(data, dict):
+        raise ClusterAccessError(f"kubeconfig {path}: not a kubeconfig (a mapping with clusters, contexts and users)")
+    for key in ("clusters", "contexts", "users"):
+        value = data.get(key) if isinstance(data, dict) else None
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, dict) for v in value)):
+            raise ClusterAccessError(f"kubeconfig {path}: {key}: must be a list of named entries")
+
+
 def first_current_context(files: list[str]) -> str | None:
     """kubectl's rule for merged kubeconfigs: the first file that sets current-context wins.
 
@@ -132,8 +156,10 @@ def kubeconfig_contexts(explicit: str | None = None) -> tuple[list[str], str | N
     from kubernetes import config
 
     try:
+        for f in files:
+            check_kubeconfig(f)
         contexts, _ = config.list_kube_config_contexts(config_file=os.pathsep.join(files))
-    except config.ConfigException:
+    except (config.ConfigException, ClusterAccessError):
         return [], None
     return [str(c["name"]) for c in contexts], first_current_context(files)
 
@@ -156,6 +182,8 @@ class LiveCluster:
         files = kubeconfig_files(self.options.kubeconfig)
         if files:
             joined = os.pathsep.join(files)
+            for f in files:
+                check_kubeconfig(f)
             try:
                 contexts, _ = config.list_kube_config_contexts(config_file=joined)
                 chosen = self.options.context or first_current_context(files)
@@ -171,6 +199,8 @@ class LiveCluster:
                 )
             except config.ConfigException as e:
                 raise ClusterAccessError(f"kubeconfig {joined}: {e}") from None
+            except (TypeError, AttributeError, KeyError, ValueError) as e:  # a structure the client cannot walk
+                raise ClusterAccessError(f"kubeconfig {joined}: not a valid kubeconfig ({type(e).__name__}: {e})") from None
         elif self.options.context:
             raise ClusterAccessError(f'--context "{self.options.context}" needs a kubeconfig, and none was found')
         elif os.environ.get("KUBERNETES_SERVICE_HOST"):

@@ -19,15 +19,43 @@ from typing import Any
 
 import yaml
 
-from kschedctl.errors import InputError
-from kschedctl.snapshot.cluster import KNOWN_KINDS, Cluster
+from kschedctl.apivalidation import api_version_error, first_error, validate_object, validate_workload
+from kschedctl.errors import InputError, UsageError
+from kschedctl.snapshot.cluster import KNOWN_KINDS, SYSTEM_PRIORITY_CLASSES, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class _Loader(_BaseLoader):
-    """SafeLoader (C when available) that leaves timestamps as strings."""
+    """SafeLoader (C when available) that leaves timestamps as strings and notes duplicate keys.
+
+    kubectl and the API server reject a mapping that sets a key twice; PyYAML keeps the last
+    value silently. Detecting it costs one length comparison per mapping: the constructed dict
+    is shorter than the node's key list only when a key repeats (``<<`` merges are told apart
+    because PyYAML builds a new key list for them and deletes the merge keys from the old one).
+    """
+
+    duplicates: list[tuple[int, str]]
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
+        own = node.value
+        n = len(own)
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
+        if len(mapping) < n or node.value is not own:
+            self._note_duplicates(own)
+        return mapping
+
+    def _note_duplicates(self, pairs: list[tuple[Any, Any]]) -> None:
+        seen: set[Any] = set()
+        for key_node, _ in pairs:
+            key = self.construct_object(key_node)
+            try:
+                if key in seen:
+                    self.duplicates.append((key_node.start_mark.line + 1, str(key)))
+                seen.add(key)
+            except TypeError:
+                continue
 
 
 _Loader.yaml_implicit_resolvers = {
@@ -44,9 +72,30 @@ class Document:
     obj: dict[str, Any]
 
 
+#: The standard input stream already read by an option (``-f -`` and ``--snapshot -`` cannot share it).
+_stdin_read: list[Any] = []
+
+
+def read_stdin_once(*options: tuple[str, Iterable[str]]) -> None:
+    """Refuse ``-`` (standard input) given to more than one option, or twice: it can be read only once."""
+    readers = [opt for opt, paths in options for p in paths if p == "-"]
+    if len(readers) > 1:
+        shown = " and ".join(f"{opt} -" for opt in readers)
+        raise UsageError(f"standard input can be read only once ({shown}): save one of them to a file")
+
+
+def _read_stdin() -> str:
+    if _stdin_read and _stdin_read[0] is sys.stdin:
+        raise UsageError(
+            "standard input (-) can be read only once: give - to either -f or --snapshot, and a file to the other"
+        )
+    _stdin_read[:] = [sys.stdin]
+    return sys.stdin.read()
+
+
 def _read_text(path: str) -> tuple[str, str]:
     if path == "-":
-        return "<stdin>", sys.stdin.read()
+        return "<stdin>", _read_stdin()
     try:
         return path, Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -59,24 +108,53 @@ def _read_text(path: str) -> tuple[str, str]:
         raise InputError(e.strerror or str(e), source=path) from None
 
 
+def _parse_json(source: str, text: str) -> list[Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=source) from None
+    except RecursionError:
+        raise InputError("invalid JSON: nested too deeply to be a Kubernetes object", source=source) from None
+    return data if isinstance(data, list) else [data]
+
+
+def _parse_yaml(source: str, text: str) -> Iterator[Any]:
+    """Each document of a YAML stream; a duplicate key, like a syntax error, is an InputError."""
+    loader = _Loader(text)
+    loader.duplicates = []
+    n = 0
+    try:
+        while loader.check_data():
+            doc = loader.get_data()
+            if doc is not None:
+                n += 1
+            if loader.duplicates:
+                line, key = loader.duplicates[0]
+                raise InputError(
+                    f'line {line}: key "{key}" already set in map (kubectl and the API server reject duplicate keys)',
+                    source=source,
+                    document=max(n, 1),
+                )
+            yield doc
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise InputError(f"invalid YAML{where}: {problem}", source=source) from None
+    except RecursionError:
+        raise InputError("invalid YAML: nested too deeply to be a Kubernetes object", source=source) from None
+    finally:
+        loader.dispose()
+
+
 def parse_documents(source: str, text: str) -> Iterator[Document]:
     """Yield the objects of one file, expanding ``kind: List`` (and ``*List``) items."""
     stripped = text.lstrip()
-    docs: list[Any]
+    docs: Iterable[Any]
     if stripped.startswith("{") or stripped.startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=source) from None
-        docs = data if isinstance(data, list) else [data]
+        docs = _parse_json(source, text)
     else:
-        try:
-            docs = list(yaml.load_all(text, Loader=_Loader))
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""
-            problem = getattr(e, "problem", None) or str(e).splitlines()[0]
-            raise InputError(f"invalid YAML{where}: {problem}", source=source) from None
+        docs = _parse_yaml(source, text)
     n = 0
     for doc in docs:
         if doc is None:
@@ -122,19 +200,29 @@ def _describe(obj: dict[str, Any]) -> str:
     return f"{kind} {ns + '/' if ns else ''}{name}" if name else str(kind)
 
 
-def build_object(doc: Document) -> Node | Pod | KubeObject | None:
-    """Parse one document into the model; None for kinds the scheduler does not read."""
+def build_object(doc: Document, *, validate: bool = True) -> Node | Pod | KubeObject | None:
+    """Parse one document into the model; None for kinds the scheduler does not read.
+
+    ``validate``: first check the object as the API server would on create (objects read
+    from a live cluster have passed that already).
+    """
     obj = doc.obj
     kind = obj.get("kind")
     if not kind or not isinstance(kind, str):
-        raise InputError("document has no kind", source=doc.source, document=doc.index, field="kind")
+        raise InputError("Required value: every object needs a kind", source=doc.source, document=doc.index, field="kind")
     md = obj.get("metadata")
     if not isinstance(md, dict) or not md.get("name"):
         raise InputError(
-            "document has no metadata.name", source=doc.source, document=doc.index, obj=kind, field="metadata.name"
+            "Required value: name or generateName is required",
+            source=doc.source,
+            document=doc.index,
+            obj=kind,
+            field="metadata.name",
         )
     if kind not in KNOWN_KINDS:
         return None
+    if validate:
+        check_object(doc)
     try:
         if kind == "Node":
             return Node(obj)
@@ -145,17 +233,34 @@ def build_object(doc: Document) -> Node | Pod | KubeObject | None:
         raise e.located(source=doc.source, document=doc.index, obj=_describe(obj)) from None
 
 
+def check_object(doc: Document, *, workload: bool = False) -> None:
+    """Raise the API server's complaint about this object (apiVersion, then validation), if any."""
+    obj = doc.obj
+    kind = str(obj.get("kind"))
+    bad_version = api_version_error(kind, obj.get("apiVersion"))
+    if bad_version is not None:
+        raise InputError(bad_version, source=doc.source, document=doc.index, obj=_describe(obj), field="apiVersion")
+    errs = validate_workload(kind, obj) if workload else validate_object(kind, obj)
+    if errs:
+        raise InputError(first_error(errs), source=doc.source, document=doc.index, obj=_describe(obj))
+
+
 def load_cluster(paths: list[str], *, warn: Callable[[str], None] | None = None) -> Cluster:
     """Load every object of the given files/directories ("-" = stdin) into a Cluster."""
     return build_cluster(iter_documents(paths), warn=warn)
 
 
-def build_cluster(docs: Iterable[Document], *, warn: Callable[[str], None] | None = None) -> Cluster:
-    """Build a Cluster from documents of any source (files, a live cluster's lists, recordings)."""
+def build_cluster(
+    docs: Iterable[Document], *, warn: Callable[[str], None] | None = None, validate: bool = True
+) -> Cluster:
+    """Build a Cluster from documents of any source (files, a live cluster's lists, recordings).
+
+    ``validate``: reject objects the API server would refuse (off for what a live API server returned).
+    """
     cluster = Cluster()
     skipped: Counter[str] = Counter()
     for doc in docs:
-        obj = build_object(doc)
+        obj = build_object(doc, validate=validate)
         if obj is None:
             skipped[str(doc.obj.get("kind"))] += 1
         elif isinstance(obj, Node):
@@ -164,22 +269,124 @@ def build_cluster(docs: Iterable[Document], *, warn: Callable[[str], None] | Non
             cluster.add_pod(obj)
         else:
             cluster.add_object(obj)
+    default_namespaces(cluster)
     cluster.finish()
-    for kind, n in sorted(skipped.items()):
-        note = f"skipped {n} {kind} object(s): kind not used by the scheduler"
+    notes = [f"skipped {n} {kind} object(s): kind not used by the scheduler" for kind, n in sorted(skipped.items())]
+    notes.extend(admission_notes(cluster))
+    for note in notes:
         cluster.notes.append(note)
         if warn is not None:
             warn(note)
     return cluster
 
 
-def load_pods(path: str) -> list[Pod]:
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+#: Namespaces every cluster has (the API server creates them).
+SYSTEM_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+
+
+def _add_namespace(cluster: Cluster, name: str) -> None:
+    raw = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": {NAMESPACE_NAME_LABEL: name}}}
+    cluster.add_object(KubeObject(raw, "Namespace", False))
+
+
+def default_namespaces(cluster: Cluster) -> None:
+    """The API server's Namespace defaulting, and the Namespaces a snapshot's pods imply.
+
+    Every Namespace carries the label ``kubernetes.io/metadata.name`` with its own name (set on
+    create, whatever the manifest says), which is what namespaceSelectors usually match. A pod
+    can only exist in an existing namespace, so one a snapshot's pods use but the file leaves
+    out is added with that label alone (snapshots often omit Namespaces).
+    """
+    for ns in cluster.of_kind("Namespace"):
+        ns.meta.labels[NAMESPACE_NAME_LABEL] = ns.name
+    used = {pod.namespace for pod in cluster.pods}
+    for name in sorted(used):
+        if cluster.get("Namespace", "", name) is None:
+            _add_namespace(cluster, name)
+
+
+def _admitted_priority(cluster: Cluster, pod: Pod) -> int | None:
+    """The priority the Priority admission plugin computes for a new pod; None: its class does not exist."""
+    name = pod.priority_class_name
+    if name:
+        pc = cluster.get("PriorityClass", "", name)
+        if pc is None:
+            return SYSTEM_PRIORITY_CLASSES.get(name)
+        return int(pc.raw.get("value") or 0)
+    defaults = [c for c in cluster.of_kind("PriorityClass") if c.raw.get("globalDefault")]
+    return max((int(c.raw.get("value") or 0) for c in defaults), default=0)
+
+
+def admit_pod(cluster: Cluster, pod: Pod, source: str | None = None) -> list[str]:
+    """What the API server would do with ``pod`` created now: refuse it (InputError) or admit it (notes).
+
+    For the pod being explained, which must be created in the cluster the snapshot describes:
+    the Priority admission plugin refuses a PriorityClass that does not exist and a
+    ``spec.priority`` that differs from its class's value; a namespace that does not exist
+    refuses the pod too, but snapshots often leave Namespaces out, so that is a note and the
+    namespace is assumed (with its default label).
+    """
+    obj = f"Pod {pod.key}"
+    priority = _admitted_priority(cluster, pod)
+    if priority is None:
+        raise InputError(
+            f'pods "{pod.name}" is forbidden: no PriorityClass with name {pod.priority_class_name} was found',
+            source=source,
+            obj=obj,
+            field="spec.priorityClassName",
+        )
+    spec = pod.raw.get("spec")
+    given = spec.get("priority") if isinstance(spec, dict) else None
+    if isinstance(given, int) and not isinstance(given, bool) and given != priority:
+        raise InputError(
+            f'pods "{pod.name}" is forbidden: the integer value of priority ({given}) must not be provided in pod spec; '
+            f"priority admission controller computed {priority} from the given PriorityClass name",
+            source=source,
+            obj=obj,
+            field="spec.priority",
+        )
+    notes: list[str] = []
+    if cluster.get("Namespace", "", pod.namespace) is None:
+        if pod.namespace not in SYSTEM_NAMESPACES:
+            notes.append(
+                f'namespace "{pod.namespace}" is not in the snapshot: the API server would refuse {pod.key} until it exists; '
+                f"explained as if it existed (labels: {NAMESPACE_NAME_LABEL}={pod.namespace})"
+            )
+        _add_namespace(cluster, pod.namespace)
+    return notes
+
+
+def admission_notes(cluster: Cluster) -> list[str]:
+    """What the Priority admission plugin would have refused for pods already in the snapshot.
+
+    The API server rejects a pod naming a PriorityClass that does not exist, so a pod in a
+    snapshot that names a missing one was created before the class was deleted (or written by
+    hand). The scheduler uses its ``spec.priority``; when that is unset too, 0 is assumed.
+    """
+    missing: Counter[str] = Counter()
+    example: dict[str, str] = {}
+    for pod in cluster.pods:
+        name = pod.priority_class_name
+        if name and cluster.get("PriorityClass", "", name) is None and name not in SYSTEM_PRIORITY_CLASSES:
+            spec = pod.raw.get("spec")
+            if not isinstance(spec, dict) or spec.get("priority") is None:
+                missing[name] += 1
+                example.setdefault(name, pod.key)
+    return [
+        f"{n} pod(s) (e.g. {example[name]}) name PriorityClass {name!r}, which is not in the snapshot, and have no "
+        "spec.priority: their priority is taken as 0"
+        for name, n in sorted(missing.items())
+    ]
+
+
+def load_pods(path: str, *, validate: bool = True) -> list[Pod]:
     """Every Pod in a file (``-o yaml`` of one pod, a List, or several documents)."""
     pods: list[Pod] = []
     for doc in iter_documents([path]):
         if doc.obj.get("kind") != "Pod":
             continue
-        obj = build_object(doc)
+        obj = build_object(doc, validate=validate)
         assert isinstance(obj, Pod)
         pods.append(obj)
     if not pods:

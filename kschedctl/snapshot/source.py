@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from kschedctl.errors import InputError
+from kschedctl.errors import InputError, UsageError
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import Document, build_cluster, load_cluster
 
@@ -152,7 +152,7 @@ class Fetched:
         if warn is not None:
             for note in self.notes:
                 warn(note)
-        cluster = build_cluster(self.documents(), warn=warn)
+        cluster = build_cluster(self.documents(), warn=warn, validate=False)  # the API server validated them
         cluster.notes[:0] = self.notes
         return cluster
 
@@ -177,6 +177,30 @@ def list_items(res: APIResource, answer: dict[str, Any], *, redacted: bool) -> l
 
 
 # --------------------------------------------------------------------------- sources
+
+
+def pod_not_found(cluster: Cluster, namespace: str, name: str, description: str) -> UsageError:
+    """The error for a pod NAME that is not in the namespace, saying where a pod of that name is."""
+    elsewhere = sorted(p.namespace for p in cluster.pods if p.name == name and p.namespace != namespace)
+    msg = f'pod "{name}" not found in namespace "{namespace}" of {description}'
+    if len(elsewhere) == 1:
+        msg += f'; found in namespace "{elsewhere[0]}" (use -n {elsewhere[0]})'
+    elif elsewhere:
+        msg += "; found in namespaces " + ", ".join(f'"{n}"' for n in elsewhere) + " (use -n NAMESPACE)"
+    return UsageError(msg)
+
+
+def pending_elsewhere(cluster: Cluster, namespace: str) -> str | None:
+    """When no pod is pending in ``namespace``: a note counting the pending pods of the other namespaces."""
+    counts: dict[str, int] = {}
+    for p in cluster.pending_pods():
+        if p.namespace != namespace:
+            counts[p.namespace] = counts.get(p.namespace, 0) + 1
+    if not counts:
+        return None
+    total = sum(counts.values())
+    where = ", ".join(f"{ns}: {n}" for ns, n in sorted(counts.items()))
+    return f'no pending pods in namespace "{namespace}"; {total} pending in other namespaces ({where}): use -A to list them all'
 
 
 class Source(Protocol):
@@ -210,7 +234,14 @@ class FileSource:
         return None  # known only once loaded
 
     def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster:
-        return load_cluster(self.paths, warn=warn)
+        cluster = load_cluster(self.paths, warn=warn)
+        if not cluster.nodes:
+            raise InputError(
+                "the snapshot has no Node objects: there is nothing to schedule onto "
+                "(give the file kubectl get nodes,pods -A -o yaml wrote, or kschedctl snapshot's)",
+                source=", ".join("<stdin>" if p == "-" else p for p in self.paths),
+            )
+        return cluster
 
 
 def recording_name(path: str, query: str = "") -> str:

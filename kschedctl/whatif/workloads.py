@@ -28,14 +28,12 @@ import copy
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kschedctl.errors import InputError
 from kschedctl.snapshot.cluster import KNOWN_KINDS, Cluster
+from kschedctl.snapshot.loader import Document, admit_pod, check_object
 from kschedctl.snapshot.model import KubeObject, Pod
-
-if TYPE_CHECKING:
-    from kschedctl.snapshot.loader import Document
 
 #: Kinds this module expands, with the apiVersion their ownerReferences carry.
 WORKLOAD_KINDS: dict[str, str] = {
@@ -263,6 +261,7 @@ def parse_workload(doc: Document, cluster: Cluster) -> Workload:
     obj = doc.obj
     kind = str(obj.get("kind"))
     where: dict[str, Any] = {"source": doc.source, "document": doc.index}
+    check_object(doc, workload=kind != "Pod")  # what the API server would refuse
     md = _mapping(obj.get("metadata"), "metadata", where)
     name = str(md.get("name") or "")
     if not name:
@@ -360,6 +359,7 @@ def parse_manifests(docs: Iterable[Document], cluster: Cluster) -> Manifests:
             md = doc.obj.get("metadata")
             if not isinstance(md, dict) or not md.get("name"):
                 raise InputError("document has no metadata.name", source=doc.source, document=doc.index, field="metadata.name")
+            check_object(doc)
             out.objects.append(KubeObject(doc.obj, kind, KNOWN_KINDS[kind]))
         else:
             skipped[kind] = skipped.get(kind, 0) + 1
@@ -433,6 +433,7 @@ class PodFactory:
         """``count`` pods of ``w`` (None: without end; a bare Pod that is no template: itself, once)."""
         for index, name in w.pod_names(self.cluster, count, self.taken):
             pod, claims = w.build_pod(index, name, self.cluster)
+            self.manifests.notes.extend(admit_pod(self.cluster, pod, w.source or None))
             for c in claims:
                 self.cluster.add_object(c)
             self.cluster.default_priority(pod)
