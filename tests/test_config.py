@@ -558,11 +558,12 @@ PC = "profiles[0].pluginConfig[0].args"
         # --- profiles --------------------------------------------------------------------
         (
             {"profiles": [{"schedulerName": "a"}, {"schedulerName": "a"}]},
-            "profiles[1].schedulerName: Duplicate value: {}",
+            'profiles[1].schedulerName: Duplicate value: "a": profiles[0] has the same schedulerName',
         ),
         (
             {"profiles": [{}, {}]},
-            "[profiles[0].schedulerName: Required value, profiles[1].schedulerName: Required value, profiles[1].schedulerName: Duplicate value: {}]",
+            "[profiles[0].schedulerName: Required value, profiles[1].schedulerName: Required value, "
+            'profiles[1].schedulerName: Duplicate value: "": profiles[0] has the same schedulerName]',
         ),
         (
             one_profile(percentageOfNodesToScore=101),
@@ -960,19 +961,23 @@ def test_identical_messages_are_shown_once() -> None:
         ),
         (
             {**HEADER, "parallelism": "16"},
-            "json: cannot unmarshal string into Go struct field KubeSchedulerConfiguration.parallelism of type int32",
+            "parallelism: got a string, want an integer (kube-scheduler: json: cannot unmarshal string into Go struct "
+            "field KubeSchedulerConfiguration.parallelism of type int32)",
         ),
         (
             {**HEADER, "parallelism": 2.5},
-            "json: cannot unmarshal number 2.5 into Go struct field KubeSchedulerConfiguration.parallelism of type int32",
+            "parallelism: got 2.5, want an integer (kube-scheduler: json: cannot unmarshal number 2.5 into Go struct "
+            "field KubeSchedulerConfiguration.parallelism of type int32)",
         ),
         (
             {**HEADER, **one_profile(plugins={"score": {"enabled": [{"name": "X", "weight": "high"}]}})},
-            "json: cannot unmarshal string into Go struct field Plugin.profiles.plugins.score.enabled.weight of type int32",
+            "profiles[0].plugins.score.enabled[0].weight: got a string, want an integer (kube-scheduler: json: cannot "
+            "unmarshal string into Go struct field Plugin.profiles.plugins.score.enabled.weight of type int32)",
         ),
         (
             {**HEADER, "profiles": {"schedulerName": "x"}},
-            "json: cannot unmarshal object into Go struct field KubeSchedulerConfiguration.profiles of type []v1.KubeSchedulerProfile",
+            "profiles: got a mapping, want a list (kube-scheduler: json: cannot unmarshal object into Go struct field "
+            "KubeSchedulerConfiguration.profiles of type []v1.KubeSchedulerProfile)",
         ),
         (
             {
@@ -981,16 +986,18 @@ def test_identical_messages_are_shown_once() -> None:
                     "NodeResourcesFit", {"scoringStrategy": {"resources": [{"name": "cpu", "weight": "1"}]}}
                 ),
             },
-            "decoding .profiles[0].pluginConfig[0]: decoding args for plugin NodeResourcesFit: json: cannot unmarshal string "
-            "into Go struct field ResourceSpec.scoringStrategy.resources.weight of type int64",
+            "profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].weight: decoding args for plugin NodeResourcesFit: "
+            "got a string, want an integer (kube-scheduler: json: cannot unmarshal string into Go struct field "
+            "ResourceSpec.scoringStrategy.resources.weight of type int64)",
         ),
         (
             {**HEADER, **plugin_args("DynamicResources", {"filterTimeout": "soon"})},
-            'decoding .profiles[0].pluginConfig[0]: decoding args for plugin DynamicResources: time: invalid duration "soon"',
+            "profiles[0].pluginConfig[0].args.filterTimeout: decoding args for plugin DynamicResources: "
+            'want a duration such as 30s or 1m30s (time: invalid duration "soon")',
         ),
         (
             {**HEADER, **plugin_args("InterPodAffinity", {"kind": "NodeResourcesFitArgs"})},
-            "decoding .profiles[0].pluginConfig[0]: args for plugin InterPodAffinity were not of type "
+            "profiles[0].pluginConfig[0].args.kind: args for plugin InterPodAffinity were not of type "
             "InterPodAffinityArgs.kubescheduler.config.k8s.io, got NodeResourcesFitArgs.kubescheduler.config.k8s.io",
         ),
         (
@@ -998,19 +1005,20 @@ def test_identical_messages_are_shown_once() -> None:
                 **HEADER,
                 **plugin_args("InterPodAffinity", {"apiVersion": "kubescheduler.config.k8s.io/v1beta3"}),
             },
-            'decoding .profiles[0].pluginConfig[0]: decoding args for plugin InterPodAffinity: no kind "InterPodAffinityArgs" '
-            'is registered for version "kubescheduler.config.k8s.io/v1beta3" in scheme '
-            '"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme/scheme.go:29"',
+            'profiles[0].pluginConfig[0].args.apiVersion: decoding args for plugin InterPodAffinity: no kind "InterPodAffinityArgs" '
+            'is registered for version "kubescheduler.config.k8s.io/v1beta3": kube-scheduler v1.35 reads only '
+            "kubescheduler.config.k8s.io/v1 (v1beta3 was removed in v1.29; see the KubeSchedulerConfiguration migration notes)",
         ),
         (
             {"apiVersion": "kubescheduler.config.k8s.io/v1beta3", "kind": "KubeSchedulerConfiguration"},
-            'no kind "KubeSchedulerConfiguration" is registered for version "kubescheduler.config.k8s.io/v1beta3" in scheme '
-            '"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme/scheme.go:29"',
+            'apiVersion: no kind "KubeSchedulerConfiguration" is registered for version "kubescheduler.config.k8s.io/v1beta3": '
+            "kube-scheduler v1.35 reads only kubescheduler.config.k8s.io/v1 (v1beta3 was removed in v1.29; see the "
+            "KubeSchedulerConfiguration migration notes)",
         ),
         (
             {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "SchedulerConfig"},
-            'no kind "SchedulerConfig" is registered for version "kubescheduler.config.k8s.io/v1" in scheme '
-            '"k8s.io/kubernetes/pkg/scheduler/apis/config/scheme/scheme.go:29"',
+            'kind: no kind "SchedulerConfig" is registered for version "kubescheduler.config.k8s.io/v1": '
+            "kube-scheduler reads KubeSchedulerConfiguration (with plugin args of the kinds <Plugin>Args)",
         ),
         (
             {"kind": "KubeSchedulerConfiguration"},
@@ -1054,11 +1062,11 @@ def test_errors_name_the_file(tmp_path: Path) -> None:
         ("", "Object 'Kind' is missing in 'null'"),
         (
             "- 1\n",
-            "couldn't get version/kind; json parse error: json: cannot unmarshal array into Go value of type struct",
+            "got a list, want a mapping with apiVersion and kind (kube-scheduler: couldn't get version/kind; json parse error)",
         ),
         (
             "apiVersion: kubescheduler.config.k8s.io/v1beta2\nkind: KubeSchedulerConfiguration\n",
-            'no kind "KubeSchedulerConfiguration" is registered for version "kubescheduler.config.k8s.io/v1beta2"',
+            'apiVersion: no kind "KubeSchedulerConfiguration" is registered for version "kubescheduler.config.k8s.io/v1beta2"',
         ),
         (
             "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\nparallelism: 2\nparallelism: 3\n",

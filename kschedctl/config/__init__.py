@@ -113,8 +113,11 @@ def _read_yaml(text: str, source: str) -> tuple[Any, list[str]]:
     return data, loader.duplicates
 
 
-def _fail(source: str | None, message: str) -> ConfigError:
+def _fail(source: str | None, message: str, field: str | None = None) -> ConfigError:
+    """The one line: ``<file>: <field>: <message>`` (the file when there is one, the field when known)."""
     prefix = f"{source}: " if source and source != _DEFAULT_SOURCE else ""
+    if field and not message.startswith(field + ":"):
+        prefix += f"{field}: "
     return ConfigError(prefix + message)
 
 
@@ -124,7 +127,7 @@ def _resolve(
     try:
         doc = decode_configuration(data, duplicates)
     except DecodeError as e:
-        raise _fail(source, str(e)) from None
+        raise _fail(source, str(e), e.field) from None
     cfg = set_defaults(doc)
     errors = validate_configuration(cfg)
     if errors:
@@ -135,7 +138,7 @@ def _resolve(
     init_error = validate_plugin_instantiation(cfg)
     if init_error is not None:
         raise _fail(source, init_error)
-    return _build(cfg, source, registry)
+    return _build(cfg, source, registry, doc)
 
 
 def _args_model(entry: PluginConfigEntry) -> BaseModel | dict[str, Any]:
@@ -215,14 +218,71 @@ def _out_of_tree_args(
             ) from None
 
 
-def _build(cfg: DefaultedConfig, source: str | None, registry: Registry | None = None) -> SchedulerConfig:
+#: The Go interface each extension point's plugins implement, in the order the framework fills them.
+_EXTENSION_INTERFACES = (
+    ("preFilter", "PreFilterPlugin"),
+    ("filter", "FilterPlugin"),
+    ("postFilter", "PostFilterPlugin"),
+    ("reserve", "ReservePlugin"),
+    ("preScore", "PreScorePlugin"),
+    ("score", "ScorePlugin"),
+    ("preBind", "PreBindPlugin"),
+    ("bind", "BindPlugin"),
+    ("postBind", "PostBindPlugin"),
+    ("permit", "PermitPlugin"),
+    ("preEnqueue", "PreEnqueuePlugin"),
+    ("queueSort", "QueueSortPlugin"),
+)
+
+
+def _user_index(doc: dict[str, Any] | None, i: int, ep: str, name: str) -> str:
+    """Where the user's file enables ``name`` at ``ep`` (``profiles[0].plugins.score.enabled[1]``)."""
+    base = f"profiles[{i}].plugins.{ep}.enabled"
+    try:
+        enabled = doc["profiles"][i]["plugins"][ep]["enabled"]  # type: ignore[index]
+        j = [e.get("name") for e in enabled].index(name)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        return base
+    return f"{base}[{j}].name"
+
+
+def _check_plugins_exist(
+    p: DefaultedProfile, i: int, registry: Registry, source: str | None, doc: dict[str, Any] | None
+) -> None:
+    """kube-scheduler's "<Interface> "<name>" does not exist", naming the field and what to do about it.
+
+    Go checks the explicit extension points first, in the framework's order, then MultiPoint
+    (reported under the first extension point it expands into).
+    """
+    import difflib
+
+    candidates = [(ep, iface) for ep, iface in _EXTENSION_INTERFACES] + [("multiPoint", "PreFilterPlugin")]
+    for ep, iface in candidates:
+        for ref in p.plugins.sets[ep].enabled:
+            if ref.name in registry:
+                continue
+            close = difflib.get_close_matches(ref.name, registry.names(), n=1, cutoff=0.75)
+            hint = f'did you mean "{close[0]}"? If' if close else "if"
+            raise _fail(
+                source,
+                f'{iface} "{ref.name}" does not exist: it is not a kube-scheduler v1.35 plugin and no out-of-tree plugin '
+                f"of that name is registered; {hint} it is an out-of-tree plugin, install the distribution that provides "
+                "it (entry-point group kschedctl.plugins) or pass --plugin-module pkg.module (or path/to/plugin.py)",
+                _user_index(doc, i, ep, ref.name),
+            )
+
+
+def _build(
+    cfg: DefaultedConfig, source: str | None, registry: Registry | None = None, doc: dict[str, Any] | None = None
+) -> SchedulerConfig:
     profiles = []
-    for p in cfg.profiles:
+    for i, p in enumerate(cfg.profiles):
         plugin_config: dict[str, BaseModel | dict[str, Any]] = {}
         for entry in p.plugin_config:
             plugin_config.setdefault(entry.name, _args_model(entry))
         if registry is not None:
             _out_of_tree_args(p, plugin_config, registry, source)
+            _check_plugins_exist(p, i, registry, source, doc)
         profiles.append(Profile(p.scheduler_name, p.plugins, plugin_config, p.percentage_of_nodes_to_score))
     return SchedulerConfig(
         profiles,

@@ -26,8 +26,8 @@ from kschedctl.config.types import EXTENSION_POINT_FIELDS
 GROUP = "kubescheduler.config.k8s.io"
 API_VERSION = f"{GROUP}/v1"
 KIND = "KubeSchedulerConfiguration"
-#: Where kube-scheduler's runtime.Scheme is created; Go names it in "no kind ... registered" errors.
-SCHEME_NAME = "k8s.io/kubernetes/pkg/scheduler/apis/config/scheme/scheme.go:29"
+#: Versions of the configuration API kube-scheduler no longer reads, with the release that removed them.
+REMOVED_VERSIONS = {f"{GROUP}/v1beta2": "v1.28", f"{GROUP}/v1beta3": "v1.29"}
 
 _INT_BITS = {"int32": 32, "int64": 64}
 
@@ -281,7 +281,16 @@ CONFIGURATION = _struct(
 
 
 class DecodeError(Exception):
-    """A document kube-scheduler would refuse to decode; ``str()`` is the (one-line) Go message."""
+    """A document kube-scheduler would refuse to decode; ``str()`` is the one-line message.
+
+    ``field`` is the offending field's path in the document (with indices) when there is one.
+    The message keeps kube-scheduler's own words (what users search for), after a plain
+    statement of the problem where Go's wording is about Go rather than the file.
+    """
+
+    def __init__(self, message: str, field: str | None = None) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 class _KindMismatch(DecodeError):
@@ -344,15 +353,21 @@ class _Decoder:
 
     def __init__(self) -> None:
         self.type_error: str | None = None
+        #: The path (with indices) of the field of the first type error.
+        self.type_error_field: str | None = None
         self.strict: list[str] = []
+        #: The strict-error path of the value being decoded (set by ``decode``).
+        self._path = ""
 
     def _type_error(self, value_desc: str, t: GoType, struct: str, stack: list[str]) -> None:
         if self.type_error is not None:
             return
         if struct or stack:
-            self.type_error = f"json: cannot unmarshal {value_desc} into Go struct field {struct}.{'.'.join(stack)} of type {t.go}"
+            go = f"json: cannot unmarshal {value_desc} into Go struct field {struct}.{'.'.join(stack)} of type {t.go}"
         else:
-            self.type_error = f"json: cannot unmarshal {value_desc} into Go value of type {t.go}"
+            go = f"json: cannot unmarshal {value_desc} into Go value of type {t.go}"
+        self.type_error = f"got {_article(value_desc)}, want {_WANTED.get(t.kind, t.go)} (kube-scheduler: {go})"
+        self.type_error_field = self._path or None
 
     def _strict(self, msg: str) -> None:
         if msg not in self.strict and len(self.strict) < 100:
@@ -362,6 +377,7 @@ class _Decoder:
         """Decode ``v`` as ``t``. ``spath`` is the strict-error path, ``struct``/``stack`` the type-error context."""
         if v is None:
             return None
+        self._path = spath
         k = t.kind
         if k == "raw":
             return copy.deepcopy(v)
@@ -432,9 +448,31 @@ class _Decoder:
                 return parse_go_duration(v)
             except DurationError as e:
                 if self.type_error is None:
-                    self.type_error = str(e)
+                    self.type_error = f"want a duration such as 30s or 1m30s ({e})"
+                    self.type_error_field = spath or None
                 return None
         raise AssertionError(f"unknown schema kind {k}")
+
+
+#: What each kind of Go value must be given as, in a user's words.
+_WANTED = {
+    "int": "an integer",
+    "float": "a number",
+    "bool": "true or false",
+    "string": "a string",
+    "bytes": "a base64 string",
+    "duration": "a duration string such as 30s",
+    "struct": "a mapping",
+    "map": "a mapping",
+    "list": "a list",
+}
+
+
+def _article(value_desc: str) -> str:
+    """``string`` -> ``a string``, ``number 2.5`` -> ``2.5`` (a number that does not fit)."""
+    if value_desc.startswith("number "):
+        return value_desc[len("number ") :]
+    return {"object": "a mapping", "array": "a list", "bool": "true/false"}.get(value_desc, f"a {value_desc}")
 
 
 def _zero(t: GoType) -> Any:
@@ -447,34 +485,40 @@ def _strict_error(errors: list[str]) -> str:
     return "strict decoding error: " + ", ".join(errors)
 
 
-_FIND_KIND_TYPE = (
-    'struct { APIVersion string "json:\\"apiVersion,omitempty\\""; Kind string "json:\\"kind,omitempty\\"" }'
-)
-
-
-def _interpret(doc: Any) -> tuple[str, str]:
+def _interpret(doc: Any, where: str = "") -> tuple[str, str]:
     """``SimpleMetaFactory.Interpret``: the apiVersion and kind of a JSON document."""
     if doc is None:
         return "", ""
     if not isinstance(doc, dict):
         raise DecodeError(
-            f"couldn't get version/kind; json parse error: json: cannot unmarshal {json_kind(doc)} "
-            f"into Go value of type {_FIND_KIND_TYPE}"
+            f"got {_article(json_kind(doc))}, want a mapping with apiVersion and kind "
+            "(kube-scheduler: couldn't get version/kind; json parse error)",
+            where or None,
         )
     out = []
     for name in ("apiVersion", "kind"):
         v = doc.get(name)
         if v is not None and not isinstance(v, str):
             raise DecodeError(
-                f"couldn't get version/kind; json parse error: json: cannot unmarshal {json_kind(v)} "
-                f"into Go struct field .{name} of type string"
+                f"got {_article(json_kind(v))}, want a string (kube-scheduler: couldn't get version/kind; "
+                f"json parse error: json: cannot unmarshal {json_kind(v)} into Go struct field .{name} of type string)",
+                f"{where}.{name}" if where else name,
             )
         out.append(v or "")
     return out[0], out[1]
 
 
 def _no_kind(kind: str, version: str) -> str:
-    return f'no kind "{kind}" is registered for version "{version}" in scheme "{SCHEME_NAME}"'
+    """Go's "no kind ... is registered" (without the Go source path it names), with what would be read."""
+    msg = f'no kind "{kind}" is registered for version "{version}"'
+    if version != API_VERSION:
+        removed = REMOVED_VERSIONS.get(version)
+        msg += f": kube-scheduler v1.35 reads only {API_VERSION}"
+        if removed:
+            msg += f" ({version.rpartition('/')[2]} was removed in {removed}; see the KubeSchedulerConfiguration migration notes)"
+    else:
+        msg += f": kube-scheduler reads {KIND} (with plugin args of the kinds <Plugin>Args)"
+    return msg
 
 
 def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None) -> dict[str, Any]:
@@ -491,14 +535,14 @@ def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None) -> d
     if not api_version:
         raise DecodeError(f"Object 'apiVersion' is missing in '{go_json(doc)}'")
     if api_version != API_VERSION or kind not in REGISTERED_KINDS:
-        raise DecodeError(_no_kind(kind, api_version))
+        raise DecodeError(_no_kind(kind, api_version), "apiVersion" if api_version != API_VERSION else "kind")
     if kind != KIND:
-        raise DecodeError(f"couldn't decode as KubeSchedulerConfiguration, got {API_VERSION}, Kind={kind}: ")
+        raise DecodeError(f"couldn't decode as KubeSchedulerConfiguration, got {API_VERSION}, Kind={kind}: ", "kind")
 
     dec = _Decoder()
     out = dec.decode(doc, CONFIGURATION, "", "", [])
     if dec.type_error is not None:
-        raise DecodeError(dec.type_error)
+        raise DecodeError(dec.type_error, dec.type_error_field)
     strict: list[str] = []
     if duplicate_keys:
         strict.append(
@@ -515,13 +559,15 @@ def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None) -> d
             if t is None:
                 continue  # out-of-tree (or no args kind): kept raw
             where = f"decoding .profiles[{i}].pluginConfig[{j}]"
+            args_path = f"profiles[{i}].pluginConfig[{j}].args"
             raw = pc.get("args")
             try:
                 args, nested = _decode_args(name, raw, t)
-            except _KindMismatch as e:
-                raise DecodeError(f"{where}: {e}") from None
+            except _KindMismatch as e:  # the path replaces Go's "decoding .profiles[i].pluginConfig[j]: "
+                raise DecodeError(str(e), f"{args_path}.kind") from None
             except DecodeError as e:
-                raise DecodeError(f"{where}: decoding args for plugin {name}: {e}") from None
+                inner = f"{args_path}.{e.field}" if e.field else args_path
+                raise DecodeError(f"decoding args for plugin {name}: {e}", inner) from None
             pc["args"] = args
             if nested:
                 strict.append(
@@ -539,7 +585,7 @@ def _decode_args(name: str, raw: Any, t: GoType) -> tuple[dict[str, Any], list[s
     api_version = api_version or API_VERSION
     kind = kind or want_kind
     if api_version != API_VERSION or kind not in REGISTERED_KINDS:
-        raise DecodeError(_no_kind(kind, api_version))
+        raise DecodeError(_no_kind(kind, api_version), "apiVersion" if api_version != API_VERSION else "kind")
     if kind != want_kind:
         # Go decodes into the other registered kind, then refuses the group-kind mismatch.
         raise _KindMismatch(
@@ -548,5 +594,5 @@ def _decode_args(name: str, raw: Any, t: GoType) -> tuple[dict[str, Any], list[s
     dec = _Decoder()
     out = dec.decode(raw if raw is not None else {}, t, "", "", [])
     if dec.type_error is not None:
-        raise DecodeError(dec.type_error)
+        raise DecodeError(dec.type_error, dec.type_error_field)
     return out if out is not None else {}, dec.strict

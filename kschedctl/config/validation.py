@@ -27,6 +27,7 @@ from typing import Any
 from kschedctl.apivalidation import label_value_errors, parse_go_int64, qualified_name_errors
 from kschedctl.config.defaults import FEATURE_GATES, DefaultedConfig, DefaultedProfile
 from kschedctl.config.field import (
+    DUPLICATE,
     FieldError,
     GoJSON,
     RawJSON,
@@ -621,8 +622,17 @@ def validate_configuration(cfg: DefaultedConfig) -> list[FieldError]:
             path = f"profiles[{i}]"
             errs.extend(_validate_profile(path, cfg.api_version, prof))
             if prof.scheduler_name in existing:
-                # Go passes the *field.Path of the first occurrence; json.Marshal prints it as {}
-                errs.append(duplicate(child(path, "schedulerName"), GoJSON({})))
+                # Go passes the *field.Path of the first occurrence, which json.Marshal prints as {}:
+                # name the duplicated value and where it first appears instead.
+                first = existing[prof.scheduler_name]
+                errs.append(
+                    FieldError(
+                        DUPLICATE,
+                        child(path, "schedulerName"),
+                        prof.scheduler_name,
+                        f"profiles[{first}] has the same schedulerName",
+                    )
+                )
             existing[prof.scheduler_name] = i
         errs.extend(_validate_common_queue_sort(cfg.profiles))
     errs.extend(_percentage("percentageOfNodesToScore", cfg.percentage_of_nodes_to_score))

@@ -14,8 +14,11 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import inspect
+import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -117,7 +120,7 @@ def register_plugin_object(registry: Registry, obj: Any, *, source: str, module:
     existing = registry.get(name)
     if existing is not None:
         if existing.module == module and existing.source != "in-tree":
-            if source.startswith("module ") and not existing.source.startswith("module "):
+            if source.startswith(("module ", "file ")) and not existing.source.startswith(("module ", "file ")):
                 # named with --plugin-module: that is how it is loaded, whatever metadata also offers it
                 registry.update(replace(existing, source=source, also=existing.source))
             return name
@@ -143,13 +146,65 @@ def source_file(obj: Any) -> str | None:
         return None
 
 
-def load_plugin_module(registry: Registry, dotted: str) -> str:
-    """``--plugin-module pkg.mod``: import the module and register the plugin it defines."""
+def _is_path(spec: str) -> bool:
+    return spec.endswith(".py") or "/" in spec or os.sep in spec or (os.altsep or "/") in spec
+
+
+def _module_name_of(path: Path) -> tuple[Path, str]:
+    """The directory to put on ``sys.path`` and the dotted name a file or package directory imports as.
+
+    A file inside packages (directories with ``__init__.py``) imports as a member of them, so its
+    relative imports work: ``src/pkg/plugin.py`` -> (``src``, ``pkg.plugin``).
+    """
+    parts = [] if path.name == "__init__.py" else [path.stem if path.is_file() else path.name]
+    root = path.parent
+    while (root / "__init__.py").is_file():
+        parts.insert(0, root.name)
+        root = root.parent
+    return root, ".".join(parts)
+
+
+def _import_path(spec: str) -> tuple[Any, str]:
+    """Import the plugin module at a file path (``path/to/plugin.py``) or package directory."""
+    path = Path(spec).expanduser()
+    if not path.exists():
+        raise ConfigError(f"--plugin-module {spec}: no such file or directory")
+    path = path.resolve()
+    if path.is_dir() and not (path / "__init__.py").is_file():
+        raise ConfigError(f"--plugin-module {spec}: a directory must be a Python package (with __init__.py)")
+    if path.is_file() and path.suffix != ".py":
+        raise ConfigError(f"--plugin-module {spec}: not a Python file (.py)")
+    root, dotted = _module_name_of(path)
+    loaded = sys.modules.get(dotted)
+    origin = getattr(loaded, "__file__", None)
+    target = path / "__init__.py" if path.is_dir() else path
+    if loaded is not None and origin and Path(origin).resolve() != target:
+        raise ConfigError(f"--plugin-module {spec}: a different module named {dotted} is already imported (from {origin})")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
     try:
-        mod = importlib.import_module(dotted)
-    except Exception as e:  # ImportError, or whatever the module raised while importing
-        raise ConfigError(f"--plugin-module {dotted}: cannot import it: {type(e).__name__}: {e}") from e
-    return register_plugin_object(registry, mod, source=f"module {dotted}", module=dotted)
+        return importlib.import_module(dotted), dotted
+    except Exception as e:  # whatever the module raised while importing
+        raise ConfigError(f"--plugin-module {spec}: cannot import it: {type(e).__name__}: {e}") from e
+
+
+def load_plugin_module(registry: Registry, spec: str) -> str:
+    """``--plugin-module pkg.mod`` or ``--plugin-module path/to/plugin.py``: import it, register its plugin."""
+    if _is_path(spec):
+        mod, dotted = _import_path(spec)
+        return register_plugin_object(registry, mod, source=f"file {spec}", module=dotted)
+    try:
+        mod = importlib.import_module(spec)
+    except ModuleNotFoundError as e:
+        if e.name is not None and spec.startswith(e.name):
+            raise ConfigError(
+                f"--plugin-module {spec}: no module named {e.name!r} on the Python path: give a module installed "
+                "or on PYTHONPATH (pkg.module), or the path of its file (path/to/plugin.py)"
+            ) from e
+        raise ConfigError(f"--plugin-module {spec}: cannot import it: {type(e).__name__}: {e}") from e
+    except Exception as e:  # whatever the module raised while importing
+        raise ConfigError(f"--plugin-module {spec}: cannot import it: {type(e).__name__}: {e}") from e
+    return register_plugin_object(registry, mod, source=f"module {spec}", module=spec)
 
 
 def load_entry_points(registry: Registry, group: str = ENTRY_POINT_GROUP) -> list[str]:
