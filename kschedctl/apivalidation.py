@@ -545,26 +545,29 @@ def _quantity_text(raw: Any) -> str:
     return raw if isinstance(raw, str) else go_float(raw) if isinstance(raw, float) else str(raw)
 
 
+#: The largest amount kube-scheduler computes with safely: it counts in int64 and its scores
+#: multiply ``(allocatable - requested)`` by 100 (``MaxNodeScore``).
+SCHEDULER_MAX_AMOUNT = _INT64_MAX // 100
+
+
 def overflow_detail(resource: str, q: Fraction) -> str | None:
     """Why kube-scheduler cannot count this quantity (its int64 arithmetic would overflow), or None.
 
     The API server accepts any non-negative quantity, but the scheduler reads cpu as
-    ``MilliValue()`` and everything else as ``Value()``, both int64: beyond that range Go
-    returns garbage (``1e400`` cpu reads as -9223372036854775808m), so no explanation of it
-    would be faithful.
+    ``MilliValue()`` and everything else as ``Value()``, both int64, and scores multiply them
+    by 100: beyond that range Go computes garbage (``1e400`` cpu reads as -9223372036854775808m,
+    a node with ``16Ei`` of memory scores 25 instead of 74), so no explanation of it would be
+    faithful.
     """
-    if resource == "cpu":
-        if q * 1000 > _INT64_MAX_FRACTION:
-            return (
-                "the API server accepts it, but kube-scheduler counts cpu in int64 millicores "
-                "(at most 9223372036854775807m) and this overflows: kschedctl cannot model what it would do"
-            )
-    elif q > _INT64_MAX_FRACTION:
-        return (
-            f"the API server accepts it, but kube-scheduler counts {resource} as an int64 "
-            "(at most 9223372036854775807) and this overflows: kschedctl cannot model what it would do"
-        )
-    return None
+    amount = q * 1000 if resource == "cpu" else q
+    if amount <= SCHEDULER_MAX_AMOUNT:
+        return None
+    unit = "millicores" if resource == "cpu" else "units"
+    return (
+        f"the API server accepts it, but kube-scheduler counts {resource} in int64 {unit} and its scores multiply "
+        f"by 100, which overflows above {SCHEDULER_MAX_AMOUNT}{'m' if resource == 'cpu' else ''}: "
+        "kschedctl cannot model what it would do"
+    )
 
 
 #: (resource, raw quantity) -> (its value or None when it does not parse, problems without a path).
@@ -1065,8 +1068,10 @@ _POD_SPEC_FIELDS: dict[str, Callable[[Any, str, Errors], None]] = {
 
 def validate_pod_spec(spec: Any, path: str, errs: Errors) -> None:
     """``ValidatePodSpec``, for the fields the scheduler reads and the ones hand-written manifests miss."""
-    if not isinstance(spec, dict):
+    if spec is None:
         spec = {}
+    elif not isinstance(spec, dict):
+        return  # the model says it must be a mapping
     containers = spec.get("containers")
     if not containers:
         errs.append(required(f"{path}.containers"))

@@ -58,7 +58,9 @@ def test_rounding_up(text: str, milli: int, val: int) -> None:
 @given(st.integers(min_value=0, max_value=10**15), st.sampled_from(["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "Ti"]))
 def test_integer_with_suffix_roundtrip(n: int, suffix: str) -> None:
     mult = {"": 1, "m": Fraction(1, 1000), "k": 1000, "M": 10**6, "G": 10**9, "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-    assert parse_quantity(f"{n}{suffix}") == n * Fraction(mult[suffix])
+    exact = n * Fraction(mult[suffix])
+    # ParseQuantity caps binary-SI amounts at the largest int64
+    assert parse_quantity(f"{n}{suffix}") == (min(exact, 2**63 - 1) if suffix.endswith("i") else exact)
 
 
 @given(st.integers(min_value=0, max_value=10**9), st.integers(min_value=0, max_value=999))

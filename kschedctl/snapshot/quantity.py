@@ -36,6 +36,9 @@ _QUANTITY = re.compile(
 )
 
 
+_MAX_BINARY = Fraction(2**63 - 1)
+
+
 class QuantityError(ValueError):
     """The text is not a Kubernetes quantity."""
 
@@ -71,7 +74,8 @@ def _parse_text(value: str) -> Fraction:
     if m.group("sign") == "-":
         number = -number
     if m.group("bin"):
-        return number * _BINARY[m.group("bin")]
+        # ParseQuantity caps a binary-SI amount at the largest int64 (decimal ones are not capped).
+        return min(number * _BINARY[m.group("bin")], _MAX_BINARY)
     if m.group("exp") is not None:
         exp = int(m.group("exp"))
         return number * (Fraction(10) ** exp)

@@ -1,0 +1,137 @@
+"""Properties of the input parsers: YAML/JSON documents, duplicate keys, names and label keys, quantities.
+
+Whatever text a user feeds the loader, the only exception out of it is an InputError (one line);
+duplicate keys are found exactly when a mapping repeats a key; the fast paths of the name rules
+agree with apimachinery's patterns.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kschedctl.apivalidation import (
+    label_value_errors,
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    qualified_name_errors,
+    validate_quantity_value,
+)
+from kschedctl.errors import InputError
+from kschedctl.snapshot.loader import parse_documents
+
+# apimachinery's patterns, written out again here (anchored) as the reference.
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+LABEL_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+NAMEISH = st.text(alphabet="abz09-._/AZ ", max_size=80) | st.text(alphabet="ab-.", min_size=60, max_size=300)
+
+
+def reference_qualified_name_ok(v: str) -> bool:
+    parts = v.split("/")
+    if len(parts) > 2:
+        return False
+    name = parts[-1]
+    if len(parts) == 2:
+        prefix = parts[0]
+        if not prefix or len(prefix.encode()) > 253 or not DNS_SUBDOMAIN.match(prefix):
+            return False
+    return 0 < len(name.encode()) <= 63 and bool(LABEL_NAME.match(name))
+
+
+@given(NAMEISH)
+def test_name_rules_agree_with_apimachinery(v: str) -> None:
+    assert (not name_is_dns_subdomain(v)) == (len(v) <= 253 and bool(DNS_SUBDOMAIN.match(v)))
+    assert (not name_is_dns_label(v)) == (len(v) <= 63 and bool(DNS_LABEL.match(v)))
+    assert (not name_is_dns1035_label(v)) == (len(v) <= 63 and bool(DNS1035.match(v)))
+    assert (not qualified_name_errors(v)) == reference_qualified_name_ok(v)
+    assert (not label_value_errors(v)) == (len(v.encode()) <= 63 and bool(LABEL_VALUE.match(v)))
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300)
+def test_any_text_is_documents_or_one_input_error(text: str) -> None:
+    try:
+        docs = list(parse_documents("f.yaml", text))
+    except InputError as e:
+        assert str(e).startswith("f.yaml: ")
+        assert "\n" not in str(e)
+        return
+    assert all(isinstance(d.obj, dict) for d in docs)
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c", "d"]), min_size=1, max_size=6), st.booleans())
+def test_duplicate_keys_are_found_exactly_when_a_key_repeats(keys: list[str], nested: bool) -> None:
+    body = "".join(f"{'  ' if nested else ''}{k}: {i}\n" for i, k in enumerate(keys))
+    text = "kind: Node\nmetadata:\n  name: n\nspec:\n" + body if nested else "kind: Node\n" + body
+    repeats = len(set(keys)) < len(keys) or (not nested and "kind" in keys)
+    try:
+        docs = list(parse_documents("f.yaml", text))
+    except InputError as e:
+        assert repeats, str(e)
+        assert "already set in map" in str(e)
+        return
+    assert not repeats
+    assert len(docs) == 1
+
+
+@given(st.lists(st.sampled_from(["a", "b", "c"]), min_size=0, max_size=3))
+def test_merge_keys_may_override_without_being_duplicates(keys: list[str]) -> None:
+    own = "".join(f"  {k}: own\n" for k in dict.fromkeys(keys))
+    text = "base: &b {a: 1, b: 2}\nkind: Node\nmerged:\n  <<: *b\n" + own
+    (doc,) = parse_documents("f.yaml", text)
+    assert doc.obj["merged"] == {**{"a": 1, "b": 2}, **dict.fromkeys(keys, "own")}
+
+
+@pytest.mark.parametrize(
+    "text", ["[" * 100_000 + "]" * 100_000, '{"a":' * 100_000 + "1" + "}" * 100_000, "x: " + "[" * 100_000]
+)
+def test_deep_nesting_is_one_input_error(text: str) -> None:
+    with pytest.raises(InputError) as e:
+        list(parse_documents("f", text))
+    assert "nested too deeply" in str(e.value) or "exceeded maximum nesting depth" in str(e.value)
+
+
+QUANTITY = st.builds(
+    lambda sign, num, suffix: f"{sign}{num}{suffix}",
+    st.sampled_from(["", "-", "+"]),
+    st.integers(min_value=0, max_value=10**20).map(str) | st.decimals(min_value=0, max_value=10**6, places=3).map(str),
+    st.sampled_from(["", "m", "k", "M", "G", "Ki", "Mi", "Gi", "Ei", "E", "e3", "e400"]),
+)
+
+
+@given(st.sampled_from(["cpu", "memory", "pods", "example.com/gpu"]), QUANTITY)
+def test_quantity_problems(resource: str, text: str) -> None:
+    errs: list[Any] = []
+    q = validate_quantity_value(resource, text, "f", errs)
+    if q is None:
+        assert errs == []
+        return
+    messages = [e.detail for e in errs]
+    assert ("must be greater than or equal to 0" in messages) == (q < 0)
+    too_big = (q * 1000 if resource == "cpu" else q) > (2**63 - 1) // 100
+    assert any("overflows" in m for m in messages) == (too_big and q >= 0)
+    integer = resource in ("pods", "example.com/gpu")
+    assert ("must be an integer" in messages) == (integer and q >= 0 and (q * 1000) % 1000 != 0 and not _ceil_whole(q))
+
+
+def _ceil_whole(q: Any) -> bool:
+    """``MilliValue()`` rounds up: a value within a thousandth below a whole number counts as whole."""
+    import math
+
+    return math.ceil(q * 1000) % 1000 == 0
+
+
+def test_yaml_documents_keep_timestamps_as_text() -> None:
+    (doc,) = parse_documents("f.yaml", "kind: Pod\nmetadata: {name: p, creationTimestamp: 2025-01-02T03:04:05Z}\n")
+    assert doc.obj["metadata"]["creationTimestamp"] == "2025-01-02T03:04:05Z"
+    assert yaml.safe_load("t: 2025-01-02T03:04:05Z")["t"] != "2025-01-02T03:04:05Z"  # what the loader avoids
