@@ -350,27 +350,81 @@ def _remember(cache: set[Any], item: Any) -> None:
         cache.add(item)
 
 
-def _str(v: Any) -> str | None:
-    return v if isinstance(v, str) else None
+# -- JSON types: the API server decodes into Go types and refuses a value of another JSON type
+
+_JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "a mapping"}
+
+
+def wrong_type(v: Any, path: str, want: str, errs: Errors) -> None:
+    got = _JSON_KINDS.get(type(v), type(v).__name__)
+    errs.append(invalid(path, v if isinstance(v, str | int | float) else GoJSON(v), f"must be {want}, not {got}"))
+
+
+def _seq(v: Any, path: str, errs: Errors) -> list[Any]:
+    """A list field (absent: empty); another type is reported."""
+    if isinstance(v, list):
+        return v
+    if v is not None:
+        wrong_type(v, path, "a list", errs)
+    return []
+
+
+def _obj(v: Any, path: str, errs: Errors) -> dict[str, Any] | None:
+    """A mapping field (absent: None); another type is reported."""
+    if isinstance(v, dict):
+        return v
+    if v is not None:
+        wrong_type(v, path, "a mapping", errs)
+    return None
+
+
+def _text(v: Any, path: str, errs: Errors) -> str:
+    """A string field (absent: ""); another type is reported."""
+    if isinstance(v, str):
+        return v
+    if v is not None:
+        wrong_type(v, path, "a string", errs)
+    return ""
+
+
+def _strings(v: Any, path: str, errs: Errors) -> list[str]:
+    out = []
+    for i, item in enumerate(_seq(v, path, errs)):
+        if isinstance(item, str):
+            out.append(item)
+        else:
+            wrong_type(item, f"{path}[{i}]", "a string", errs)
+    return out
+
+
+def _integer(v: Any, path: str, errs: Errors) -> int | None:
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if v is not None:
+        wrong_type(v, path, "an integer", errs)
+    return None
 
 
 def validate_labels(labels: Any, path: str, errs: Errors) -> None:
-    """``ValidateLabels``: every key a qualified name, every value a label value."""
-    if not isinstance(labels, dict):
+    """``ValidateLabels``: every key a qualified name, every value a label value (strings, both)."""
+    labels = _obj(labels, path, errs)
+    if labels is None:
         return
     for k, v in labels.items():
+        if not isinstance(v, str):
+            if v is not None:
+                wrong_type(v, f"{path}[{k}]", 'a string (quote it: "...")', errs)
+            continue
         if (k, v) in _valid_labels:
             continue
         ok = True
-        if isinstance(k, str):
-            for m in qualified_name_errors(k):
-                errs.append(invalid(path, k, m))
-                ok = False
-        if isinstance(v, str):
-            for m in label_value_errors(v):
-                errs.append(invalid(path, v, m))
-                ok = False
-        if ok and isinstance(k, str) and isinstance(v, str):
+        for m in qualified_name_errors(str(k)):
+            errs.append(invalid(path, str(k), m))
+            ok = False
+        for m in label_value_errors(v):
+            errs.append(invalid(path, v, m))
+            ok = False
+        if ok and isinstance(k, str):
             _remember(_valid_labels, (k, v))
 
 
@@ -386,10 +440,14 @@ def _label_name(key: Any, path: str, errs: Errors) -> None:
 
 
 def _validate_annotations(annotations: Any, path: str, errs: Errors) -> None:
-    if not isinstance(annotations, dict):
+    annotations = _obj(annotations, path, errs)
+    if annotations is None:
         return
     total = 0
     for k, v in annotations.items():
+        if not isinstance(v, str | None):
+            wrong_type(v, f"{path}[{k}]", 'a string (quote it: "...")', errs)
+            continue
         if not isinstance(k, str):
             continue
         total += len(k) + (len(v) if isinstance(v, str) else 0)
@@ -417,29 +475,35 @@ def validate_object_meta(
     md: Any, namespaced: bool, name_fn: Callable[[str], list[str]], errs: Errors, path: str = "metadata"
 ) -> None:
     """``ValidateObjectMeta`` on create (name, namespace, labels, annotations, owner references)."""
-    if not isinstance(md, dict):
+    md = _obj(md, path, errs)
+    if md is None:
         return
     name = md.get("name")
     if not name and not md.get("generateName"):
         errs.append(required(f"{path}.name", "name or generateName is required"))
-    elif isinstance(name, str):
+    elif _text(name, f"{path}.name", errs):
         for m in name_fn(name):
             errs.append(invalid(f"{path}.name", name, m))
-    ns = md.get("namespace")
-    if namespaced and isinstance(ns, str) and ns:
+    ns = _text(md.get("namespace"), f"{path}.namespace", errs)
+    if namespaced and ns:
         for m in namespace_name_errors(ns):
             errs.append(invalid(f"{path}.namespace", ns, m))
-    validate_labels(md.get("labels"), f"{path}.labels", errs)
-    _validate_annotations(md.get("annotations"), f"{path}.annotations", errs)
-    refs = md.get("ownerReferences")
-    if isinstance(refs, list) and refs:
-        _validate_owner_references(refs, f"{path}.ownerReferences", errs)
+    if "labels" in md:
+        validate_labels(md["labels"], f"{path}.labels", errs)
+    if "annotations" in md:
+        _validate_annotations(md["annotations"], f"{path}.annotations", errs)
+    if "ownerReferences" in md:
+        _validate_owner_references(_seq(md["ownerReferences"], f"{path}.ownerReferences", errs), f"{path}.ownerReferences", errs)
+    for key in ("uid", "creationTimestamp", "resourceVersion", "generateName"):
+        v = md.get(key)
+        if v is not None and not isinstance(v, str):
+            wrong_type(v, f"{path}.{key}", "a string", errs)
 
 
 def _validate_owner_references(refs: list[Any], path: str, errs: Errors) -> None:
     controllers = []
-    for ref in refs:
-        if not isinstance(ref, dict):
+    for i, ref in enumerate(refs):
+        if _obj(ref, f"{path}[{i}]", errs) is None:
             continue
         api_version = str(ref.get("apiVersion") or "")
         if not api_version.rpartition("/")[2]:
@@ -620,7 +684,8 @@ def _resource_map(
 ) -> dict[str, Fraction | None]:
     """One ``limits``/``requests`` map: names and values checked, paths built only for a problem."""
     out: dict[str, Fraction | None] = {}
-    if not isinstance(raw, dict):
+    raw = _obj(raw, f"{path}.{what}", errs)
+    if raw is None:
         return out
     for name, value in raw.items():
         name = str(name)
@@ -636,12 +701,13 @@ def _resource_map(
 
 def _validate_resource_requirements(res: Any, path: str, errs: Errors, *, pod_level: bool = False) -> None:
     """``validateResourceRequirements`` for a container's (or the pod's) ``resources``."""
-    if not isinstance(res, dict):
+    res = _obj(res, path, errs)
+    if res is None:
         return
     limits = res.get("limits")
     requests = res.get("requests")
-    lim = _resource_map(limits, path, "limits", errs, pod_level) if limits else {}
-    if not requests:
+    lim = _resource_map(limits, path, "limits", errs, pod_level) if limits is not None else {}
+    if requests is None:
         return
     for name, q in _resource_map(requests, path, "requests", errs, pod_level).items():
         if name in lim:
@@ -678,7 +744,8 @@ def _resource_name(name: str, path: str, errs: Errors, pod_level: bool) -> None:
 
 def validate_resource_list(raw: Any, path: str, errs: Errors) -> None:
     """A node's ``capacity``/``allocatable`` or a pod's ``overhead`` (``ValidateNodeResources``)."""
-    if not isinstance(raw, dict):
+    raw = _obj(raw, path, errs)
+    if raw is None:
         return
     for name, q in raw.items():
         validate_quantity_value(str(name), q, f"{path}.{name}", errs)
@@ -690,17 +757,16 @@ _PROTOCOLS = ("SCTP", "TCP", "UDP")
 
 
 def _port_errors(value: Any, path: str, errs: Errors) -> None:
-    if isinstance(value, int) and not isinstance(value, bool) and not 1 <= value <= 65535:
-        errs.append(invalid(path, value, "must be between 1 and 65535, inclusive"))
+    v = _integer(value, path, errs)
+    if v is not None and not 1 <= v <= 65535:
+        errs.append(invalid(path, v, "must be between 1 and 65535, inclusive"))
 
 
 def _validate_ports(ports: Any, path: str, host_network: bool, errs: Errors) -> None:
-    if not isinstance(ports, list):
-        return
-    for i, p in enumerate(ports):
-        if not isinstance(p, dict):
-            continue
+    for i, p in enumerate(_seq(ports, path, errs)):
         pp = f"{path}[{i}]"
+        if _obj(p, pp, errs) is None:
+            continue
         cport = p.get("containerPort")
         if not cport:
             errs.append(required(f"{pp}.containerPort"))
@@ -711,23 +777,22 @@ def _validate_ports(ports: Any, path: str, host_network: bool, errs: Errors) -> 
             _port_errors(hport, f"{pp}.hostPort", errs)
             if host_network and cport and hport != cport:
                 errs.append(invalid(f"{pp}.hostPort", hport, "must match `containerPort` when `hostNetwork` is true"))
+        _text(p.get("hostIP"), f"{pp}.hostIP", errs)
         proto = p.get("protocol")
         if proto is not None and proto not in _PROTOCOLS:
             errs.append(not_supported(f"{pp}.protocol", proto, _PROTOCOLS))
 
 
 def _validate_containers(containers: Any, path: str, spec: dict[str, Any], names: set[str], errs: Errors) -> None:
-    if not isinstance(containers, list):
-        return
     init = path.endswith("initContainers")
-    for i, c in enumerate(containers):
-        if not isinstance(c, dict):
-            continue
+    for i, c in enumerate(_seq(containers, path, errs)):
         cp = f"{path}[{i}]"
+        if _obj(c, cp, errs) is None:
+            continue
         name = c.get("name")
         if not name:
             errs.append(required(f"{cp}.name"))
-        elif isinstance(name, str):
+        elif _text(name, f"{cp}.name", errs):
             if not (len(name) <= 63 and _DNS1123_LABEL_RE.fullmatch(name)):
                 errs.extend(invalid(f"{cp}.name", name, m) for m in name_is_dns_label(name))
             if name in names:
@@ -735,6 +800,8 @@ def _validate_containers(containers: Any, path: str, spec: dict[str, Any], names
             names.add(name)
         if not c.get("image"):
             errs.append(required(f"{cp}.image"))
+        else:
+            _text(c["image"], f"{cp}.image", errs)
         if "resources" in c:
             _validate_resource_requirements(c["resources"], f"{cp}.resources", errs)
         if "ports" in c:
@@ -753,16 +820,16 @@ _NODE_SELECTOR_OPS = frozenset({"In", "NotIn", "Exists", "DoesNotExist", "Gt", "
 _LABEL_SELECTOR_OPS = frozenset({"In", "NotIn", "Exists", "DoesNotExist"})
 
 
-def _values(raw: Any) -> list[Any]:
-    return raw if isinstance(raw, list) else []
+def _values_of(rq: dict[str, Any], path: str, errs: Errors) -> list[str]:
+    return _strings(rq.get("values"), f"{path}.values", errs)
 
 
 def _node_selector_requirement(rq: Any, path: str, allow_invalid_values: bool, errs: Errors) -> None:
     """``ValidateNodeSelectorRequirement``."""
-    if not isinstance(rq, dict):
+    if _obj(rq, path, errs) is None:
         return
     op = rq.get("operator")
-    values = _values(rq.get("values"))
+    values = _values_of(rq, path, errs)
     if op in ("In", "NotIn"):
         if not values:
             errs.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
@@ -774,19 +841,18 @@ def _node_selector_requirement(rq: Any, path: str, allow_invalid_values: bool, e
             errs.append(required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
     else:
         errs.append(invalid(f"{path}.operator", "" if op is None else op, "not a valid selector operator"))
-    _label_name(rq.get("key", ""), f"{path}.key", errs)
+    _label_name(_text(rq.get("key"), f"{path}.key", errs), f"{path}.key", errs)
     if not allow_invalid_values:
         for j, v in enumerate(values):
-            if isinstance(v, str):
-                errs.extend(invalid(f"{path}.values[{j}]", v, m) for m in label_value_errors(v))
+            errs.extend(invalid(f"{path}.values[{j}]", v, m) for m in label_value_errors(v))
 
 
 def _node_field_requirement(rq: Any, path: str, errs: Errors) -> None:
     """``ValidateNodeFieldSelectorRequirement``: only ``metadata.name`` In/NotIn one value."""
-    if not isinstance(rq, dict):
+    if _obj(rq, path, errs) is None:
         return
     op = rq.get("operator")
-    values = _values(rq.get("values"))
+    values = _values_of(rq, path, errs)
     if op in ("In", "NotIn"):
         if len(values) != 1:
             errs.append(required(f"{path}.values", "must be only one value when `operator` is 'In' or 'NotIn' for node field selector"))
@@ -797,37 +863,38 @@ def _node_field_requirement(rq: Any, path: str, errs: Errors) -> None:
         errs.append(invalid(f"{path}.key", "" if key is None else key, "not a valid field selector key"))
     else:
         for j, v in enumerate(values):
-            if isinstance(v, str):
-                errs.extend(invalid(f"{path}.values[{j}]", v, m) for m in name_is_dns_subdomain(v))
+            errs.extend(invalid(f"{path}.values[{j}]", v, m) for m in name_is_dns_subdomain(v))
 
 
 def _node_selector_term(term: Any, path: str, allow_invalid_values: bool, errs: Errors) -> None:
-    if not isinstance(term, dict):
+    if _obj(term, path, errs) is None:
         return
-    for j, rq in enumerate(_values(term.get("matchExpressions"))):
+    for j, rq in enumerate(_seq(term.get("matchExpressions"), f"{path}.matchExpressions", errs)):
         _node_selector_requirement(rq, f"{path}.matchExpressions[{j}]", allow_invalid_values, errs)
-    for j, rq in enumerate(_values(term.get("matchFields"))):
+    for j, rq in enumerate(_seq(term.get("matchFields"), f"{path}.matchFields", errs)):
         _node_field_requirement(rq, f"{path}.matchFields[{j}]", errs)
 
 
 def _weight(w: Any, path: str, errs: Errors) -> None:
-    if isinstance(w, int) and not isinstance(w, bool) and not 1 <= w <= 100:
-        errs.append(invalid(path, w, "must be in the range 1-100"))
-    elif w is None:
-        errs.append(invalid(path, 0, "must be in the range 1-100"))
+    v = _integer(w, path, errs)
+    if v is None and w is None:
+        v = 0
+    if v is not None and not 1 <= v <= 100:
+        errs.append(invalid(path, v, "must be in the range 1-100"))
 
 
 def validate_label_selector(sel: Any, path: str, errs: Errors) -> None:
     """``ValidateLabelSelector`` (invalid label values not allowed, as on create)."""
-    if not isinstance(sel, dict):
+    if _obj(sel, path, errs) is None:
         return
-    validate_labels(sel.get("matchLabels"), f"{path}.matchLabels", errs)
-    for i, rq in enumerate(_values(sel.get("matchExpressions"))):
-        if not isinstance(rq, dict):
-            continue
+    if "matchLabels" in sel:
+        validate_labels(sel["matchLabels"], f"{path}.matchLabels", errs)
+    for i, rq in enumerate(_seq(sel.get("matchExpressions"), f"{path}.matchExpressions", errs)):
         rp = f"{path}.matchExpressions[{i}]"
+        if _obj(rq, rp, errs) is None:
+            continue
         op = rq.get("operator")
-        values = _values(rq.get("values"))
+        values = _values_of(rq, rp, errs)
         if op in ("In", "NotIn"):
             if not values:
                 errs.append(required(f"{rp}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
@@ -836,57 +903,57 @@ def validate_label_selector(sel: Any, path: str, errs: Errors) -> None:
                 errs.append(forbidden(f"{rp}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
         else:
             errs.append(invalid(f"{rp}.operator", "" if op is None else op, "not a valid selector operator"))
-        _label_name(rq.get("key", ""), f"{rp}.key", errs)
+        _label_name(_text(rq.get("key"), f"{rp}.key", errs), f"{rp}.key", errs)
         for j, v in enumerate(values):
-            if isinstance(v, str):
-                errs.extend(invalid(f"{rp}.values[{j}]", v, m) for m in label_value_errors(v))
+            errs.extend(invalid(f"{rp}.values[{j}]", v, m) for m in label_value_errors(v))
 
 
 def _pod_affinity_term(term: Any, path: str, errs: Errors) -> None:
     """``validatePodAffinityTerm``."""
-    if not isinstance(term, dict):
+    if _obj(term, path, errs) is None:
         return
     validate_label_selector(term.get("labelSelector"), f"{path}.labelSelector", errs)
     validate_label_selector(term.get("namespaceSelector"), f"{path}.namespaceSelector", errs)
-    for ns in _values(term.get("namespaces")):
-        if isinstance(ns, str):
-            errs.extend(invalid(f"{path}.namespace", ns, m) for m in namespace_name_errors(ns))
-    key = term.get("topologyKey")
+    for ns in _strings(term.get("namespaces"), f"{path}.namespaces", errs):
+        errs.extend(invalid(f"{path}.namespace", ns, m) for m in namespace_name_errors(ns))
+    for keys in ("matchLabelKeys", "mismatchLabelKeys"):
+        _strings(term.get(keys), f"{path}.{keys}", errs)
+    key = _text(term.get("topologyKey"), f"{path}.topologyKey", errs)
     if not key:
         errs.append(required(f"{path}.topologyKey", "can not be empty"))
-    _label_name(key or "", f"{path}.topologyKey", errs)
+    _label_name(key, f"{path}.topologyKey", errs)
 
 
 def _validate_affinity(aff: Any, path: str, errs: Errors) -> None:
     """``validateAffinity`` with the create-time options (no invalid label values in required terms)."""
-    if not isinstance(aff, dict):
+    if _obj(aff, path, errs) is None:
         return
-    na = aff.get("nodeAffinity")
-    if isinstance(na, dict):
-        np = f"{path}.nodeAffinity"
-        req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
-        if isinstance(req, dict):
-            rp = f"{np}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
-            terms = _values(req.get("nodeSelectorTerms"))
+    np = f"{path}.nodeAffinity"
+    na = _obj(aff.get("nodeAffinity"), np, errs)
+    if na is not None:
+        rp = f"{np}.requiredDuringSchedulingIgnoredDuringExecution"
+        req = _obj(na.get("requiredDuringSchedulingIgnoredDuringExecution"), rp, errs)
+        if req is not None:
+            terms = _seq(req.get("nodeSelectorTerms"), f"{rp}.nodeSelectorTerms", errs)
             if not terms:
-                errs.append(required(rp, "must have at least one node selector term"))
+                errs.append(required(f"{rp}.nodeSelectorTerms", "must have at least one node selector term"))
             for i, t in enumerate(terms):
-                _node_selector_term(t, f"{rp}[{i}]", False, errs)
+                _node_selector_term(t, f"{rp}.nodeSelectorTerms[{i}]", False, errs)
         pp = f"{np}.preferredDuringSchedulingIgnoredDuringExecution"
-        for i, t in enumerate(_values(na.get("preferredDuringSchedulingIgnoredDuringExecution"))):
-            if isinstance(t, dict):
+        for i, t in enumerate(_seq(na.get("preferredDuringSchedulingIgnoredDuringExecution"), pp, errs)):
+            if _obj(t, f"{pp}[{i}]", errs) is not None:
                 _weight(t.get("weight"), f"{pp}[{i}].weight", errs)
                 _node_selector_term(t.get("preference"), f"{pp}[{i}].preference", True, errs)
     for kind in ("podAffinity", "podAntiAffinity"):
-        pa = aff.get(kind)
-        if not isinstance(pa, dict):
+        pa = _obj(aff.get(kind), f"{path}.{kind}", errs)
+        if pa is None:
             continue
         rp = f"{path}.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
-        for i, t in enumerate(_values(pa.get("requiredDuringSchedulingIgnoredDuringExecution"))):
+        for i, t in enumerate(_seq(pa.get("requiredDuringSchedulingIgnoredDuringExecution"), rp, errs)):
             _pod_affinity_term(t, f"{rp}[{i}]", errs)
         pp = f"{path}.{kind}.preferredDuringSchedulingIgnoredDuringExecution"
-        for i, t in enumerate(_values(pa.get("preferredDuringSchedulingIgnoredDuringExecution"))):
-            if isinstance(t, dict):
+        for i, t in enumerate(_seq(pa.get("preferredDuringSchedulingIgnoredDuringExecution"), pp, errs)):
+            if _obj(t, f"{pp}[{i}]", errs) is not None:
                 _weight(t.get("weight"), f"{pp}[{i}].weight", errs)
                 _pod_affinity_term(t.get("podAffinityTerm"), f"{pp}[{i}].podAffinityTerm", errs)
 
@@ -898,27 +965,26 @@ _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 
 def _validate_tolerations(tolerations: Any, path: str, errs: Errors) -> None:
     """``ValidateTolerations`` (comparison operators are an alpha gate, off)."""
-    for i, t in enumerate(_values(tolerations)):
-        if not isinstance(t, dict):
-            continue
+    for i, t in enumerate(_seq(tolerations, path, errs)):
         tp = f"{path}[{i}]"
-        key = t.get("key") or ""
-        op = t.get("operator") or ""
-        value = t.get("value") or ""
-        effect = t.get("effect") or ""
+        if _obj(t, tp, errs) is None:
+            continue
+        key = _text(t.get("key"), f"{tp}.key", errs)
+        op = _text(t.get("operator"), f"{tp}.operator", errs)
+        value = _text(t.get("value"), f"{tp}.value", errs)
+        effect = _text(t.get("effect"), f"{tp}.effect", errs)
         if key:
             _label_name(key, f"{tp}.key", errs)
         elif op != "Exists":
             errs.append(
                 invalid(f"{tp}.operator", op, 'operator must be Exists when `key` is empty, which means "match all values and all keys"')
             )
-        if t.get("tolerationSeconds") is not None and effect != "NoExecute":
+        if _integer(t.get("tolerationSeconds"), f"{tp}.tolerationSeconds", errs) is not None and effect != "NoExecute":
             errs.append(invalid(f"{tp}.effect", effect, "effect must be 'NoExecute' when `tolerationSeconds` is set"))
         if op in ("Equal", ""):
-            if isinstance(value, str):
-                msgs = label_value_errors(value)
-                if msgs:
-                    errs.append(invalid(f"{tp}.operator", value, ";".join(msgs)))
+            msgs = label_value_errors(value)
+            if msgs:
+                errs.append(invalid(f"{tp}.operator", value, ";".join(msgs)))
         elif op == "Exists":
             if value:
                 errs.append(invalid(f"{tp}.operator", value, "value must be empty when `operator` is 'Exists'"))
@@ -931,23 +997,22 @@ def _validate_tolerations(tolerations: Any, path: str, errs: Errors) -> None:
 def validate_taints(taints: Any, path: str, errs: Errors) -> None:
     """``validateNodeTaints``."""
     seen: set[tuple[str, str]] = set()
-    for i, t in enumerate(_values(taints)):
-        if not isinstance(t, dict):
-            continue
+    for i, t in enumerate(_seq(taints, path, errs)):
         tp = f"{path}[{i}]"
-        key = t.get("key") or ""
+        if _obj(t, tp, errs) is None:
+            continue
+        key = _text(t.get("key"), f"{tp}.key", errs)
         _label_name(key, f"{tp}.key", errs)
-        value = t.get("value") or ""
-        if isinstance(value, str):
-            msgs = label_value_errors(value)
-            if msgs:
-                errs.append(invalid(f"{tp}.value", value, ";".join(msgs)))
-        effect = t.get("effect") or ""
+        value = _text(t.get("value"), f"{tp}.value", errs)
+        msgs = label_value_errors(value)
+        if msgs:
+            errs.append(invalid(f"{tp}.value", value, ";".join(msgs)))
+        effect = _text(t.get("effect"), f"{tp}.effect", errs)
         if not effect:
             errs.append(required(f"{tp}.effect"))
         elif effect not in _EFFECTS:
             errs.append(not_supported(f"{tp}.effect", effect, _EFFECTS))
-        pair = (str(key), str(effect))
+        pair = (key, effect)
         if pair in seen:
             errs.append(FieldError(DUPLICATE, tp, GoJSON(t), "taints must be unique by key and effect pair"))
             continue
@@ -955,26 +1020,27 @@ def validate_taints(taints: Any, path: str, errs: Errors) -> None:
 
 
 def _positive(v: Any, path: str, errs: Errors) -> None:
-    if isinstance(v, int) and not isinstance(v, bool) and v <= 0:
-        errs.append(invalid(path, v, "must be greater than zero"))
+    n = _integer(v, path, errs)
+    if n is not None and n <= 0:
+        errs.append(invalid(path, n, "must be greater than zero"))
 
 
 def _validate_spread(constraints: Any, path: str, errs: Errors) -> None:
     """``validateTopologySpreadConstraints``."""
-    items = _values(constraints)
+    items = _seq(constraints, path, errs)
     for i, c in enumerate(items):
-        if not isinstance(c, dict):
-            continue
         cp = f"{path}[{i}]"
+        if _obj(c, cp, errs) is None:
+            continue
         skew = c.get("maxSkew")
         if skew is None:
             errs.append(invalid(f"{cp}.maxSkew", 0, "must be greater than zero"))
         else:
             _positive(skew, f"{cp}.maxSkew", errs)
-        key = c.get("topologyKey")
+        key = _text(c.get("topologyKey"), f"{cp}.topologyKey", errs)
         if not key:
             errs.append(required(f"{cp}.topologyKey", "can not be empty"))
-        when = c.get("whenUnsatisfiable") or ""
+        when = _text(c.get("whenUnsatisfiable"), f"{cp}.whenUnsatisfiable", errs)
         if when not in ("DoNotSchedule", "ScheduleAnyway"):
             errs.append(not_supported(f"{cp}.whenUnsatisfiable", when, ["DoNotSchedule", "ScheduleAnyway"]))
         for other in items[i + 1 :]:
@@ -990,6 +1056,7 @@ def _validate_spread(constraints: Any, path: str, errs: Errors) -> None:
             v = c.get(pol)
             if v is not None and v not in ("Honor", "Ignore"):
                 errs.append(not_supported(f"{cp}.{pol}", v, ["Honor", "Ignore"]))
+        _strings(c.get("matchLabelKeys"), f"{cp}.matchLabelKeys", errs)
         validate_label_selector(c.get("labelSelector"), f"{cp}.labelSelector", errs)
 
 
@@ -998,10 +1065,10 @@ def _validate_spread(constraints: Any, path: str, errs: Errors) -> None:
 
 def _validate_gates(gates: Any, path: str, errs: Errors) -> None:
     seen: set[str] = set()
-    for i, g in enumerate(_values(gates)):
-        name = g.get("name") if isinstance(g, dict) else None
-        if not isinstance(name, str):
+    for i, g in enumerate(_seq(gates, path, errs)):
+        if _obj(g, f"{path}[{i}]", errs) is None:
             continue
+        name = _text(g.get("name"), f"{path}[{i}].name", errs)
         if not name:
             errs.append(required(f"{path}[{i}]"))
         else:
@@ -1013,26 +1080,41 @@ def _validate_gates(gates: Any, path: str, errs: Errors) -> None:
 
 def _validate_volumes(volumes: Any, path: str, errs: Errors) -> None:
     seen: set[str] = set()
-    for i, v in enumerate(_values(volumes)):
-        if not isinstance(v, dict):
-            continue
+    for i, v in enumerate(_seq(volumes, path, errs)):
         vp = f"{path}[{i}]"
+        if _obj(v, vp, errs) is None:
+            continue
         name = v.get("name")
         if not name:
             errs.append(required(f"{vp}.name"))
-        elif isinstance(name, str):
+        elif _text(name, f"{vp}.name", errs):
             errs.extend(invalid(f"{vp}.name", name, m) for m in name_is_dns_label(name))
             if name in seen:
                 errs.append(duplicate(f"{vp}.name", name))
             seen.add(name)
-        pvc = v.get("persistentVolumeClaim")
-        if isinstance(pvc, dict) and not pvc.get("claimName"):
-            errs.append(required(f"{vp}.persistentVolumeClaim.claimName"))
+        pvc = _obj(v.get("persistentVolumeClaim"), f"{vp}.persistentVolumeClaim", errs)
+        if pvc is not None:
+            if not pvc.get("claimName"):
+                errs.append(required(f"{vp}.persistentVolumeClaim.claimName"))
+            else:
+                _text(pvc["claimName"], f"{vp}.persistentVolumeClaim.claimName", errs)
+
+
+def _validate_resource_claims(claims: Any, path: str, errs: Errors) -> None:
+    for i, c in enumerate(_seq(claims, path, errs)):
+        cp = f"{path}[{i}]"
+        if _obj(c, cp, errs) is None:
+            continue
+        name = _text(c.get("name"), f"{cp}.name", errs)
+        if not name:
+            errs.append(required(f"{cp}.name"))
+        for key in ("resourceClaimName", "resourceClaimTemplateName"):
+            _text(c.get(key), f"{cp}.{key}", errs)
 
 
 def _validate_name_field(validator: Callable[[str], list[str]]) -> Callable[[Any, str, Errors], None]:
     def check(value: Any, path: str, errs: Errors) -> None:
-        if isinstance(value, str) and value:
+        if _text(value, path, errs):
             errs.extend(invalid(path, value, m) for m in validator(value))
 
     return check
@@ -1050,6 +1132,19 @@ def _validate_pod_resources(res: Any, path: str, errs: Errors) -> None:
         _validate_resource_requirements(res, path, errs, pod_level=True)
 
 
+def _validate_string(v: Any, path: str, errs: Errors) -> None:
+    _text(v, path, errs)
+
+
+def _validate_integer(v: Any, path: str, errs: Errors) -> None:
+    _integer(v, path, errs)
+
+
+def _validate_bool(v: Any, path: str, errs: Errors) -> None:
+    if v is not None and not isinstance(v, bool):
+        wrong_type(v, path, "true or false", errs)
+
+
 #: The pod spec fields validated, each with its check (fields absent from a spec cost nothing).
 _POD_SPEC_FIELDS: dict[str, Callable[[Any, str, Errors], None]] = {
     "resources": _validate_pod_resources,
@@ -1060,9 +1155,13 @@ _POD_SPEC_FIELDS: dict[str, Callable[[Any, str, Errors], None]] = {
     "topologySpreadConstraints": lambda v, p, e: _validate_spread(v, p, e),
     "tolerations": lambda v, p, e: _validate_tolerations(v, p, e),
     "volumes": lambda v, p, e: _validate_volumes(v, p, e),
+    "resourceClaims": lambda v, p, e: _validate_resource_claims(v, p, e),
     "nodeName": _validate_name_field(name_is_dns_subdomain),
     "priorityClassName": _validate_name_field(name_is_dns_subdomain),
+    "schedulerName": _validate_string,
+    "priority": _validate_integer,
     "preemptionPolicy": _validate_preemption_policy,
+    "hostNetwork": _validate_bool,
 }
 
 

@@ -135,3 +135,108 @@ def test_yaml_documents_keep_timestamps_as_text() -> None:
     (doc,) = parse_documents("f.yaml", "kind: Pod\nmetadata: {name: p, creationTimestamp: 2025-01-02T03:04:05Z}\n")
     assert doc.obj["metadata"]["creationTimestamp"] == "2025-01-02T03:04:05Z"
     assert yaml.safe_load("t: 2025-01-02T03:04:05Z")["t"] != "2025-01-02T03:04:05Z"  # what the loader avoids
+
+
+# --------------------------------------------------------------------------- a value of the wrong type anywhere
+
+
+def _rich_pod() -> dict[str, Any]:
+    from tests.builders import make_pod
+
+    return (
+        make_pod("web")
+        .label("app", "web")
+        .annotation("a", "b")
+        .owner("ReplicaSet", "web-1")
+        .req(cpu="100m", memory="64Mi")
+        .lim(cpu="1")
+        .host_port(80)
+        .init_container("init", cpu="10m")
+        .toleration("k", "v", "NoSchedule")
+        .node_selector(zone="a")
+        .node_affinity_required([{"key": "zone", "operator": "In", "values": ["a"]}])
+        .node_affinity_preferred(5, [{"key": "disk", "operator": "Exists"}])
+        .pod_affinity("required", "zone", {"app": "db"})
+        .pod_affinity("preferred", "zone", {"app": "web"}, anti=True, weight=3)
+        .spread(1, "zone", match_labels={"app": "web"}, minDomains=2)
+        .gate("g")
+        .pvc("data")
+        .priority(0)
+        .raw
+    )
+
+
+def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix] if prefix else []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out.extend(_paths(v, (*prefix, k)))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out.extend(_paths(v, (*prefix, i)))
+    return out
+
+
+POD_PATHS = _paths(_rich_pod())
+ODD_VALUES = st.sampled_from([None, 0, -1, 1.5, True, "x", "", [], ["x"], [1], {}, {"a": 1}, {"a": None}])
+
+
+@given(st.sampled_from(POD_PATHS), ODD_VALUES)
+@settings(max_examples=300, deadline=None)
+def test_a_wrong_value_anywhere_in_a_pod_is_an_answer_or_one_input_error(path: tuple[Any, ...], value: Any) -> None:
+    from kschedctl.config import default_config
+    from kschedctl.explain.cycle import explain_pod
+    from kschedctl.snapshot.loader import Document, admit_pod, build_object
+    from tests.builders import make_cluster, make_node
+
+    raw = _rich_pod()
+    cur: Any = raw
+    for p in path[:-1]:
+        cur = cur[p]
+    cur[path[-1]] = value
+    cluster = make_cluster([make_node("n1").label("zone", "a")])
+    try:
+        pod = build_object(Document("pod.yaml", 1, raw))
+        if pod is None:  # the kind was changed to one the scheduler does not read
+            return
+        admit_pod(cluster, pod, "pod.yaml")  # type: ignore[arg-type]
+    except InputError as e:
+        assert "\n" not in str(e) and str(e).startswith("pod.yaml: ")
+        return
+    explain_pod(cluster, pod, default_config())  # type: ignore[arg-type]
+
+
+def _rich_node() -> dict[str, Any]:
+    from tests.builders import make_node
+
+    raw = make_node("n1").zone("a").alloc(cpu="4", memory="8Gi", pods="110", ephemeral_storage="10Gi").raw
+    raw["spec"]["taints"] = [{"key": "k", "value": "v", "effect": "PreferNoSchedule"}]
+    raw["spec"]["unschedulable"] = False
+    raw["status"]["capacity"] = {"cpu": "4", "memory": "8Gi", "pods": "110"}
+    raw["status"]["images"] = [{"names": ["busybox:latest"], "sizeBytes": 1000}]
+    raw["status"]["conditions"] = [{"type": "Ready", "status": "True"}]
+    return raw
+
+
+NODE_PATHS = _paths(_rich_node())
+
+
+@given(st.sampled_from(NODE_PATHS), ODD_VALUES)
+@settings(max_examples=200, deadline=None)
+def test_a_wrong_value_anywhere_in_a_node_is_an_answer_or_one_input_error(path: tuple[Any, ...], value: Any) -> None:
+    from kschedctl.config import default_config
+    from kschedctl.explain.cycle import explain_pod
+    from kschedctl.snapshot.loader import Document, build_cluster
+    from tests.builders import make_pod
+
+    raw = _rich_node()
+    cur: Any = raw
+    for p in path[:-1]:
+        cur = cur[p]
+    cur[path[-1]] = value
+    try:
+        cluster = build_cluster([Document("cluster.yaml", 1, raw)])
+    except InputError as e:
+        assert "\n" not in str(e) and str(e).startswith("cluster.yaml: ")
+        return
+    explain_pod(cluster, make_pod("web").req(cpu="100m").image("busybox:latest").build(), default_config())

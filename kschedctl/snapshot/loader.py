@@ -193,11 +193,15 @@ def iter_documents(paths: list[str]) -> Iterator[Document]:
 
 
 def _describe(obj: dict[str, Any]) -> str:
+    """``Kind ns/name`` for messages (a very long name is cut: the field's own message shows it whole)."""
     md = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     name = md.get("name") if md else None
     ns = md.get("namespace") if md else None
     kind = obj.get("kind") or "object"
-    return f"{kind} {ns + '/' if ns else ''}{name}" if name else str(kind)
+    if not name:
+        return str(kind)
+    shown = f"{ns}/{name}" if ns else str(name)
+    return f"{kind} {shown[:80] + '…' if len(shown) > 81 else shown}"
 
 
 def build_object(doc: Document, *, validate: bool = True) -> Node | Pod | KubeObject | None:
