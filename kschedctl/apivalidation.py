@@ -472,9 +472,17 @@ def namespace_name_errors(ns: str) -> list[str]:
 
 
 def validate_object_meta(
-    md: Any, namespaced: bool, name_fn: Callable[[str], list[str]], errs: Errors, path: str = "metadata"
+    md: Any,
+    namespaced: bool,
+    name_fn: Callable[[str], list[str]],
+    errs: Errors,
+    path: str = "metadata",
+    *,
+    labels: bool = True,
 ) -> None:
-    """``ValidateObjectMeta`` on create (name, namespace, labels, annotations, owner references)."""
+    """``ValidateObjectMeta`` on create (name, namespace, labels, annotations, owner references).
+
+    ``labels``: also labels and annotations (for the kinds whose labels the scheduler reads)."""
     md = _obj(md, path, errs)
     if md is None:
         return
@@ -488,9 +496,9 @@ def validate_object_meta(
     if namespaced and ns:
         for m in namespace_name_errors(ns):
             errs.append(invalid(f"{path}.namespace", ns, m))
-    if "labels" in md:
+    if labels and "labels" in md:
         validate_labels(md["labels"], f"{path}.labels", errs)
-    if "annotations" in md:
+    if labels and "annotations" in md:
         _validate_annotations(md["annotations"], f"{path}.annotations", errs)
     if "ownerReferences" in md:
         _validate_owner_references(_seq(md["ownerReferences"], f"{path}.ownerReferences", errs), f"{path}.ownerReferences", errs)
@@ -798,10 +806,9 @@ def _validate_containers(containers: Any, path: str, spec: dict[str, Any], names
             if name in names:
                 errs.append(duplicate(f"{cp}.name", name))
             names.add(name)
-        if not c.get("image"):
-            errs.append(required(f"{cp}.image"))
-        else:
-            _text(c["image"], f"{cp}.image", errs)
+        # The API server also requires an image; the scheduler reads it only for ImageLocality, and
+        # snapshots written by hand for scheduling questions often leave it out: not required here.
+        _text(c.get("image"), f"{cp}.image", errs)
         if "resources" in c:
             _validate_resource_requirements(c["resources"], f"{cp}.resources", errs)
         if "ports" in c:
@@ -1325,10 +1332,16 @@ _NAMESPACED = frozenset(
 )
 
 
+#: Kinds whose labels the scheduler reads (affinity, spreading, namespaceSelectors, VolumeZone).
+_LABELS_READ = frozenset({"Pod", "Node", "Namespace", "PersistentVolume"})
+
+
 def validate_object(kind: str, raw: dict[str, Any]) -> Errors:
-    """What the API server would refuse in this object on create (empty when nothing)."""
+    """What the API server would refuse in this object on create (empty when nothing), in the fields
+    the scheduler reads: the labels of the other kinds are not looked at."""
     errs: Errors = []
-    validate_object_meta(raw.get("metadata"), kind in _NAMESPACED, _NAME_RULES.get(kind, name_is_dns_subdomain), errs)
+    name_rule = _NAME_RULES.get(kind, name_is_dns_subdomain)
+    validate_object_meta(raw.get("metadata"), kind in _NAMESPACED, name_rule, errs, labels=kind in _LABELS_READ)
     if kind == "Pod":
         validate_pod_spec(raw.get("spec"), "spec", errs)
     elif kind == "Node":

@@ -327,9 +327,10 @@ def admit_pod(cluster: Cluster, pod: Pod, source: str | None = None) -> list[str
 
     For the pod being explained, which must be created in the cluster the snapshot describes:
     the Priority admission plugin refuses a PriorityClass that does not exist and a
-    ``spec.priority`` that differs from its class's value; a namespace that does not exist
-    refuses the pod too, but snapshots often leave Namespaces out, so that is a note and the
-    namespace is assumed (with its default label).
+    ``spec.priority`` that differs from its class's value, but a priority given by hand is how
+    people ask "what if this pod had priority N", so that is a note; a namespace that does not
+    exist refuses the pod too, but snapshots often leave Namespaces out, so that is a note and
+    the namespace is assumed (with its default label).
     """
     obj = f"Pod {pod.key}"
     priority = _admitted_priority(cluster, pod)
@@ -340,17 +341,15 @@ def admit_pod(cluster: Cluster, pod: Pod, source: str | None = None) -> list[str
             obj=obj,
             field="spec.priorityClassName",
         )
+    notes: list[str] = []
     spec = pod.raw.get("spec")
     given = spec.get("priority") if isinstance(spec, dict) else None
     if isinstance(given, int) and not isinstance(given, bool) and given != priority:
-        raise InputError(
-            f'pods "{pod.name}" is forbidden: the integer value of priority ({given}) must not be provided in pod spec; '
-            f"priority admission controller computed {priority} from the given PriorityClass name",
-            source=source,
-            obj=obj,
-            field="spec.priority",
+        notes.append(
+            f"{pod.key}: the API server would refuse spec.priority {given} (the integer value of priority must not be "
+            f"provided in pod spec; priority admission controller computed {priority} from the given PriorityClass "
+            f"name); explained with priority {given} as given"
         )
-    notes: list[str] = []
     if cluster.get("Namespace", "", pod.namespace) is None:
         if pod.namespace not in SYSTEM_NAMESPACES:
             notes.append(

@@ -428,12 +428,15 @@ class PodFactory:
         private = any(needs_claims(w) for w in manifests.workloads)
         self.cluster = extend_cluster(cluster, extra, always_copy=private)
         self.taken: set[str] = set()
+        self.admitted: set[int] = set()
 
     def pods(self, w: Workload, count: int | None) -> Iterator[Pod]:
         """``count`` pods of ``w`` (None: without end; a bare Pod that is no template: itself, once)."""
         for index, name in w.pod_names(self.cluster, count, self.taken):
             pod, claims = w.build_pod(index, name, self.cluster)
-            self.manifests.notes.extend(admit_pod(self.cluster, pod, w.source or None))
+            if id(w) not in self.admitted:  # every pod of a workload has the template's admission outcome
+                self.admitted.add(id(w))
+                self.manifests.notes.extend(admit_pod(self.cluster, pod, w.source or None))
             for c in claims:
                 self.cluster.add_object(c)
             self.cluster.default_priority(pod)
