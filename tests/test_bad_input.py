@@ -786,3 +786,59 @@ def test_one_more_than_the_largest_quantity_is_refused(tmp_path: Path) -> None:
     snapshot = dump(tmp_path / "cluster.yaml", _set(node("n1"), "status.allocatable.memory", "92233720368547759"))
     r = run("explain", "pod", "-f", dump(tmp_path / "pod.yaml", pod()), "--snapshot", snapshot)
     assert_one_line_error(r, 'status.allocatable.memory: Invalid value: "92233720368547759"', "overflows above 92233720368547758")
+
+
+# --------------------------------------------------------------------------- plugins a configuration names
+
+NOSUCH = "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: NoSuchPlugin\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO],
+        ["explain", "pending", "-A", "--snapshot", DEMO],
+        ["simulate", "-f", str(ROOT / "fixtures" / "demo" / "cart.yaml"), "--snapshot", DEMO],
+        ["diff-profiles", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO],
+    ],
+    ids=["explain pod", "explain pending", "simulate", "diff-profiles"],
+)
+def test_every_command_names_the_file_of_an_unregistered_plugin(tmp_path: Path, args: list[str]) -> None:
+    cfg = config(tmp_path, NOSUCH)
+    r = run(*args, "--config", cfg)
+    assert_one_line_error(
+        r, f'error: {cfg}: profiles[0].plugins.score.enabled[0].name: ScorePlugin "NoSuchPlugin" does not exist', "--plugin-module"
+    )
+
+
+def test_check_names_the_file_of_an_unregistered_plugin(tmp_path: Path) -> None:
+    d = scenario(tmp_path)
+    (d / "config.yaml").write_text(Path(config(tmp_path, NOSUCH)).read_text())
+    r = run("check", str(d))
+    assert_one_line_error(r, f'error: {d / "config.yaml"}: profiles[0].plugins.score.enabled[0].name: ScorePlugin "NoSuchPlugin"')
+
+
+def test_plugin_module_by_file_path(tmp_path: Path) -> None:
+    pkg = tmp_path / "src" / "myplugins"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "names.py").write_text('PLUGIN_NAME = "PathPlugin"\n')
+    (pkg / "plugin.py").write_text(
+        "from .names import PLUGIN_NAME as NAME\n\n\n"
+        "class PathPlugin:\n    name = NAME\n\n    def filter(self, state, pod, node_info):\n"
+        "        from kschedctl.framework.status import Status\n\n        return Status()\n\n\n"
+        "def new(args, handle):\n    return PathPlugin()\n"
+    )
+    r = run("plugins", "--plugin-module", str(pkg / "plugin.py"), "-o", "json")
+    assert r.exit_code == 0, r.output
+    (entry,) = [p for p in json.loads(r.stdout) if p["name"] == "PathPlugin"]
+    assert entry["source"] == f"file {pkg / 'plugin.py'}" and entry["module"] == "myplugins.plugin"
+    cfg = config(tmp_path, "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: PathPlugin\n")
+    r = run("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--config", cfg,
+            "--plugin-module", str(pkg / "plugin.py"), "-o", "json")
+    assert r.exit_code == 0, r.output  # the relative import inside the package worked
+    r = run("plugins", "--plugin-module", str(tmp_path / "src"))
+    assert_one_line_error(r, "a directory must be a Python package (with __init__.py)")
+    (tmp_path / "notes.txt").write_text("")
+    r = run("plugins", "--plugin-module", str(tmp_path / "notes.txt"))
+    assert_one_line_error(r, "not a Python file (.py)")
