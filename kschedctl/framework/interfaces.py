@@ -17,6 +17,7 @@ from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 
 if TYPE_CHECKING:
+    from kschedctl.framework.signers import SignFragment
     from kschedctl.framework.snapshot import Snapshot
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.model import Pod
@@ -205,6 +206,19 @@ class PostBindPlugin(Plugin, Protocol):
     not act: it may return a sentence saying what it would have done, which the trace shows."""
 
     def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> str | None: ...
+
+
+@runtime_checkable
+class SignPlugin(Plugin, Protocol):
+    """Optional for PreFilter, Filter, PreScore and Score plugins (OpportunisticBatching, v1.35 beta).
+
+    ``sign_pod`` returns the parts of the pod this plugin's verdicts and scores depend on
+    (``kschedctl.framework.signers.SignFragment``), or a non-success status when the pod cannot be
+    signed (its outcome depends on more than the pod and the node, e.g. on other pods). When any
+    such plugin of a profile lacks ``sign_pod``, the profile never batches, as upstream.
+    """
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]: ...
 
 
 #: Extension point name (as in KubeSchedulerConfiguration) -> the method that marks it.

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import ImageStateSummary, NodeInfo
 from kschedctl.plugins.helper import go_div
@@ -72,6 +74,10 @@ class ImageLocality:
 
     def score_extensions(self) -> None:
         return None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: the score depends on the pod's (normalized) image names only."""
+        return [SignFragment(signers.IMAGE_NAMES, signers.image_names(pod))], Status()
 
 
 def new(args: Any, handle: Handle) -> ImageLocality:

@@ -25,8 +25,10 @@ from typing import Any
 
 from kschedctl.config.args import NodeAffinityArgs
 from kschedctl.errors import ConfigError
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.helper import default_normalize_score
@@ -237,6 +239,13 @@ class NodeAffinity:
 
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: verdict and score depend on node affinity and nodeSelector only."""
+        return [
+            SignFragment(signers.NODE_AFFINITY, signers.node_affinity(pod)),
+            SignFragment(signers.NODE_SELECTOR, signers.node_selector(pod)),
+        ], Status()
 
 
 def parse_added_affinity(added: dict[str, Any] | None) -> tuple[NodeSelector | None, PreferredTerms | None]:

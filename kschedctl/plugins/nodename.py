@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.snapshot.model import Pod
@@ -31,6 +33,10 @@ class NodeName:
         if fits(pod, node_info):
             return Status()
         return Status.unresolvable(ERR_REASON)
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: the verdict depends on ``spec.nodeName`` only."""
+        return [SignFragment(signers.NODE_NAME, pod.node_name)], Status()
 
 
 def new(args: Any, handle: Handle) -> NodeName:

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, PreFilterResult
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import HostPortInfo, NodeInfo, host_ports
 from kschedctl.snapshot.model import Pod
@@ -65,6 +67,10 @@ class NodePorts:
         if fits_ports(want, node_info.used_ports):
             return Status()
         return Status(Code.UNSCHEDULABLE, ERR_REASON)
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: the verdict depends on the pod's host ports only."""
+        return [SignFragment(signers.HOST_PORTS, signers.host_ports(pod))], Status()
 
 
 def new(args: Any, handle: Handle) -> NodePorts:

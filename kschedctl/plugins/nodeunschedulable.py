@@ -9,8 +9,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.snapshot.model import Pod, Taint, tolerations_tolerate
@@ -31,6 +33,10 @@ class NodeUnschedulable:
         if tolerations_tolerate(pod.tolerations, UNSCHEDULABLE_TAINT):
             return Status()
         return Status.unresolvable(ERR_REASON_UNSCHEDULABLE)
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: the verdict depends on the pod's tolerations only."""
+        return [SignFragment(signers.TOLERATIONS, signers.tolerations(pod))], Status()
 
 
 def new(args: Any, handle: Handle) -> NodeUnschedulable:

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, PreFilterResult
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.volumebinding import csitranslation as csi
@@ -284,6 +286,10 @@ class CSILimits:
                 continue
             out[f"{attacher}/{pv.spec['csi'].get('volumeHandle') or ''}"] = attacher
         return out
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: the verdict depends on the pod's volume sources only."""
+        return [SignFragment(signers.VOLUMES, signers.volumes(pod))], Status()
 
 
 def new(args: Any, handle: Handle) -> CSILimits:

@@ -42,6 +42,10 @@ class PrioritySort:
         pb = b.effective_priority
         return pa > pb or (pa == pb and queue_timestamp(a) < queue_timestamp(b))
 
+    def sort_key(self, pod: Pod) -> tuple[int, datetime]:
+        """A key that orders pods exactly as ``less`` does (for merging streams already in queue order)."""
+        return -pod.effective_priority, queue_timestamp(pod)
+
 
 def new(args: Any, handle: Handle) -> PrioritySort:
     return PrioritySort()

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, PreFilterResult
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.plugins.volumebinding.storage import PVC_RESOURCE, access_modes, not_found
@@ -192,6 +194,10 @@ class VolumeRestrictions:
                 if is_volume_conflict(v, pi.pod):
                     conflicts.append({"volume": str(v.get("name") or ""), "pod": pi.pod.key})
         return {"diskConflicts": conflicts}
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: the verdict depends on the pod's volume sources only."""
+        return [SignFragment(signers.VOLUMES, signers.volumes(pod))], Status()
 
 
 def new(args: Any, handle: Handle) -> VolumeRestrictions:

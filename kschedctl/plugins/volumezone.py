@@ -13,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, PreFilterResult
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.volumebinding.storage import (
@@ -173,6 +175,10 @@ class VolumeZone:
                 value = labels.get(_TO_GA.get(t.key, t.key))
             checks.append({"volume": t.pv_name, "key": t.key, "nodeValue": value, "matches": value in t.values})
         return {"nodeTopology": node_topology, "unconstrainedNode": not node_topology, "checks": checks}
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: the verdict depends on the pod's volume sources only."""
+        return [SignFragment(signers.VOLUMES, signers.volumes(pod))], Status()
 
 
 def new(args: Any, handle: Handle) -> VolumeZone:

@@ -31,6 +31,7 @@ Filter errors, as upstream, with upstream's texts.
 
 from __future__ import annotations
 
+import copy
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.config.args import DynamicResourcesArgs
@@ -38,6 +39,7 @@ from kschedctl.config.field import DurationError, parse_go_duration
 from kschedctl.errors import InputError
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, NodeScore, NodeToStatus, PostFilterResult, PreFilterResult
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.dynamicresources.allocator import (
@@ -50,6 +52,7 @@ from kschedctl.plugins.dynamicresources.allocator import (
 )
 from kschedctl.plugins.dynamicresources.api import Allocation, ResourceClaim
 from kschedctl.plugins.helper import default_normalize_score
+from kschedctl.snapshot.model import KubeObject
 from kschedctl.snapshot.selectors import NodeSelector
 
 if TYPE_CHECKING:
@@ -339,6 +342,44 @@ class DynamicResources:
         if s is None:
             return Status.as_error(ERR_NOT_FOUND)
         return Status()
+
+    # -- successive cycles (simulate) ---------------------------------------------------------
+    def assumed_objects(self, state: CycleState, pod: Pod, node_name: str) -> list[KubeObject]:
+        """The pod's claims as PreBind would write them: newly allocated ones with ``status.allocation``,
+        every one with the pod in ``status.reservedFor``. The real scheduler keeps them in its in-flight
+        claim tracking (assume cache) from Reserve on, so the next cycle sees the devices taken; a
+        simulation of successive pods applies them to its cluster."""
+        s = state.get(STATE_KEY)
+        if s is None or not s.claims:
+            return []
+        out: list[KubeObject] = []
+        for i, claim in enumerate(s.claims):
+            raw = copy.deepcopy(claim.raw.raw)
+            status = raw.setdefault("status", {})
+            if claim.allocation is None:
+                allocation = s.reserved.get(i)
+                if allocation is None:
+                    continue
+                status["allocation"] = allocation.to_dict()
+            reserved = status.setdefault("reservedFor", [])
+            if pod.uid not in claim.reserved_for_uids:
+                reserved.append({"resource": "pods", "name": pod.name, "uid": pod.uid})
+            out.append(KubeObject(raw, "ResourceClaim", True))
+        return out
+
+    def objects_changed(self, objects: list[KubeObject]) -> None:
+        """Objects of the cluster were replaced (a simulation applied assumed objects): re-read those claims."""
+        if self._dra is not None:
+            for o in objects:
+                if o.kind == "ResourceClaim":
+                    self._dra.forget_claim(o.namespace, o.name)
+
+    # -- OpportunisticBatching ----------------------------------------------------------------
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """A pod with ResourceClaims is not signable (upstream cannot tell single-node claims apart)."""
+        if pod.resource_claims:
+            return None, Status.unschedulable("pods with dra resource claims are not signable")
+        return None, Status()
 
 
 def claim_allocations(state: CycleState) -> list[tuple[str, dict[str, Any] | None, bool]]:

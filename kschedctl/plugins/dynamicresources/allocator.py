@@ -126,6 +126,11 @@ class DraCluster:
             self._claims[key] = c
         return c
 
+    def forget_claim(self, namespace: str, name: str) -> None:
+        """The claim object changed in the cluster: parse it again, and recount allocated devices."""
+        self._claims.pop(f"{namespace}/{name}", None)
+        self._allocated = None
+
     @property
     def allocated_devices(self) -> set[DeviceID]:
         """Devices of every allocated claim, except those allocated with admin access."""

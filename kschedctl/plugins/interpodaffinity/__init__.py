@@ -40,8 +40,10 @@ from typing import Any
 
 from kschedctl.config.args import InterPodAffinityArgs
 from kschedctl.errors import ConfigError
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo, WeightedAffinityTerm
 from kschedctl.plugins.interpodaffinity.filtering import (
@@ -244,6 +246,17 @@ class InterPodAffinity:
             "filter": None if fs is None else explain_filter(fs, node_info),
             "score": None if ss is None else explain_score(ss, node_info),
         }
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: a pod with pod (anti-)affinity depends on other pods' placement and is
+        not signable; otherwise its labels matter (existing pods' terms may select it), unless
+        ``ignorePreferredTermsOfExistingPods`` is set."""
+        aff = pod.affinity
+        if aff is not None and (aff.has_pod_affinity or aff.has_pod_anti_affinity):
+            return None, Status.unschedulable("pods with InterPodAffinity are not signable")
+        if self.args.ignore_preferred_terms_of_existing_pods:
+            return None, Status()
+        return [SignFragment(signers.LABELS, signers.labels(pod))], Status()
 
 
 def new(args: InterPodAffinityArgs | None, handle: Handle) -> InterPodAffinity:

@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Any
 from kschedctl.config.args import NodeResourcesBalancedAllocationArgs
 from kschedctl.config.field import aggregate
 from kschedctl.config.validation import validate_node_resources_balanced_allocation_args
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
+from kschedctl.plugins.noderesources.fit import request_signature
 from kschedctl.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
     WeightedResource,
@@ -61,6 +64,10 @@ class BalancedAllocation:
 
     def score_extensions(self) -> None:
         return None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: the score depends on the pod's requests only (same fragment as Fit)."""
+        return [SignFragment(signers.RESOURCES, request_signature(pod))], Status()
 
 
 def _resources(args: NodeResourcesBalancedAllocationArgs) -> list[WeightedResource]:

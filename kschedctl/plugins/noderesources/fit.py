@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from kschedctl.config.args import NodeResourcesFitArgs
 from kschedctl.config.field import aggregate
 from kschedctl.config.validation import validate_node_resources_fit_args
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, PreFilterResult
 from kschedctl.framework.resources import (
@@ -33,6 +34,7 @@ from kschedctl.framework.resources import (
     is_scalar_resource_name,
     pod_requests,
 )
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
@@ -102,6 +104,18 @@ def compute_pod_request(pod: Pod) -> PodRequest:
         elif is_scalar_resource_name(name):
             scalar[name] = max(scalar.get(name, 0), value(q))
     return PodRequest(cpu, mem, eph, tuple(scalar.items()))
+
+
+def request_signature(pod: Pod) -> dict[str, object]:
+    """The pod's requests as a signature fragment (OpportunisticBatching): equal exactly when the
+    requests Fit and BalancedAllocation see are equal."""
+    r = compute_pod_request(pod)
+    return {
+        "MilliCPU": r.milli_cpu,
+        "Memory": r.memory,
+        "EphemeralStorage": r.ephemeral_storage,
+        "ScalarResources": dict(sorted(r.scalar)),
+    }
 
 
 def fits_request(
@@ -216,6 +230,11 @@ class Fit:
 
     def score_extensions(self) -> None:
         return None
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: verdict and score depend on the pod's requests only (the
+        DRAExtendedResource gate, which would make pods unsignable, is off in v1.35)."""
+        return [SignFragment(signers.RESOURCES, request_signature(pod))], Status()
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from kschedctl.config.args import PodTopologySpreadArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.plugins.podtopologyspread.common import (
@@ -194,6 +195,16 @@ class PodTopologySpread:
             "filter": explain_node(pf, pod, node_info.node) if pf is not None and pf.constraints else None,
             "score": explain_score(ps, pod, node_info) if ps is not None and ps.constraints else None,
         }
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: spreading depends on other pods' placement, so a pod with constraints
+        of its own, or any pod when default constraints are configured (``System`` defaulting
+        always has them), is not signable."""
+        if pod.topology_spread_constraints:
+            return None, Status.unschedulable("pods with topology constraints are not signable")
+        if self.default_constraints:
+            return None, Status.unschedulable("pods with default topology constraints are not signable")
+        return None, Status()
 
 
 def new(args: PodTopologySpreadArgs | None, handle: Handle) -> PodTopologySpread:

@@ -15,8 +15,10 @@ from typing import Any
 
 from kschedctl.config.args import VolumeBindingArgs
 from kschedctl.errors import ConfigError
+from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, PreFilterResult, ScoreExtensions
+from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.volumebinding.binder import BinderError, PodVolumeClaims, PodVolumes, VolumeBinder
@@ -283,6 +285,10 @@ class VolumeBinding:
                 for d in volumes.dynamic_provisions
             ],
         }
+
+    def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
+        """OpportunisticBatching: verdict and score depend on the pod's volume sources only."""
+        return [SignFragment(signers.VOLUMES, signers.volumes(pod))], Status()
 
 
 def _key(obj: KubeObject) -> str:
