@@ -25,6 +25,7 @@ from kschedctl.explain.extenders import (
     prioritize_with_extenders,
 )
 from kschedctl.explain.trace import NodeVerdict, PluginScores, PostFilterRecord, Trace
+from kschedctl.framework.batch import OpportunisticBatch, SortedScoredNodes
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.extender import ExtenderCall, ExtenderError, build_extenders
 from kschedctl.framework.failures import notes as failure_notes
@@ -93,30 +94,7 @@ def fit_error_message(num_all_nodes: int, d: Diagnosis) -> str:
 
 def heap_pop_order_winner(names: list[str], totals: dict[str, int]) -> str:
     """The node Go's ``heap.Init`` + ``heap.Pop`` yields (Less = higher total) from this list order."""
-    h = list(names)
-    n = len(h)
-
-    def less(i: int, j: int) -> bool:
-        return totals[h[i]] > totals[h[j]]
-
-    def down(i0: int, n: int) -> None:
-        i = i0
-        while True:
-            j1 = 2 * i + 1
-            if j1 >= n or j1 < 0:
-                break
-            j = j1
-            j2 = j1 + 1
-            if j2 < n and less(j2, j1):
-                j = j2
-            if not less(j, i):
-                break
-            h[i], h[j] = h[j], h[i]
-            i = j
-
-    for i in range(n // 2 - 1, -1, -1):
-        down(i, n)
-    return h[0]
+    return SortedScoredNodes(names, totals).pop()
 
 
 def explain_pod(
@@ -159,17 +137,20 @@ def run_cycle(
     details: bool = False,
     start_index: int = 0,
     state: CycleState | None = None,
+    batch: OpportunisticBatch | None = None,
+    cycle: int = 1,
 ) -> Trace:
     """Run the cycle; with ``details`` also record per-node figures and plugins' own explanations.
 
     ``start_index`` is kube-scheduler's ``nextStartNodeIndex``: 0 in the first cycle (what ``explain``
     models); a simulation of successive cycles passes the index the previous cycles left (advanced by
     ``Trace.processed_nodes``). A caller that needs what plugins decided (a simulation applying volume
-    bindings) passes its own fresh ``state`` and reads it afterwards."""
+    bindings) passes its own fresh ``state`` and reads it afterwards. A simulation also passes the
+    profile's OpportunisticBatching state (``batch``) and the scheduling queue's cycle number."""
     if state is None:
         state = CycleState()
     fw.take_failures()
-    trace = _run_cycle(fw, pod, config, state, start_index)
+    trace = _run_cycle(fw, pod, config, state, start_index, batch, cycle)
     trace.plugin_failures = fw.take_failures()
     trace.notes.extend(failure_notes(trace.plugin_failures))
     if details:
@@ -178,7 +159,15 @@ def run_cycle(
     return trace
 
 
-def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleState, start_index: int = 0) -> Trace:
+def _run_cycle(
+    fw: Framework,
+    pod: Pod,
+    config: SchedulerConfig,
+    state: CycleState,
+    start_index: int = 0,
+    batch: OpportunisticBatch | None = None,
+    cycle: int = 1,
+) -> Trace:
     snapshot = fw.snapshot
     trace = Trace(pod=pod.key, profile=fw.profile_name)
     trace.num_all_nodes = snapshot.num_nodes()
@@ -224,13 +213,19 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
         diagnosis.add_plugin_status(pre.status)
         return _unschedulable(fw, state, pod, trace, diagnosis)
 
-    # The nominated node first ----------------------------------------------------------------------
+    # OpportunisticBatching's node hint, then the nominated node (or the hint) first ---------------
+    hint: str | None = None
+    signature: str | None = None
+    if batch is not None:
+        hint, signature, trace.batch = batch.get_node_hint(state, pod, cycle)
     percentage = fw.percentage_of_nodes_to_score
     # hasScoring: Score plugins or a prioritizing extender (it decides how many nodes to look for)
     has_scoring = fw.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)
-    if pod.nominated_node_name:
-        ni = snapshot.get(pod.nominated_node_name)
-        trace.nominated_node_tried = pod.nominated_node_name
+    first = pod.nominated_node_name or hint
+    if first:
+        ni = snapshot.get(first)
+        if pod.nominated_node_name:
+            trace.nominated_node_tried = pod.nominated_node_name
         if ni is not None:
             ok, err = _filter_nodes(fw, state, pod, [ni], 1, diagnosis, trace)
             if err:  # upstream logs it and searches all nodes
@@ -244,7 +239,13 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
                     ok = []
             if ok:
                 feasible = ok
-                trace.notes.append(f"the pod's nominated node {ni.name} passed every filter, so no other node was tried")
+                if pod.nominated_node_name:
+                    trace.notes.append(f"the pod's nominated node {ni.name} passed every filter, so no other node was tried")
+                else:
+                    trace.notes.append(
+                        f"OpportunisticBatching: the node hint {ni.name} (the next best node of the previous pod's sorted "
+                        "scores, same signature) passed every filter, so no other node was filtered or scored"
+                    )
 
     if not feasible:
         nodes = snapshot.node_info_list
@@ -285,17 +286,20 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
         return _unschedulable(fw, state, pod, trace, diagnosis)
 
     # Score ---------------------------------------------------------------------------------------
+    rest: SortedScoredNodes | None = None
     if len(feasible) == 1:
         host = feasible[0].name
         trace.max_score = 0
         trace.candidates = [host]
         trace.selected_node = host
-        trace.notes.append("exactly one node is feasible: kube-scheduler does not run PreScore/Score")
+        if not (hint and host == hint and not pod.nominated_node_name):
+            trace.notes.append("exactly one node is feasible: kube-scheduler does not run PreScore/Score")
     elif not fw.has_score_plugins() and not fw.extenders:
         trace.totals = {ni.name: 1 for ni in feasible}
         trace.max_score = 1
         trace.candidates = sorted(trace.totals)
-        trace.selected_node = heap_pop_order_winner([ni.name for ni in feasible], trace.totals)
+        rest = SortedScoredNodes([ni.name for ni in feasible], trace.totals)
+        trace.selected_node = rest.pop()
     else:
         st, trace.pre_score = fw.run_pre_score(state, pod, feasible)
         if not st.is_success():
@@ -323,7 +327,8 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
         trace.candidates = sorted(n for n, t in totals.items() if t == best)
         order = [ni.name for ni in feasible]
         lucky = [n for n in order if n in randomized and totals[n] == best]
-        trace.selected_node = lucky[0] if lucky else heap_pop_order_winner(order, totals)
+        rest = SortedScoredNodes(order, totals)
+        trace.selected_node = lucky[0] if lucky else rest.pop()
         if len(trace.candidates) > 1 and lucky:
             trace.tie_break = (
                 f"{len(trace.candidates)} nodes share the top total {best}. Extenders scored these nodes, so "
@@ -340,9 +345,14 @@ def _run_cycle(fw: Framework, pod: Pod, config: SchedulerConfig, state: CycleSta
             f"candidates can win; this dry run shows {trace.selected_node}."
         )
 
-    # Reserve / Permit / PreBind / Bind ---------------------------------------------------------------
     host = trace.selected_node
     assert host is not None
+    if batch is not None:
+        batch.store_schedule_results(signature, hint, host, rest, cycle, trace.batch)
+        if trace.batch is not None and trace.batch.batched:
+            trace.batched = True
+
+    # Reserve / Permit / PreBind / Bind ---------------------------------------------------------------
     st, trace.reserve = fw.run_reserve(state, pod, host)
     if not st.is_success():
         fw.run_unreserve(state, pod, host)
@@ -436,7 +446,8 @@ def _unschedulable(fw: Framework, state: CycleState, pod: Pod, trace: Trace, dia
         diagnosis.post_filter_msg = st.message()
         victims = result.victims if result else []
         nominated = None
-        if result is not None and result.nominating_info is not None and result.nominating_info.mode == "Override":
+        override = result is not None and result.nominating_info is not None and result.nominating_info.mode == "Override"
+        if override and result is not None and result.nominating_info is not None:
             nominated = result.nominating_info.nominated_node_name or None
         trace.post_filter = PostFilterRecord(
             plugin=st.plugin,
@@ -446,6 +457,7 @@ def _unschedulable(fw: Framework, state: CycleState, pod: Pod, trace: Trace, dia
             victim_priorities={v.key: v.effective_priority for v in victims},
             per_plugin=records,
             details=dict(result.details) if result else {},
+            clears_nomination=override and nominated is None,
         )
         if st.code == Code.ERROR:
             trace.notes.append(f"PostFilter returned an error: {st.message()}")

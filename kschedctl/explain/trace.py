@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl import K8S_VERSION
+from kschedctl.framework.batch import BatchRecord
 from kschedctl.framework.extender import ExtenderCall
 from kschedctl.framework.failures import PluginFailure
 from kschedctl.framework.runtime import PluginStatus
@@ -54,6 +55,8 @@ class PostFilterRecord:
     victim_priorities: dict[str, int] = field(default_factory=dict)
     per_plugin: list[PluginStatus] = field(default_factory=list)
     details: dict[str, Any] = field(default_factory=dict)
+    #: PostFilter asked to clear the pod's nominatedNodeName (mode Override, no node): preemption cannot help.
+    clears_nomination: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -110,6 +113,10 @@ class Trace:
     processed_nodes: int = 0
     #: Exceptions plugins raised in this cycle (each became the plugin's Error status); tracebacks for --debug.
     plugin_failures: list[PluginFailure] = field(default_factory=list)
+    #: OpportunisticBatching in a simulation: the node hint offered, and what the cycle stored.
+    batch: BatchRecord | None = None
+    #: The pod was placed on the batch's node hint, without scoring.
+    batched: bool = False
 
     @property
     def schedulable(self) -> bool:
@@ -163,6 +170,7 @@ class Trace:
                 "filterPlugins": list(self.filter_plugins),
                 "skippedFilterPlugins": list(self.skipped_filter_plugins),
                 "binding": self.binding,
+                "batch": self.batch.to_dict() if self.batch else None,
                 "postFilter": (
                     {
                         "perPlugin": [r.to_dict() for r in self.post_filter.per_plugin],
