@@ -18,7 +18,7 @@ from kschedctl.framework.snapshot import Snapshot
 from kschedctl.plugins.podtopologyspread.common import default_selector
 from kschedctl.snapshot.loader import load_cluster, parse_documents
 from kschedctl.snapshot.model import Pod
-from kschedctl.whatif.simulate import Simulator, simulate_max, simulate_pods
+from kschedctl.whatif.simulate import REPORT, RunOptions, Simulator, simulate_max, simulate_pods
 from kschedctl.whatif.workloads import PodFactory, extend_cluster, parse_manifests
 from tests.builders import make_cluster, make_node, make_object, make_pod
 
@@ -134,12 +134,12 @@ def test_simulation_agrees_with_explain_on_the_accumulated_cluster() -> None:
 def test_a_fresh_cycle_state_per_pod_and_one_framework_per_profile() -> None:
     cluster = make_cluster([make_node("n1"), make_node("n2")])
     sim = Simulator(cluster, default_config())
-    sim.place(make_pod("a").req(cpu="1").build(), 1)
+    sim.schedule_one(make_pod("a").req(cpu="1").build(), 1)
     fw = sim.frameworks["default-scheduler"]
-    sim.place(make_pod("b").req(cpu="1").build(), 2)
+    sim.schedule_one(make_pod("b").req(cpu="1").build(), 2)
     assert sim.frameworks == {"default-scheduler": fw}
     assert sim.cycles == 2
-    ignored = sim.place(make_pod("c").scheduler("other").build(), 3)
+    ignored = sim.schedule_one(make_pod("c").scheduler("other").build(), 3)
     assert ignored.outcome == "ignored"
     assert "other" in ignored.notes[0]
 
@@ -149,7 +149,7 @@ def test_filter_starts_where_the_previous_cycle_stopped() -> None:
     # starts at node 100 of the node-tree order.
     cluster = make_cluster([make_node(f"n{i:03d}") for i in range(120)])
     sim = Simulator(cluster, default_config())
-    sim.place(make_pod("a").build(), 1)
+    sim.schedule_one(make_pod("a").build(), 1)
     assert sim.start_index == 100
     fw = sim.frameworks["default-scheduler"]
     trace = run_cycle(fw, make_pod("b").build(), default_config(), start_index=sim.start_index)
@@ -203,8 +203,13 @@ def _preemption_cluster() -> Any:
     )
 
 
-def test_preemption_is_reported_but_not_applied_by_default() -> None:
-    r = simulate_pods(_preemption_cluster(), default_config(), pods_of(make_pod("high").req(cpu="2").priority(100)))
+def test_preemption_report_only_changes_nothing() -> None:
+    r = simulate_pods(
+        _preemption_cluster(),
+        default_config(),
+        pods_of(make_pod("high").req(cpu="2").priority(100)),
+        options=RunOptions(preemption=REPORT),
+    )
     p = r.placements[0]
     assert p.outcome == "unschedulable"
     assert p.preemption is not None
@@ -213,18 +218,49 @@ def test_preemption_is_reported_but_not_applied_by_default() -> None:
     assert r.nodes == []
 
 
-def test_preemption_deletes_victims_and_places_the_preemptor_on_the_nominated_node() -> None:
-    r = simulate_pods(
-        _preemption_cluster(), default_config(), pods_of(make_pod("high").req(cpu="2").priority(100)), preemption=True
-    )
-    p = r.placements[0]
-    assert (p.outcome, p.node) == ("scheduled", "n1")
+def test_preemption_deletes_victims_and_nominates_the_pod_without_retrying_it() -> None:
+    r = simulate_pods(_preemption_cluster(), default_config(), pods_of(make_pod("high").req(cpu="2").priority(100)))
+    (p,) = r.placements
+    assert (p.outcome, p.node, p.nominated_node_name) == ("unschedulable", None, "n1")
     assert p.preemption is not None and p.preemption.applied
+    assert p.fit_error == "0/1 nodes are available: 1 Insufficient cpu."
     assert r.victims == ["default/low"]
     (n,) = r.nodes
-    assert (n.added, n.removed, n.pods_before, n.pods_after) == (["default/high"], ["default/low"], 1, 1)
+    assert (n.added, n.removed, n.pods_before, n.pods_after) == ([], ["default/low"], 1, 0)
+    assert r.cycles == 1
+    assert r.to_dict()["summary"]["nominated"] == 1
+
+
+def test_later_pods_see_the_victims_gone_and_the_nominated_pod_on_its_node() -> None:
+    # "high" preempts "low" (3 cpu) on n1 and is nominated there with 2 cpu. A later pod of lower
+    # (or equal) priority counts the nominated pod: 2 of the node's 4 cpu are left for it.
+    def run(prio: int, cpu: str) -> Any:
+        pods = pods_of(
+            make_pod("high").req(cpu="2").priority(100).created("2026-01-01T00:00:00Z"),
+            make_pod("later").req(cpu=cpu).priority(prio).created("2026-01-01T00:00:01Z"),
+        )
+        return simulate_pods(_preemption_cluster(), default_config(), pods).placements[-1]
+
+    assert run(50, "2").node == "n1"
+    assert run(50, "3").outcome == "unschedulable"
+    assert run(100, "3").outcome == "unschedulable"
+
+
+def test_retry_nominated_schedules_nominated_pods_after_the_run() -> None:
+    r = simulate_pods(
+        _preemption_cluster(),
+        default_config(),
+        pods_of(make_pod("high").req(cpu="2").priority(100)),
+        options=RunOptions(retry_nominated=True),
+    )
+    first, second = r.placements
+    assert (first.outcome, first.attempt, first.nominated_node_name) == ("unschedulable", 1, "n1")
+    assert (second.outcome, second.node, second.attempt) == ("scheduled", "n1", 2)
+    assert r.placed == [second] and r.not_placed == []
+    assert r.cycles == 2
+    (n,) = r.nodes
+    assert (n.added, n.removed) == (["default/high"], ["default/low"])
     assert (n.requested_before["cpu"], n.requested_after["cpu"]) == (3000, 2000)
-    assert r.cycles == 2  # the failed cycle and the retry
 
 
 def test_preemption_policy_never_does_not_preempt() -> None:
@@ -232,7 +268,6 @@ def test_preemption_policy_never_does_not_preempt() -> None:
         _preemption_cluster(),
         default_config(),
         pods_of(make_pod("high").req(cpu="2").priority(100, preemption_policy="Never")),
-        preemption=True,
     )
     assert r.placements[0].outcome == "unschedulable"
     assert r.placements[0].preemption is None
@@ -419,8 +454,8 @@ def test_cli_deployment_on_the_demo_cluster() -> None:
     assert nodes == ["memory-b0", "memory-a0", "general-c0", "general-b1", "general-a0", "general-c1"]
     assert len({_zone(n) for n in nodes[:3]}) == 3 and len({_zone(n) for n in nodes[3:]}) == 3
     assert [p["pod"] for p in data["placements"]] == [f"shop/cart-{i}" for i in range(6)]
-    assert data["summary"] == {"pods": 6, "placed": 6, "notPlaced": 0, "victims": 0,
-                               "stopReason": "every pod was tried once, in queue order"}
+    assert data["summary"] == {"pods": 6, "placed": 6, "notPlaced": 0, "notTried": 0, "nominated": 0, "victims": 0,
+                               "batched": 0, "stopReason": "every pod was tried once, in queue order"}
     assert {n["node"] for n in data["nodes"]} == set(nodes)
     assert data["timing"]["cycles"] == 6
 
@@ -455,18 +490,31 @@ def test_cli_preemption_on_the_demo_cluster(tmp_path: Path) -> None:
     ))
     r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "-o", "json")
     assert r.exit_code == 1
-    last = json.loads(r.output)["placements"][-1]
-    assert last["outcome"] == "unschedulable"
-    assert last["preemption"] == {"nominatedNode": "memory-a0", "victims": ["batch/etl-23"], "applied": False}
-    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--preemption", "-o", "json")
-    assert r.exit_code == 0, r.output
     data = json.loads(r.output)
-    assert [p["node"] for p in data["placements"]] == ["memory-b0", "memory-a0", "memory-b0", "memory-a0"]
-    assert data["summary"]["victims"] == 1
+    last = data["placements"][-1]
+    assert (last["outcome"], last["nominatedNodeName"], last["victims"]) == ("unschedulable", "memory-a0", ["batch/etl-23"])
+    assert last["preemption"] == {"nominatedNode": "memory-a0", "victims": ["batch/etl-23"], "applied": True}
+    assert data["summary"]["victims"] == 1 and data["summary"]["nominated"] == 1
     node = next(n for n in data["nodes"] if n["node"] == "memory-a0")
     assert node["removed"] == ["batch/etl-23"]
-    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--preemption")
-    assert "preempted etl-23 on memory-a0" in r.output
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--report-preemption", "-o", "json")
+    assert r.exit_code == 1
+    last = json.loads(r.output)["placements"][-1]
+    assert last["preemption"] == {"nominatedNode": "memory-a0", "victims": ["batch/etl-23"], "applied": False}
+    assert json.loads(r.output)["summary"]["victims"] == 0
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--retry-nominated", "-o", "json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.output)
+    assert [(p["node"], p["attempt"]) for p in data["placements"]] == [
+        ("memory-b0", 1), ("memory-a0", 1), ("memory-b0", 1), (None, 1), ("memory-a0", 2)
+    ]
+    assert data["summary"]["placed"] == 4 and data["summary"]["victims"] == 1
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4")
+    assert "preempted etl-23 on memory-a0; nominated to memory-a0, not retried" in r.output
+    # the old flag still works: preemption is applied anyway, and it now means --retry-nominated
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--preemption", "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert any("--preemption is deprecated" in n for n in json.loads(r.output)["notes"])
 
 
 def test_cli_markdown() -> None:
@@ -525,7 +573,7 @@ def test_table_output_keeps_square_brackets() -> None:
     from kschedctl.render.simulate import render_simulation_table
     from kschedctl.whatif.simulate import Placement, SimulationResult
 
-    r = SimulationResult("pods", 3, False)
+    r = SimulationResult("pods", 3)
     r.placements.append(Placement(1, "default/p", None, "default-scheduler", "unschedulable",
                                   fit_error="0/3 nodes are available: node(s) didn't satisfy plugin(s) [NodeAffinity]."))
     console = Console(record=True, width=300)

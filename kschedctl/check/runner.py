@@ -1,5 +1,7 @@
 """``kschedctl check``: scenario directories with expectations, compared field by field.
 
+(Sequence scenarios, many pods placed one after another, are run by ``kschedctl.check.sequence``.)
+
 A scenario is a directory with cluster.yaml, pod.yaml, an optional config.yaml and
 expected.json or expected.yaml. Expectations written by a person are partial:
 only the keys present are compared, at every level. Expectations written by the
@@ -136,6 +138,13 @@ def is_scenario(d: Path) -> bool:
     return (d / "pod.yaml").is_file() and (d / "cluster.yaml").is_file()
 
 
+def _is_any_scenario(d: Path) -> bool:
+    """A single-pod scenario, or a sequence scenario (``kschedctl.check.sequence``)."""
+    from kschedctl.check.sequence import is_sequence
+
+    return is_scenario(d) or is_sequence(d)
+
+
 def discover_scenarios(paths: list[str]) -> list[Path]:
     out: list[Path] = []
     for p in paths:
@@ -144,12 +153,12 @@ def discover_scenarios(paths: list[str]) -> list[Path]:
             raise InputError("no such file or directory", source=p)
         if not root.is_dir():
             raise InputError("a scenario must be a directory (cluster.yaml, pod.yaml, expected.json)", source=p)
-        if is_scenario(root):
+        if _is_any_scenario(root):
             out.append(root)
             continue
-        found = sorted(d for d in root.rglob("*") if d.is_dir() and is_scenario(d))
+        found = sorted(d for d in root.rglob("*") if d.is_dir() and _is_any_scenario(d))
         if not found:
-            raise InputError("no scenario directories (with cluster.yaml and pod.yaml) found", source=p)
+            raise InputError("no scenario directories (with cluster.yaml and pod.yaml or pods.yaml) found", source=p)
         out.extend(found)
     return out
 
@@ -169,6 +178,11 @@ def load_expected(d: Path) -> dict[str, Any]:
 def run_scenario(d: Path, registry: Registry | None = None) -> ScenarioResult:
     """Run one scenario. Bad input (a file that does not parse, an object the API server would
     refuse, an invalid configuration) raises: ``check`` stops with exit status 2 naming the file."""
+    if not is_scenario(d):
+        from kschedctl.check.sequence import is_sequence, run_sequence
+
+        if is_sequence(d):
+            return run_sequence(d, registry)
     name = d.name
     expected = load_expected(d)
     cluster = load_cluster([str(d / "cluster.yaml")])

@@ -225,19 +225,44 @@ def simulate_cmd(
         bool, typer.Option("--max", help="Place copies of the one pod/workload template until one does not fit.")
     ] = False,
     limit: Annotated[int, typer.Option("--limit", min=0, metavar="N", help="With --max: stop after this many pods (0: no limit).")] = 0,
-    preemption: Annotated[
-        bool, typer.Option("--preemption", help="Apply DefaultPreemption's nominations: delete the victims and retry.")
+    report_preemption: Annotated[
+        bool,
+        typer.Option(
+            "--report-preemption",
+            help="Only report what DefaultPreemption would do: no victim is deleted and no pod nominated.",
+        ),
     ] = False,
+    retry_nominated: Annotated[
+        bool,
+        typer.Option(
+            "--retry-nominated",
+            help="After every pod had its attempt, schedule each pod that preemption nominated once more.",
+        ),
+    ] = False,
+    preemption: Annotated[
+        bool, typer.Option("--preemption", hidden=True, help="Deprecated: preemption is applied by default; same as --retry-nominated.")
+    ] = False,
+    no_batching: Annotated[
+        bool,
+        typer.Option("--no-batching", help="Turn OpportunisticBatching off (as --feature-gates=OpportunisticBatching=false)."),
+    ] = False,
+    max_pods: Annotated[
+        int,
+        typer.Option("--max-pods", min=0, metavar="N", help="Stop after this many pods in queue order (0: no cap)."),
+    ] = 10_000,
     output: OutputOpt = WhatIfOutput.table,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
 ) -> None:
-    """Schedule a set of pods one after another, each placement assumed before the next cycle.
+    """Schedule a set of pods one after another, as kube-scheduler's scheduling loop does.
 
-    Pods are taken in queue order (priority, then creation time, then file order). Workloads are
-    expanded into the pods their controllers would create. Reports each pod's node, the first pod
+    Pods are taken in queue order (priority, then creation time, then file order), one attempt
+    each; workloads are expanded into the pods their controllers would create. Each placement is
+    seen by the next cycle; OpportunisticBatching reuses a cycle's sorted scores for the next pod
+    with the same signature; a preemption deletes its victims and nominates the pod, which is not
+    retried (see --report-preemption, --retry-nominated). Reports each pod's node, the first pod
     that does not fit with its FitError, and what each node received.
 
     Exit status: 0 every pod was scheduled (with --max: the count was found), 1 some pod was not
@@ -249,7 +274,14 @@ def simulate_cmd(
         from kschedctl.config import load_config
         from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
         from kschedctl.snapshot.loader import read_stdin_once
-        from kschedctl.whatif.simulate import simulate_max, simulate_pods
+        from kschedctl.whatif.simulate import (
+            APPLY,
+            REPORT,
+            RunOptions,
+            simulate_max,
+            simulate_streams,
+            workload_streams,
+        )
         from kschedctl.whatif.workloads import PodFactory
 
         read_stdin_once(("-f", filename), ("--snapshot", snapshot or []))
@@ -257,11 +289,21 @@ def simulate_cmd(
             raise UsageError("--max and --replicas do not go together: --max finds the number of replicas")
         if limit and not max_:
             raise UsageError("--limit goes with --max")
+        if report_preemption and (retry_nominated or preemption):
+            raise UsageError("--report-preemption nominates no pod, so there is nothing to retry (--retry-nominated)")
+        if max_ and (retry_nominated or preemption):
+            raise UsageError("--max counts the copies that fit without preemption; --retry-nominated does not apply")
         registry = build_registry(plugin_module)
         cfg = load_config(str(config) if config else None, registry)
         cluster = _read(_open(snapshot, kubeconfig, context, request_timeout))
         manifests = _read_manifests(filename, cluster)
         current().phase("building NodeInfos")
+        notes: list[str] = list(manifests.notes)
+        if preemption:
+            notes.append(
+                "--preemption is deprecated: preemption is applied by default now (victims deleted, the pod nominated); "
+                "it is read as --retry-nominated, which schedules nominated pods again after the run"
+            )
         if max_:
             if len(manifests.workloads) != 1:
                 raise UsageError(
@@ -269,31 +311,45 @@ def simulate_cmd(
                 )
             w = manifests.workloads[0]
             w.as_template = True
-            factory = PodFactory(manifests, cluster)
+            factory = PodFactory(manifests, cluster, private=True)
             result = simulate_max(
-                factory.cluster, cfg, factory.pods(w, None), registry, workload=w.display, limit=limit, preemption=preemption,
+                factory.cluster,
+                cfg,
+                factory.pods(w, None),
+                registry,
+                workload=w.display,
+                limit=limit,
+                batching=not no_batching,
+                owns_cluster=True,
                 progress=current().counter("placing copies"),
             )
         else:
-            factory = PodFactory(manifests, cluster)
-            pods: list[tuple[Any, str | None]] = []
-            for w in manifests.workloads:
-                if w.kind == "Pod" and replicas is not None:
-                    w.as_template = True
-                count = replicas if replicas is not None else w.replicas
-                label = None if w.kind == "Pod" and not w.as_template else w.display
-                pods.extend((p, label) for p in factory.pods(w, count))
-            if not pods:
+            factory = PodFactory(manifests, cluster, private=True)
+            streams, excluded = workload_streams(manifests, factory, replicas)
+            if not any(s.count for s in streams):
                 raise UsageError("the workloads ask for no pods (replicas 0)")
-            result = simulate_pods(
-                factory.cluster, cfg, pods, registry, preemption=preemption, progress=current().counter("scheduling pods")
+            options = RunOptions(
+                preemption=REPORT if report_preemption else APPLY,
+                retry_nominated=retry_nominated or preemption,
+                batching=not no_batching,
+                max_pods=max_pods,
             )
-        result.notes[:0] = manifests.notes
+            result = simulate_streams(
+                factory.cluster,
+                cfg,
+                streams,
+                registry,
+                options=options,
+                exclude_pod_uids=excluded,
+                owns_cluster=True,
+                progress=current().counter("scheduling pods"),
+            )
+        result.notes[:0] = notes
         _emit(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
         if result.error:
             return EXIT_NO
         if max_:
             return EXIT_OK
-        return EXIT_OK if not result.not_placed else EXIT_NO
+        return EXIT_OK if result.all_placed else EXIT_NO
 
     guarded(body)

@@ -1,8 +1,10 @@
 """Terminal and markdown output of ``simulate`` (reads ``SimulationResult.to_dict()``).
 
-Order: a headline (how many pods were scheduled, or how many copies fit), one row per pod in
-queue order, the first pod that does not fit with its FitError, then one row per node the run
-changed (pods added and evicted, requests before → after against allocatable), and the speed.
+Order: a headline (how many pods were scheduled, or how many copies fit), one row per attempt in
+queue order (with what batching and preemption did), the first pod that does not fit with its
+FitError, then one row per node the run changed (pods added and evicted, requests before → after
+against allocatable), the time taken (a rate only when the run lasted long enough to measure one)
+and the notes on what the run assumed.
 """
 
 from __future__ import annotations
@@ -44,23 +46,38 @@ def headline(r: dict[str, Any]) -> str:
         first = r["firstFailure"]
         tail = f"; copy {first['order']} does not fit" if first else f" ({s['stopReason']})"
         return f"{s['placed']} {what} fit on {r['numNodes']} nodes{tail}"
-    parts = [f"{s['placed']} scheduled", f"{s['notPlaced']} not scheduled"]
+    parts = [f"{s['placed']:,} scheduled", f"{s['notPlaced']:,} not scheduled"]
+    if s.get("nominated"):
+        parts.append(f"{s['nominated']} nominated")
     if s["victims"]:
         parts.append(f"{s['victims']} running pod(s) preempted")
-    return f"{s['pods']} pods on {r['numNodes']} nodes, in queue order: " + ", ".join(parts)
+    head = f"{s['pods']:,} pods on {r['numNodes']} nodes, in queue order: " + ", ".join(parts)
+    if s.get("capped"):
+        head += f" (stopped after {r['options']['maxPods']:,} pods: --max-pods)"
+    return head
 
 
-def placement_note(p: dict[str, Any]) -> str:
+def placement_note(p: dict[str, Any], retried: bool = False) -> str:
     notes: list[str] = []
+    if p.get("attempt", 1) > 1:
+        notes.append("second attempt")
+    if p.get("batched"):
+        notes.append("batch hint, not scored")
     pre = p.get("preemption")
     if pre:
         if pre["victims"]:
             what = f"{_names(pre['victims'])} on {pre['nominatedNode']}"
         else:
             what = f"nothing, nominated to {pre['nominatedNode']}"
-        notes.append(f"preempted {what}" if pre["applied"] else f"would preempt {what} (apply with --preemption)")
+        if pre["applied"]:
+            tail = "" if retried else ", not retried"
+            notes.append(f"preempted {what}; nominated to {pre['nominatedNode']}{tail}")
+        else:
+            notes.append(f"would preempt {what} (report only)")
     if p["outcome"] == "scheduled" and len(p.get("candidates") or []) > 1:
         notes.append(f"tie of {len(p['candidates'])}")
+    if p.get("evictedBy"):
+        notes.append(f"evicted later by {_short(p['evictedBy'])}")
     if p["outcome"] not in ("scheduled", "unschedulable"):
         notes.extend(p.get("notes") or [])
         if p.get("error"):
@@ -68,29 +85,43 @@ def placement_note(p: dict[str, Any]) -> str:
     return "; ".join(notes)
 
 
+def _row(p: dict[str, Any], retried: bool = False) -> list[str]:
+    where = p["node"] if p["outcome"] == "scheduled" else p["outcome"]
+    scored = p["outcome"] == "scheduled" and p["score"] is not None and p["feasibleNodes"] != 1
+    return [
+        str(p["order"]),
+        p["pod"],
+        p.get("workload") or "",
+        str(where),
+        str(p["feasibleNodes"]) if p["outcome"] == "scheduled" else "",
+        str(p["score"]) if scored else "",
+        placement_note(p, retried),
+    ]
+
+
 def placement_rows(r: dict[str, Any], limit: int | None) -> list[list[str]]:
-    rows: list[list[str]] = []
     placements = r["placements"]
     shown = placements if limit is None else placements[:limit]
-    for p in shown:
-        where = p["node"] if p["outcome"] == "scheduled" else p["outcome"]
-        rows.append([
-            str(p["order"]),
-            p["pod"],
-            p.get("workload") or "",
-            str(where),
-            str(p["feasibleNodes"]) if p["outcome"] == "scheduled" else "",
-            "" if p["score"] is None or p["feasibleNodes"] == 1 else str(p["score"]),
-            placement_note(p),
-        ])
+    retried = bool((r.get("options") or {}).get("retryNominated"))
+    rows = [_row(p, retried) for p in shown]
     if limit is not None and len(placements) > limit:
         # keep the first failure visible even when the table is cut
         first = r["firstFailure"]
         if first is not None and first["order"] > limit:
             rows.append(["…", f"{first['order'] - limit - 1} more", "", "", "", "", ""])
-            rows.append(placement_rows({"placements": [first], "firstFailure": None}, None)[0])
+            rows.append(_row(first, retried))
         else:
             rows.append(["…", f"{len(placements) - limit} more (use -o json to see all)", "", "", "", "", ""])
+    for sk in r.get("skipped") or []:
+        rows.append([
+            "…",
+            f"{sk['count']:,} more cop{'y' if sk['count'] == 1 else 'ies'}",
+            sk.get("workload") or "",
+            "not tried",
+            "",
+            "",
+            f"identical to {_short(sk['sameAs'])}, which does not fit; nothing changed since",
+        ])
     return rows
 
 
@@ -126,12 +157,27 @@ def _columns(headers: list[str]) -> list[Column]:
     return [Column(h, keep=h in _KEEP, min_width=0 if h in _KEEP else 12) for h in headers]
 
 
+#: Below this, a rate in pods/s says more about the clock than about the run.
+MIN_SECONDS_FOR_RATE = 1.0
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
 def speed_line(r: dict[str, Any]) -> str:
     t = r["timing"]
-    return (
-        f"{r['summary']['placed']} pods placed in {t['elapsedSeconds']:.2f} s "
-        f"({t['podsPerSecond']:.0f} pods/s, {t['cycles']} scheduling cycles)"
-    )
+    line = f"{r['summary']['placed']:,} pods placed in {_duration(t['elapsedSeconds'])}"
+    if t["elapsedSeconds"] >= MIN_SECONDS_FOR_RATE:
+        return line + f" ({t['podsPerSecond']:.0f} pods/s, {t['cycles']:,} scheduling cycles)"
+    return line + f" ({t['cycles']:,} scheduling cycles)"
+
+
+def _failure(p: dict[str, Any]) -> str:
+    pre = p.get("preemption")
+    if pre and pre["applied"]:
+        return f"{p['outcome']}; nominated to {pre['nominatedNode']} after preemption"
+    return str(p["outcome"])
 
 
 def _drop_empty_columns(headers: list[str], rows: list[list[str]], keep: int = 2) -> tuple[list[str], list[list[str]]]:
@@ -147,9 +193,9 @@ def render_simulation_table(r: dict[str, Any], console: Console, notes_console: 
     style = "bold green" if first is None else ("bold" if r["mode"] == "max" else "bold red")
     console.print(Text(headline(r), style=style))
     headers, rows = _drop_empty_columns(PLACEMENT_HEADERS, placement_rows(r, MAX_ROWS))
-    print_table(console, "Placements (queue order)", _columns(headers), [[Text(c) for c in row] for row in rows])
+    print_table(console, "Placements (order of attempts)", _columns(headers), [[Text(c) for c in row] for row in rows])
     if first is not None:
-        console.print(Text(f"First pod that does not fit: {first['pod']} ({first['outcome']})", style="bold"))
+        console.print(Text(f"First pod that does not fit: {first['pod']} ({_failure(first)})", style="bold"))
         if first.get("fitError"):
             console.print(Text(first["fitError"]), overflow="fold")
         for n in first.get("notes") or []:
@@ -171,7 +217,7 @@ def render_simulation_markdown(r: dict[str, Any]) -> str:
     out += [tabulate(rows, headers=headers, tablefmt="github"), ""]
     first = r["firstFailure"]
     if first is not None:
-        out += [f"**First pod that does not fit:** `{first['pod']}` ({first['outcome']})", ""]
+        out += [f"**First pod that does not fit:** `{first['pod']}` ({_failure(first)})", ""]
         if first.get("fitError"):
             out += ["```", first["fitError"], "```", ""]
     if r["nodes"]:

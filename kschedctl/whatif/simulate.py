@@ -1,37 +1,42 @@
-"""Successive scheduling cycles whose placements build on each other: ``kschedctl simulate``.
+"""The real scheduling loop over many pending pods: ``kschedctl simulate``.
 
-kube-scheduler schedules one pod per cycle, in queue order (PrioritySort: higher priority
-first, then earlier queued), and *assumes* each placement in its cache before the next cycle
-takes its snapshot. This module does the same with one Framework per profile and one
-framework Snapshot shared by the whole run:
+kube-scheduler pops one pod at a time from its queue and runs ``ScheduleOne``; each placement is
+*assumed* in its cache before the next cycle takes its snapshot. This module follows
+``scheduler.go`` / ``schedule_one.go`` step by step, with one Framework per profile and one
+framework Snapshot shared by the whole run (one method per step of the loop):
 
-* every cycle is the ``explain`` cycle (``run_cycle``) with a fresh CycleState, so plugins
-  carry nothing from one pod to the next except what the Snapshot holds;
-* after a pod is placed, ``Snapshot.assume`` adds it to its NodeInfo (resources, ports, PVC
-  references) and to the affinity lists, so resource fit, PodTopologySpread, InterPodAffinity
-  and the volume plugins of later cycles see it;
-* objects a plugin assumes for a placed pod (``assumed_objects``: VolumeBinding's claim-to-PV
-  bindings) replace their originals in the run's Cluster before the next cycle, as the real
-  scheduler's assume caches hold them, so no two claims of the run take the same PV;
-* the filter pass starts where the previous cycle stopped (``nextStartNodeIndex``), as
-  upstream rotates through the nodes;
-* with preemption, a pod that does not fit and for which DefaultPreemption nominates a node
-  has its victims deleted (``Snapshot.forget``), lower-priority nominations on that node
-  cleared, and is scheduled again with ``status.nominatedNodeName`` set, which makes the next
-  cycle try that node first, as the retried pod would (should it still not fit, it stays
-  nominated and later pods see the node reserved for it). Without it, the would-be preemption
-  is only reported.
+* ``SchedulingQueue``: pods come out in QueueSort order (PrioritySort: higher priority first, then
+  earlier queued, then file order). Pods and the copies workloads expand into arrive as streams,
+  each already in queue order, merged lazily: a workload's pods are created only when popped, so
+  memory does not grow with the pods still waiting, and a run stops at ``max_pods`` attempts;
+* ``scheduling_cycle``: the explain cycle (``run_cycle``) with a fresh CycleState, the
+  ``nextStartNodeIndex`` left by the previous cycles and the profile's OpportunisticBatching state
+  (``kschedctl.framework.batch``: the next node of the previous pod's sorted scores, taken
+  without scoring when it fits); the queue's cycle counter advances once per pod popped;
+* ``assume``: the pod joins its NodeInfo and the lists plugins read (``Snapshot.assume``), leaves
+  the nominator, and the objects plugins assumed for it (VolumeBinding's claim-to-PV bindings,
+  DynamicResources' allocated claims) replace their originals in the run's Cluster before the
+  next cycle, as the real loop waits for the binding to be seen;
+* ``handle_scheduling_failure``: PostFilter's nominating info applied as upstream applies it.
+  By default (``preemption="apply"``, what the cluster would do) the victims are deleted,
+  lower-priority nominations on that node are cleared and the pod is nominated: later pods see the
+  victims gone and count the nominated pod on its node when their priority is not higher. The pod
+  is not retried (one attempt per pod, as in the reference loop); ``retry_nominated`` gives every
+  nominated pod a second attempt after all pods had their first. ``preemption="report"`` changes
+  nothing and only reports the would-be preemption.
 
-Each pod gets one attempt (plus the retry after its preemption): pods that did not fit are
-not re-queued when later events would make room, so with preemption the order of the result
-is the order of the cycles. ``max`` mode places copies of one template until the first one
-does not fit, like cluster-capacity.
+Skipping identical copies: once a copy of a workload whose copies the scheduler cannot tell apart
+(Deployment, ReplicaSet, non-indexed Job, a Pod template) does not fit and its failure changed
+nothing, every later copy would fail the same way; they are counted, not scheduled one by one.
+``max`` mode places copies of one template until the first one does not fit, like
+cluster-capacity (preemption only reported).
 """
 
 from __future__ import annotations
 
+import heapq
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import cmp_to_key
 from typing import Any
@@ -39,6 +44,7 @@ from typing import Any
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.explain.cycle import run_cycle
 from kschedctl.explain.trace import Trace
+from kschedctl.framework.batch import OpportunisticBatch
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.resources import Resource
@@ -47,7 +53,49 @@ from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.types import PodInfo
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
-from kschedctl.whatif.workloads import extend_cluster
+from kschedctl.whatif.workloads import Manifests, PodFactory, Workload, extend_cluster
+
+#: Attempts a run makes before it stops (``--max-pods``; 0: no cap).
+DEFAULT_MAX_PODS = 10_000
+
+APPLY = "apply"
+REPORT = "report"
+
+
+@dataclass
+class RunOptions:
+    """How the loop treats preemption, batching and long runs."""
+
+    #: "apply": victims deleted and the pod nominated, as the cluster would; "report": nothing changes.
+    preemption: str = APPLY
+    #: After every pod had its attempt, give each pod preemption nominated a second one.
+    retry_nominated: bool = False
+    #: OpportunisticBatching (v1.35 beta, on by default): off as with ``--feature-gates OpportunisticBatching=false``.
+    batching: bool = True
+    #: Stop after this many attempts (0: no cap).
+    max_pods: int = DEFAULT_MAX_PODS
+    #: Count, rather than schedule, the remaining copies of a workload once one does not fit.
+    skip_identical_failures: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "preemption": self.preemption,
+            "retryNominated": self.retry_nominated,
+            "batching": self.batching,
+            "maxPods": self.max_pods,
+        }
+
+
+@dataclass
+class PodStream:
+    """Pods already in queue order from one source: a Pod document, or the copies a workload's controller creates."""
+
+    pods: Iterable[Pod]
+    workload: str | None = None
+    #: How many pods the stream yields (None: not known).
+    count: int | None = None
+    #: The copies are identical to the scheduler (same spec, labels and volumes; only names differ).
+    identical: bool = False
 
 
 @dataclass
@@ -56,7 +104,7 @@ class Preemption:
 
     nominated_node: str
     victims: list[str]
-    #: Whether the victims were deleted and the pod retried (``--preemption``).
+    #: Whether the victims were deleted and the pod nominated (the default) or it was only reported.
     applied: bool
 
     def to_dict(self) -> dict[str, Any]:
@@ -65,9 +113,9 @@ class Preemption:
 
 @dataclass
 class Placement:
-    """One pod's outcome in the run."""
+    """One scheduling attempt of one pod."""
 
-    order: int  # 1-based position in the queue
+    order: int  # 1-based position in the order of attempts
     pod: str
     workload: str | None
     profile: str
@@ -75,16 +123,28 @@ class Placement:
     node: str | None = None
     score: int | None = None
     candidates: list[str] = field(default_factory=list)
-    #: Feasible nodes the cycle found (at most numFeasibleNodesToFind).
+    #: Feasible nodes the cycle found (at most numFeasibleNodesToFind; 1 when the batch's hint fit).
     feasible: int = 0
     fit_error: str | None = None
     error: str | None = None
     preemption: Preemption | None = None
+    #: 1, or 2 for the retry of a nominated pod.
+    attempt: int = 1
+    #: OpportunisticBatching's node hint placed the pod (no scoring).
+    batched: bool = False
+    #: A later pod's preemption deleted this (placed) pod.
+    evicted_by: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: Nodes the cycle's Filter pass processed (how far ``nextStartNodeIndex`` moved).
+    processed_nodes: int = 0
 
     @property
     def placed(self) -> bool:
         return self.outcome == "scheduled"
+
+    @property
+    def nominated_node_name(self) -> str | None:
+        return self.preemption.nominated_node if self.preemption else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -92,16 +152,33 @@ class Placement:
             "pod": self.pod,
             "workload": self.workload,
             "profile": self.profile,
+            "attempt": self.attempt,
             "outcome": self.outcome,
             "node": self.node,
             "score": self.score,
             "candidates": list(self.candidates),
             "feasibleNodes": self.feasible,
+            "batched": self.batched,
             "fitError": self.fit_error,
+            "nominatedNodeName": self.nominated_node_name,
+            "victims": list(self.preemption.victims) if self.preemption else [],
             "error": self.error,
             "preemption": self.preemption.to_dict() if self.preemption else None,
+            "evictedBy": self.evicted_by,
             "notes": list(self.notes),
         }
+
+
+@dataclass
+class Skipped:
+    """Copies of a workload not scheduled one by one: identical to one that did not fit."""
+
+    workload: str | None
+    count: int
+    same_as: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"workload": self.workload, "count": self.count, "sameAs": self.same_as}
 
 
 @dataclass
@@ -134,27 +211,43 @@ class NodeChange:
 class SimulationResult:
     mode: str  # "pods" or "max"
     num_nodes: int
-    preemption: bool
+    options: RunOptions = field(default_factory=RunOptions)
+    parallelism: int = 16
     placements: list[Placement] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
     nodes: list[NodeChange] = field(default_factory=list)
     stop_reason: str = ""
+    #: Pods the run did not reach because of ``max_pods``.
+    capped: bool = False
     cycles: int = 0
     elapsed_seconds: float = 0.0
     notes: list[str] = field(default_factory=list)
     #: Set when the run itself failed: the QueueSort plugin raised (the pods kept the order given).
     error: str | None = None
 
+    def _final(self) -> dict[str, Placement]:
+        """Each pod's last attempt."""
+        out: dict[str, Placement] = {}
+        for p in self.placements:
+            out[p.pod] = p
+        return out
+
     @property
     def placed(self) -> list[Placement]:
-        return [p for p in self.placements if p.placed]
+        return [p for p in self._final().values() if p.placed]
 
     @property
     def not_placed(self) -> list[Placement]:
-        return [p for p in self.placements if not p.placed]
+        return [p for p in self._final().values() if not p.placed]
+
+    @property
+    def not_tried(self) -> int:
+        return sum(s.count for s in self.skipped)
 
     @property
     def first_failure(self) -> Placement | None:
-        return next((p for p in self.placements if not p.placed), None)
+        final = self._final()
+        return next((p for p in self.placements if not p.placed and final[p.pod] is p), None)
 
     @property
     def victims(self) -> list[str]:
@@ -165,24 +258,35 @@ class SimulationResult:
         return out
 
     @property
+    def all_placed(self) -> bool:
+        return not self.not_placed and not self.not_tried and not self.capped
+
+    @property
     def pods_per_second(self) -> float:
         return len(self.placed) / self.elapsed_seconds if self.elapsed_seconds > 0 else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         first = self.first_failure
+        final = self._final()
         return {
             "mode": self.mode,
             "numNodes": self.num_nodes,
-            "preemption": self.preemption,
+            "preemption": self.options.preemption,
+            "options": {**self.options.to_dict(), "parallelism": self.parallelism},
             "summary": {
-                "pods": len(self.placements),
+                "pods": len(final) + self.not_tried,
                 "placed": len(self.placed),
-                "notPlaced": len(self.not_placed),
+                "notPlaced": len(self.not_placed) + self.not_tried,
+                "notTried": self.not_tried,
+                "nominated": sum(1 for p in final.values() if not p.placed and p.preemption is not None),
                 "victims": len(self.victims),
+                "batched": sum(1 for p in self.placements if p.batched),
+                "capped": self.capped,
                 "stopReason": self.stop_reason,
             },
             "firstFailure": first.to_dict() if first else None,
             "placements": [p.to_dict() for p in self.placements],
+            "skipped": [s.to_dict() for s in self.skipped],
             "nodes": [n.to_dict() for n in self.nodes],
             "timing": {
                 "cycles": self.cycles,
@@ -194,6 +298,92 @@ class SimulationResult:
         }
 
 
+# --------------------------------------------------------------------------- the queue
+
+
+class SchedulingQueue:
+    """Pops pods in QueueSort order from streams that are each in queue order (``activeQ``).
+
+    With a QueueSort plugin that gives a sort key (PrioritySort) the streams are merged lazily;
+    otherwise up to ``limit`` pods of each stream are read and sorted with the plugin's ``less``.
+    """
+
+    def __init__(
+        self,
+        streams: list[PodStream],
+        key: Callable[[Pod], Any] | None,
+        less: Callable[[Pod, Pod], bool],
+        limit: int = 0,
+    ) -> None:
+        self.streams = streams
+        self.popped = [0] * len(streams)
+        self.dropped: set[int] = set()
+        self._iters: list[Iterator[Pod]] = [iter(s.pods) for s in streams]
+        self._key = key
+        self._heap: list[tuple[Any, int]] = []
+        self._heads: dict[int, Pod] = {}
+        self._sorted: Iterator[tuple[Pod, int]] | None = None
+        if key is not None:
+            for i in range(len(streams)):
+                self._advance(i)
+        else:
+            items: list[tuple[Pod, int]] = []
+            for i, it in enumerate(self._iters):
+                for n, pod in enumerate(it):
+                    if limit and n >= limit:
+                        break
+                    items.append((pod, i))
+
+            def cmp(a: tuple[Pod, int], b: tuple[Pod, int]) -> int:
+                return -1 if less(a[0], b[0]) else (1 if less(b[0], a[0]) else 0)
+
+            self._sorted = iter(sorted(items, key=cmp_to_key(cmp)))
+
+    def _advance(self, i: int) -> None:
+        assert self._key is not None
+        pod = next(self._iters[i], None)
+        if pod is not None:
+            self._heads[i] = pod
+            heapq.heappush(self._heap, (self._key(pod), i))
+
+    def pop(self) -> tuple[Pod, int] | None:
+        if self._sorted is not None:
+            for pod, i in self._sorted:
+                if i not in self.dropped:
+                    self.popped[i] += 1
+                    return pod, i
+            return None
+        while self._heap:
+            _, i = heapq.heappop(self._heap)
+            pod = self._heads.pop(i)
+            if i in self.dropped:
+                continue
+            self._advance(i)
+            self.popped[i] += 1
+            return pod, i
+        return None
+
+    def drop(self, i: int) -> int:
+        """Stop popping stream ``i``; how many of its pods were left (0 when not known)."""
+        self.dropped.add(i)
+        count = self.streams[i].count
+        return max(0, count - self.popped[i]) if count is not None else 0
+
+    def remaining(self) -> int | None:
+        """Pods not popped yet, when every stream knows its count."""
+        total = 0
+        for i, s in enumerate(self.streams):
+            if i in self.dropped:
+                continue
+            if s.count is None:
+                return None
+            total += max(0, s.count - self.popped[i])
+        return total
+
+
+# --------------------------------------------------------------------------- the loop
+
+
 class Simulator:
     """One Snapshot and one Framework per profile, reused by every cycle of the run."""
 
@@ -203,9 +393,12 @@ class Simulator:
         config: SchedulerConfig,
         registry: Registry | None = None,
         *,
-        preemption: bool = False,
+        options: RunOptions | None = None,
         exclude_pod_uids: Iterable[str] = (),
+        owns_cluster: bool = False,
     ) -> None:
+        """``owns_cluster``: the cluster is the run's own (``PodFactory(private=True)``, which keeps adding the
+        claims of pods it creates); otherwise it is copied before the run first writes to it."""
         if registry is None:
             from kschedctl.plugins import in_tree_registry
 
@@ -213,11 +406,17 @@ class Simulator:
         self.cluster = cluster
         self.config = config
         self.registry = registry
-        self.preemption = preemption
-        self.snapshot = Snapshot(cluster, exclude_pod_uids=exclude_pod_uids)
+        self.options = options or RunOptions()
+        self.excluded = set(exclude_pod_uids)
+        self.snapshot = Snapshot(cluster, exclude_pod_uids=self.excluded)
         self.frameworks: dict[str, Framework] = {}
+        self.batches: dict[str, OpportunisticBatch] = {}
+        #: ``nextStartNodeIndex``.
         self.start_index = 0
+        #: Scheduling cycles run.
         self.cycles = 0
+        #: The queue's cycle counter: pods popped so far (OpportunisticBatching compares it).
+        self.queue_cycle = 0
         self._before: dict[str, tuple[Resource, int]] = {}
         self._added: dict[str, list[str]] = {}
         self._removed: dict[str, list[str]] = {}
@@ -225,8 +424,12 @@ class Simulator:
         self.notes: list[str] = []
         #: Unbound claims of placed pods (VolumeBinding would bind them at PreBind).
         self._unbound_claims: set[str] = set()
+        #: Pods preemption nominated (still pending), for ``retry_nominated``.
+        self.nominated: dict[str, tuple[Pod, str | None]] = {}
+        #: The attempt that placed each pod still on its node (to mark it when preemption evicts it).
+        self._placed: dict[str, Placement] = {}
         self._state = CycleState()
-        self._own_cluster = False
+        self._own_cluster = owns_cluster
         #: The QueueSort plugin's error, as a Go plugin's would read, when its ``less`` raised.
         self.queue_sort_error: str | None = None
 
@@ -239,69 +442,66 @@ class Simulator:
                 return None
             fw = Framework(profile, self.registry, self.snapshot)
             self.frameworks[scheduler_name] = fw
+            if self.options.batching:
+                self.batches[scheduler_name] = OpportunisticBatch(fw, has_extenders=bool(self.config.extenders))
         return fw
+
+    def queue(self, streams: list[PodStream]) -> SchedulingQueue:
+        """The scheduling queue over ``streams`` (the first profile's QueueSort plugin, as upstream).
+
+        ``less`` has no error path upstream: a plugin that raises leaves the pairs it failed on
+        unordered (the order given) and the run records its error."""
+        fw = self.framework_for(self.config.profiles[0].scheduler_name)
+        assert fw is not None
+        key = getattr(fw.lists["queueSort"][0], "sort_key", None)
+        queue = SchedulingQueue(streams, key if callable(key) else None, fw.queue_sort_less, self.options.max_pods)
+        raised = [f for f in fw.take_failures() if f.extension_point == "QueueSort"]
+        if raised:
+            self.queue_sort_error = f'running QueueSort plugin "{raised[0].plugin}": {raised[0].exception}'
+        return queue
 
     def queue_order(self, pods: list[Pod]) -> list[Pod]:
         """The order the scheduling queue pops ``pods`` (QueueSort; ties keep the given order)."""
-        fw = self.framework_for(self.config.profiles[0].scheduler_name)
-        if fw is None or len(pods) < 2:
-            return list(pods)
+        q = self.queue([PodStream([p]) for p in pods])
+        out: list[Pod] = []
+        while (item := q.pop()) is not None:
+            out.append(item[0])
+        return out
 
-        def cmp(a: Pod, b: Pod) -> int:
-            if fw.queue_sort_less(a, b):
-                return -1
-            if fw.queue_sort_less(b, a):
-                return 1
-            return 0
-
-        ordered = sorted(pods, key=cmp_to_key(cmp))
-        raised = [f for f in fw.take_failures() if f.extension_point == "QueueSort"]
-        if raised:  # less() has no error path upstream; the pairs it failed on count as equal
-            self.queue_sort_error = f'running QueueSort plugin "{raised[0].plugin}": {raised[0].exception}'
-        return ordered
-
-    # -- one pod ---------------------------------------------------------------------------------
-    def place(self, pod: Pod, order: int, workload: str | None = None) -> Placement:
-        """Schedule ``pod`` against everything placed so far; assume it when it fits."""
+    # -- ScheduleOne -----------------------------------------------------------------------------
+    def schedule_one(self, pod: Pod, order: int, workload: str | None = None, attempt: int = 1) -> Placement:
+        """One pod popped from the queue: its scheduling cycle, then assume (and bind) or the failure handling."""
         fw = self.framework_for(pod.scheduler_name)
         if fw is None:
-            p = Placement(order, pod.key, workload, pod.scheduler_name, "ignored")
+            p = Placement(order, pod.key, workload, pod.scheduler_name, "ignored", attempt=attempt)
             p.notes.append(f'no profile has schedulerName "{pod.scheduler_name}": kube-scheduler ignores this pod')
             return p
-        if self._unbound_claims and any(k in self._unbound_claims for k in self._unbound_claims_of(pod)):
-            self._note(
-                "dynamic provisioning for placed pods (VolumeBinding) is not recorded: a claim that an earlier pod "
-                "of the run would have had provisioned is still unbound for a later pod using it"
-            )
-        trace = self._cycle(fw, pod)
-        p = self._placement(trace, order, workload)
-        if not trace.schedulable and trace.post_filter is not None and trace.post_filter.nominated_node_name:
-            node = trace.post_filter.nominated_node_name
-            victims = list(trace.post_filter.victims)
-            p.preemption = Preemption(node, victims, self.preemption)
-            if self.preemption:
-                self._preempt(pod, node, victims)
-                pod.nominated_node_name = node
-                retry = self._cycle(fw, pod)
-                after = self._placement(retry, order, workload)
-                after.preemption = p.preemption
-                after.notes.append(
-                    f"preempted {len(victims)} pod(s) on {node}, then scheduled again with nominatedNodeName {node}"
-                )
-                p = after
-                trace = retry
-                if not retry.schedulable:
-                    # still nominated: the node stays reserved for it, as upstream's nominator keeps it
-                    self.snapshot.nominated.setdefault(node, []).append(PodInfo.of(pod))
+        self._check_unbound_claims(pod)
+        trace = self.scheduling_cycle(fw, pod)
+        p = self._placement(trace, order, workload, attempt)
         if trace.schedulable:
             assert trace.selected_node is not None
-            self._assume(pod, trace.selected_node)
-            self._apply_assumed_objects(fw, pod, trace.selected_node)
+            self.assume(fw, pod, trace.selected_node)
+            self._placed[pod.key] = p
+        elif not trace.gated:
+            self.handle_scheduling_failure(pod, trace, p, workload)
         return p
 
-    def _cycle(self, fw: Framework, pod: Pod) -> Trace:
+    def scheduling_cycle(self, fw: Framework, pod: Pod) -> Trace:
+        """``schedulingCycle``: a fresh CycleState, the node rotation and the profile's batch state."""
         self._state = CycleState()
-        trace = run_cycle(fw, pod, self.config, start_index=self.start_index, state=self._state)
+        trace = run_cycle(
+            fw,
+            pod,
+            self.config,
+            start_index=self.start_index,
+            state=self._state,
+            batch=self.batches.get(fw.profile_name),
+            cycle=self.queue_cycle + 1,
+        )
+        if trace.gated:  # rejected at PreEnqueue: never reaches activeQ, never popped
+            return trace
+        self.queue_cycle += 1
         self.cycles += 1
         n = self.snapshot.num_nodes()
         if trace.processed_nodes and n:
@@ -309,36 +509,39 @@ class Simulator:
         return trace
 
     @staticmethod
-    def _placement(trace: Trace, order: int, workload: str | None) -> Placement:
-        p = Placement(order, trace.pod, workload, trace.profile, trace.outcome)
+    def _placement(trace: Trace, order: int, workload: str | None, attempt: int) -> Placement:
+        p = Placement(order, trace.pod, workload, trace.profile, trace.outcome, attempt=attempt)
         p.node = trace.selected_node if trace.schedulable else None
-        p.score = trace.max_score if trace.schedulable else None
+        p.score = trace.max_score if trace.schedulable and not trace.batched else None
         p.candidates = list(trace.candidates) if trace.schedulable else []
         p.feasible = len(trace.feasible_nodes)
         p.fit_error = trace.fit_error
         p.error = trace.error
+        p.batched = trace.batched
+        p.processed_nodes = trace.processed_nodes
         return p
 
+    # -- assume / bind ---------------------------------------------------------------------------
     def _touch(self, node: str) -> None:
         if node not in self._before:
             ni = self.snapshot.node_info_map[node]
             self._before[node] = (ni.requested.clone(), len(ni.pods))
 
-    def _assume(self, pod: Pod, node: str) -> None:
+    def assume(self, fw: Framework, pod: Pod, node: str) -> None:
+        """``assume`` and the binding cycle: the pod on its node, out of the nominator, its objects applied."""
         self._touch(node)
+        self.clear_nomination(pod)
         self.snapshot.assume(pod, node)
         pod.node_name = node
         self._added.setdefault(node, []).append(pod.key)
-        if pod.resource_claims:
-            self._note(
-                "device allocations of placed pods (DynamicResources) are not recorded: later pods still see "
-                "the devices as free"
-            )
         self._unbound_claims.update(self._unbound_claims_of(pod))
+        self._apply_assumed_objects(fw, pod, node)
 
     def _apply_assumed_objects(self, fw: Framework, pod: Pod, node: str) -> None:
-        """Objects plugins assumed for the placed pod (e.g. VolumeBinding's PV bindings) become part
-        of the run's cluster before the next cycle, as the real scheduler's assume caches hold them."""
+        """Objects plugins assumed for the placed pod (VolumeBinding's PV bindings, DynamicResources'
+        allocations) become part of the run's cluster before the next cycle, as the real scheduler's
+        assume caches hold them until the informers see them written."""
+        applied: list[Any] = []
         for pl in fw.plugins_map.values():
             assumed = getattr(pl, "assumed_objects", None)
             if assumed is None:
@@ -349,6 +552,19 @@ class Simulator:
                     self.snapshot.cluster = self.cluster
                     self._own_cluster = True
                 self.cluster.add_object(obj)
+                applied.append(obj)
+        if not applied:
+            return
+        for f in self.frameworks.values():
+            for pl in f.plugins_map.values():
+                changed = getattr(pl, "objects_changed", None)
+                if changed is not None:
+                    changed(applied)
+        if any(o.kind == "ResourceClaim" for o in applied):
+            self._note(
+                "devices allocated to placed pods' ResourceClaims are seen by later pods, as the scheduler's "
+                "in-flight claim tracking does until the allocation is written"
+            )
 
     def _unbound_claims_of(self, pod: Pod) -> list[str]:
         out: list[str] = []
@@ -361,24 +577,82 @@ class Simulator:
                 out.append(claim.key)
         return out
 
+    def _check_unbound_claims(self, pod: Pod) -> None:
+        if self._unbound_claims and any(k in self._unbound_claims for k in self._unbound_claims_of(pod)):
+            self._note(
+                "dynamic provisioning for placed pods (VolumeBinding) is not recorded: a claim that an earlier pod "
+                "of the run would have had provisioned is still unbound for a later pod using it"
+            )
+
     def _note(self, msg: str) -> None:
         if msg not in self.notes:
             self.notes.append(msg)
 
-    def _preempt(self, pod: Pod, node: str, victims: list[str]) -> None:
-        """Delete the victims from the nominated node and clear lower-priority nominations there."""
+    # -- handleSchedulingFailure -----------------------------------------------------------------
+    def handle_scheduling_failure(self, pod: Pod, trace: Trace, p: Placement, workload: str | None) -> None:
+        """The nominating info of the failed cycle: a nomination (after the victims' deletion), a cleared
+        nomination, or none kept as it was (PostFilter returned no result)."""
+        pf = trace.post_filter
+        if pf is None or trace.error:
+            self.clear_nomination(pod)  # clearNominatedNode
+            return
+        if pf.nominated_node_name:
+            apply = self.options.preemption == APPLY
+            p.preemption = Preemption(pf.nominated_node_name, list(pf.victims), apply)
+            if apply:
+                self.preempt(pod, pf.nominated_node_name, pf.victims)
+                self.nominate(pod, pf.nominated_node_name, workload)
+        elif pf.clears_nomination:
+            self.clear_nomination(pod)
+
+    def preempt(self, pod: Pod, node: str, victims: list[str]) -> None:
+        """``prepareCandidateAsync``: delete the victims (those not already terminating), then clear the
+        nominations of lower-priority pods on that node."""
         ni = self.snapshot.node_info_map[node]
         on_node = {pi.pod.key: pi.pod for pi in ni.pods}
+        to_delete = [on_node[k] for k in victims if k in on_node and on_node[k].meta.deletion_timestamp is None]
+        if not to_delete:
+            return
         self._touch(node)
-        for key in victims:
-            victim = on_node.get(key)
-            if victim is None or not self.snapshot.forget(victim, node):
+        for victim in to_delete:
+            if not self.snapshot.forget(victim, node):
                 continue
-            self._removed.setdefault(node, []).append(key)
+            self._removed.setdefault(node, []).append(victim.key)
+            earlier = self._placed.pop(victim.key, None)
+            if earlier is not None:
+                earlier.evicted_by = pod.key
+            if victim.resource_claims:
+                self._note(
+                    "the ResourceClaims of deleted victims stay allocated: the resourceclaim controller of a real "
+                    "cluster would release them after the pods are gone"
+                )
+        self._note(
+            "preemption victims are deleted at once (no graceful termination); a real cluster's controllers "
+            "would then act: a ReplicaSet or StatefulSet re-creates its deleted pods (new pending pods), and the "
+            "disruption controller lowers PodDisruptionBudgets' disruptionsAllowed, which later preemptions read "
+            "(the run keeps PDB status as in the snapshot)"
+        )
+        prio = pod.effective_priority
+        for pi in list(self.snapshot.nominated_pods_for_node(node)):
+            if pi.pod.effective_priority < prio:
+                self.clear_nomination(pi.pod)
+
+    def nominate(self, pod: Pod, node: str, workload: str | None) -> None:
+        """``AddNominatedPod`` (mode Override): the pod is counted on ``node`` by later, lower-or-equal priority pods."""
+        self.clear_nomination(pod)
+        pod.nominated_node_name = node
+        self.snapshot.nominated.setdefault(node, []).append(PodInfo.of(pod))
+        self.nominated[pod.uid] = (pod, workload)
+
+    def clear_nomination(self, pod: Pod) -> None:
+        """``DeleteNominatedPodIfExists`` / a cleared ``nominatedNodeName``."""
+        node = pod.nominated_node_name
+        if not node:
+            return
+        pod.nominated_node_name = ""
         nominated = self.snapshot.nominated.get(node)
         if nominated:
-            prio = pod.effective_priority
-            self.snapshot.nominated[node] = [pi for pi in nominated if pi.pod.effective_priority >= prio]
+            self.snapshot.nominated[node] = [pi for pi in nominated if pi.pod.uid != pod.uid]
 
     # -- the result -------------------------------------------------------------------------------
     def node_changes(self) -> list[NodeChange]:
@@ -400,36 +674,170 @@ class Simulator:
             )
         return out
 
+    def finish(self, result: SimulationResult) -> None:
+        """Counters, node changes and the notes on what the model assumed."""
+        result.cycles = self.cycles
+        result.nodes = self.node_changes()
+        result.notes.extend(self.notes)
+        batched = sum(1 for p in result.placements if p.batched)
+        if batched:
+            result.notes.append(
+                f"{batched} pod(s) placed by OpportunisticBatching (v1.35 beta, on by default): the previous pod had the "
+                "same signature, so the next node of its sorted scores was tried first and taken without scoring. "
+                "Upstream drops a batch older than 500 ms (wall clock); this run assumes pods arrive back to back "
+                "(the fast case), so a batch never expires"
+            )
+        tied = any(p.placed and len(p.candidates) > 1 for p in result.placements)
+        if result.parallelism > 1 and (tied or batched):
+            result.notes.append(
+                f"parallelism {result.parallelism}: kube-scheduler filters nodes in parallel, so its feasible list, and "
+                "with it the choice among nodes with equal totals (and the next node a batch offers), varies from run "
+                "to run; this run follows node order from nextStartNodeIndex, as with parallelism 1"
+            )
+        pending = [p for p in self.cluster.pending_pods() if not p.scheduling_gates and p.uid not in self.excluded]
+        if pending:
+            result.notes.append(
+                f"{len(pending)} pending pod(s) of the snapshot are not scheduled in this run (a real queue holds them "
+                "too); nominated ones are counted on their nominated node"
+            )
+
+
+# --------------------------------------------------------------------------- runs
+
+
+def simulate_streams(
+    cluster: Cluster,
+    config: SchedulerConfig,
+    streams: list[PodStream],
+    registry: Registry | None = None,
+    *,
+    options: RunOptions | None = None,
+    exclude_pod_uids: Iterable[str] = (),
+    owns_cluster: bool = False,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> SimulationResult:
+    """Schedule the pods of ``streams`` one after another in queue order, each once (see the module doc);
+    ``progress`` hears pods done / total."""
+    opts = options or RunOptions()
+    sim = Simulator(cluster, config, registry, options=opts, exclude_pod_uids=exclude_pod_uids, owns_cluster=owns_cluster)
+    result = SimulationResult("pods", sim.snapshot.num_nodes(), opts, config.parallelism)
+    queue = sim.queue(streams)
+    if sim.queue_sort_error:
+        result.error = sim.queue_sort_error
+        result.notes.append(f"{sim.queue_sort_error}: the pods could not be sorted and were taken in the order given")
+    total = queue.remaining()
+    if total is not None and opts.max_pods:
+        total = min(total, opts.max_pods)
+    t0 = time.perf_counter()
+    order = 0
+    result.stop_reason = "every pod was tried once, in queue order"
+    while True:
+        if opts.max_pods and order >= opts.max_pods:
+            left = queue.remaining()
+            if left != 0 and queue.pop() is not None:
+                result.capped = True
+                result.stop_reason = f"stopped after {opts.max_pods} pods (--max-pods)"
+                more = f"{left:,} more pod(s)" if left else "more pods"
+                result.notes.append(
+                    f"{more} were not simulated: a run stops after {opts.max_pods} pods in queue order; "
+                    "--max-pods N raises the cap (0: none)"
+                )
+            break
+        item = queue.pop()
+        if item is None:
+            break
+        pod, i = item
+        order += 1
+        stream = streams[i]
+        p = sim.schedule_one(pod, order, stream.workload)
+        result.placements.append(p)
+        if progress is not None:
+            progress(order, total)
+        if stream.identical and opts.skip_identical_failures and _failed_without_effect(p):
+            _skip_rest(sim, queue, i, p, result)
+    if opts.retry_nominated:
+        _retry_nominated(sim, result, order)
+    result.elapsed_seconds = time.perf_counter() - t0
+    sim.finish(result)
+    return result
+
+
+def _failed_without_effect(p: Placement) -> bool:
+    return p.outcome == "unschedulable" and not (p.preemption is not None and p.preemption.applied)
+
+
+def _skip_rest(sim: Simulator, queue: SchedulingQueue, i: int, p: Placement, result: SimulationResult) -> None:
+    """The stream's remaining copies would each fail as ``p`` did: count them, advance the counters as their
+    cycles would (each processes the same nodes), and stop popping the stream."""
+    rest = queue.drop(i)
+    if not rest:
+        return
+    result.skipped.append(Skipped(p.workload, rest, p.pod))
+    sim.queue_cycle += rest
+    n = sim.snapshot.num_nodes()
+    if n and p.processed_nodes:
+        sim.start_index = (sim.start_index + rest * p.processed_nodes) % n
+
+
+def _retry_nominated(sim: Simulator, result: SimulationResult, order: int) -> None:
+    """Every pod preemption nominated, still pending, gets one more attempt, in queue order."""
+    waiting = [pod for pod, _ in sim.nominated.values() if not pod.node_name]
+    for pod in sim.queue_order(waiting):
+        order += 1
+        workload = sim.nominated[pod.uid][1]
+        p = sim.schedule_one(pod, order, workload, attempt=2)
+        p.notes.append("second attempt of a nominated pod (--retry-nominated)")
+        result.placements.append(p)
+    if waiting:
+        result.stop_reason = "every pod was tried once, in queue order, then each nominated pod once more"
+
+
+def identical_copies(w: Workload) -> bool:
+    """Whether the scheduler cannot tell the workload's pods apart (only names and uids differ)."""
+    if w.kind in ("Deployment", "ReplicaSet"):
+        return True
+    if w.kind == "Job":
+        return w.spec.get("completionMode") != "Indexed"
+    return w.kind == "Pod" and w.as_template
+
+
+def workload_streams(
+    manifests: Manifests, factory: PodFactory, replicas: int | None = None
+) -> tuple[list[PodStream], list[str]]:
+    """One lazy stream per workload (``replicas`` overrides the counts and makes bare Pods templates),
+    and the uids of the bare Pods (the snapshot must not count them where they already are)."""
+    streams: list[PodStream] = []
+    excluded: list[str] = []
+    for w in manifests.workloads:
+        if w.kind == "Pod" and replicas is not None:
+            w.as_template = True
+        if w.kind == "Pod" and not w.as_template:
+            count = 1
+            uid = (w.raw.get("metadata") or {}).get("uid")
+            if uid:
+                excluded.append(str(uid))
+        else:
+            count = replicas if replicas is not None else w.replicas
+        label = None if w.kind == "Pod" and not w.as_template else w.display
+        streams.append(PodStream(factory.pods(w, count), label, count, identical_copies(w)))
+    return streams, excluded
+
 
 def simulate_pods(
     cluster: Cluster,
     config: SchedulerConfig,
-    pods: list[tuple[Pod, str | None]],
+    pods: Iterable[tuple[Pod, str | None]],
     registry: Registry | None = None,
     *,
-    preemption: bool = False,
+    options: RunOptions | None = None,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> SimulationResult:
-    """Schedule ``pods`` (each with the workload it belongs to) one after another in queue order
-    (``progress`` hears pods done / total)."""
-    sim = Simulator(cluster, config, registry, preemption=preemption, exclude_pod_uids=[p.uid for p, _ in pods])
-    workload_of = {id(p): w for p, w in pods}
-    result = SimulationResult("pods", sim.snapshot.num_nodes(), preemption)
-    ordered = sim.queue_order([p for p, _ in pods])
-    if sim.queue_sort_error:
-        result.error = sim.queue_sort_error
-        result.notes.append(f"{sim.queue_sort_error}: the pods could not be sorted and were taken in the order given")
-    t0 = time.perf_counter()
-    for i, pod in enumerate(ordered, 1):
-        result.placements.append(sim.place(pod, i, workload_of.get(id(pod))))
-        if progress is not None:
-            progress(i, len(ordered))
-    result.elapsed_seconds = time.perf_counter() - t0
-    result.cycles = sim.cycles
-    result.stop_reason = "every pod was tried once, in queue order"
-    result.nodes = sim.node_changes()
-    result.notes.extend(sim.notes)
-    return result
+    """Schedule ``pods`` (each with the workload it belongs to) one after another in queue order."""
+    items = list(pods)
+    streams = [PodStream([p], w, 1) for p, w in items]
+    return simulate_streams(
+        cluster, config, streams, registry, options=options, exclude_pod_uids=[p.uid for p, _ in items], progress=progress
+    )
 
 
 def simulate_max(
@@ -440,20 +848,24 @@ def simulate_max(
     *,
     workload: str | None = None,
     limit: int = 0,
-    preemption: bool = False,
+    batching: bool = True,
+    owns_cluster: bool = False,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> SimulationResult:
     """Place copies from ``pods`` until one does not fit (or ``limit`` are placed; 0: no limit);
-    ``progress`` hears copies placed (and the limit, if any)."""
-    sim = Simulator(cluster, config, registry, preemption=preemption)
-    result = SimulationResult("max", sim.snapshot.num_nodes(), preemption)
+    ``progress`` hears copies placed (and the limit, if any).
+
+    Like cluster-capacity, a copy fits only in the room left: preemption is reported, not applied."""
+    opts = RunOptions(preemption=REPORT, batching=batching, max_pods=0)
+    sim = Simulator(cluster, config, registry, options=opts, owns_cluster=owns_cluster)
+    result = SimulationResult("max", sim.snapshot.num_nodes(), opts, config.parallelism)
     t0 = time.perf_counter()
     result.stop_reason = "the template produced no more pods"
     for i, pod in enumerate(pods, 1):
         if limit and i > limit:  # every earlier copy was placed
             result.stop_reason = f"limit of {limit} pods reached"
             break
-        p = sim.place(pod, i, workload)
+        p = sim.schedule_one(pod, i, workload)
         result.placements.append(p)
         if progress is not None:
             progress(i, limit or None)
@@ -461,7 +873,5 @@ def simulate_max(
             result.stop_reason = "the first copy that does not fit"
             break
     result.elapsed_seconds = time.perf_counter() - t0
-    result.cycles = sim.cycles
-    result.nodes = sim.node_changes()
-    result.notes.extend(sim.notes)
+    sim.finish(result)
     return result

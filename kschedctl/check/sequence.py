@@ -1,0 +1,178 @@
+"""``kschedctl check`` for sequence scenarios: many pods placed one after another, compared pod by pod.
+
+A sequence scenario is a directory with ``cluster.yaml``, ``pods.yaml`` (pods, or workloads that
+expand into pods), an optional ``config.yaml`` and ``expected-sequence.json`` (or ``.yaml``). It
+runs exactly as ``kschedctl simulate -f pods.yaml --snapshot cluster.yaml --config config.yaml``
+does in its default mode (the real scheduling loop: queue order, one attempt per pod, batching,
+preemption applied), except that every pod is scheduled: no cap, no skipping of identical copies.
+
+The result has the schema of the reference's ``expected-sequence.json``: ``placements``, one
+entry per attempt in the order the scheduler made them (``pod``, ``node``, ``fitError``,
+``nominatedNodeName``, ``victims``, and the informational ``candidates``, ``feasibleNodes`` and
+``batched``), plus ``summary`` (counts) and ``domains`` (scheduled pods per node-label value).
+
+Expectations written by the reference (they carry ``k8sVersion``) are compared exactly: the same
+attempts in the same order, each with the same pod, node, fitError, nominatedNodeName and victims.
+Expectations written by a person are partial, only what they state is compared:
+
+* ``placements`` as a list: its i-th entry against the i-th attempt, only the keys it has
+  (``[{node: a}, {node: b}]``);
+* ``placements`` as a mapping ``namespace/name -> {...}``: that pod's last attempt;
+* ``summary``: any of ``pods``, ``placed``, ``notPlaced``, ``nominated``, ``victims``, ``batched``;
+* ``domains``: ``{node label: {value: count}}``, e.g. how many replicas each zone received
+  (``{topology.kubernetes.io/zone: {zone-a: 14, zone-b: 13, zone-c: 13}}``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from kschedctl.check.runner import Difference, ScenarioResult, compare
+from kschedctl.config import load_config
+from kschedctl.errors import InputError
+from kschedctl.framework.registry import Registry
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.loader import iter_documents, load_cluster
+from kschedctl.whatif.simulate import (
+    Placement,
+    RunOptions,
+    SimulationResult,
+    simulate_streams,
+    workload_streams,
+)
+from kschedctl.whatif.workloads import PodFactory, parse_manifests
+
+EXPECTED_NAMES = ("expected-sequence.json", "expected-sequence.yaml", "expected-sequence.yml")
+#: What agreement with the reference means, per attempt.
+AGREEMENT_KEYS = ("pod", "node", "fitError", "nominatedNodeName", "victims")
+
+
+def is_sequence(d: Path) -> bool:
+    return (d / "pods.yaml").is_file() and (d / "cluster.yaml").is_file() and not (d / "pod.yaml").is_file()
+
+
+def load_expected_sequence(d: Path) -> dict[str, Any]:
+    """The sequence's expectations; a file that does not parse is bad input (one line naming it)."""
+    for name in EXPECTED_NAMES:
+        f = d / name
+        if f.is_file():
+            docs = [doc.obj for doc in iter_documents([str(f)])]
+            if len(docs) != 1:
+                raise InputError(f"expectations must be one mapping, the file holds {len(docs)} documents", source=str(f))
+            data = docs[0]
+            placements = data.get("placements")
+            if placements is not None and not isinstance(placements, list | dict):
+                raise InputError("must be a list or a mapping of pod to expectations", source=str(f), field="placements")
+            return data
+    raise InputError("no expected-sequence.json or expected-sequence.yaml", source=str(d))
+
+
+def simulate_sequence(d: Path, registry: Registry | None = None) -> tuple[SimulationResult, Cluster]:
+    """Run the scenario as ``simulate`` does (every pod scheduled, nothing capped or skipped)."""
+    cluster = load_cluster([str(d / "cluster.yaml")])
+    cfg_path = d / "config.yaml"
+    config = load_config(str(cfg_path) if cfg_path.is_file() else None, registry)
+    manifests = parse_manifests(iter_documents([str(d / "pods.yaml")]), cluster)
+    factory = PodFactory(manifests, cluster)
+    streams, excluded = workload_streams(manifests, factory)
+    options = RunOptions(max_pods=0, skip_identical_failures=False)
+    result = simulate_streams(factory.cluster, config, streams, registry, options=options, exclude_pod_uids=excluded)
+    return result, factory.cluster
+
+
+def sequence_entry(p: Placement) -> dict[str, Any]:
+    """One attempt in the reference's schema."""
+    return {
+        "pod": p.pod,
+        "node": p.node,
+        "fitError": p.fit_error if p.fit_error is not None else p.error,
+        "nominatedNodeName": p.nominated_node_name,
+        "victims": list(p.preemption.victims) if p.preemption else [],
+        "candidates": list(p.candidates),
+        "feasibleNodes": p.feasible,
+        "batched": p.batched,
+    }
+
+
+def actual_sequence(result: SimulationResult, cluster: Cluster, domain_keys: list[str]) -> dict[str, Any]:
+    attempts = [p for p in result.placements if p.outcome not in ("gated", "ignored")]
+    summary = result.to_dict()["summary"]
+    placed = [p for p in result.placed if p.evicted_by is None and p.node]
+    labels = {n.name: n.labels for n in cluster.nodes}
+    domains: dict[str, dict[str, int]] = {}
+    for key in domain_keys:
+        counts: Counter[str] = Counter()
+        for p in placed:
+            value = labels.get(p.node or "", {}).get(key)
+            if value is not None:
+                counts[value] += 1
+        domains[key] = dict(counts)
+    return {
+        "placements": [sequence_entry(p) for p in attempts],
+        "summary": {k: summary[k] for k in ("pods", "placed", "notPlaced", "nominated", "victims", "batched")},
+        "domains": domains,
+        "notes": list(result.notes),
+    }
+
+
+def compare_exact(expected: list[Any], actual: list[dict[str, Any]]) -> list[Difference]:
+    """The reference's placements: same attempts, same order, same agreement fields."""
+    diffs: list[Difference] = []
+    for i in range(max(len(expected), len(actual))):
+        path = f"placements[{i}]"
+        if i >= len(actual):
+            diffs.append(Difference(path, expected[i], None))
+            continue
+        if i >= len(expected):
+            diffs.append(Difference(path, None, {k: actual[i][k] for k in AGREEMENT_KEYS}))
+            continue
+        e = expected[i] if isinstance(expected[i], dict) else {}
+        for k in AGREEMENT_KEYS:
+            want = e.get(k)
+            if k == "victims":
+                want = want or []
+            if want != actual[i][k]:
+                diffs.append(Difference(f"{path}.{k}", want, actual[i][k]))
+    return diffs
+
+
+def compare_partial(expected: dict[str, Any], actual: dict[str, Any]) -> list[Difference]:
+    diffs: list[Difference] = []
+    want = expected.get("placements")
+    got: list[dict[str, Any]] = actual["placements"]
+    if isinstance(want, list):
+        for i, e in enumerate(want):
+            if i >= len(got):
+                diffs.append(Difference(f"placements[{i}]", e, None))
+            else:
+                diffs.extend(compare(e, got[i], f"placements[{i}]"))
+    elif isinstance(want, dict):
+        last = {a["pod"]: a for a in got}
+        for pod, e in want.items():
+            a = last.get(str(pod))
+            if a is None:
+                diffs.append(Difference(f"placements.{pod}", e, None))
+            else:
+                diffs.extend(compare(e, a, f"placements.{pod}"))
+    for key in ("summary", "domains"):
+        if key in expected:
+            diffs.extend(compare(expected[key], actual[key], key))
+    return diffs
+
+
+def run_sequence(d: Path, registry: Registry | None = None) -> ScenarioResult:
+    """Run one sequence scenario. Bad input raises, as for single-pod scenarios (``check`` exits 2)."""
+    expected = load_expected_sequence(d)
+    domains = expected.get("domains")
+    keys = [str(k) for k in domains] if isinstance(domains, dict) else []
+    result, cluster = simulate_sequence(d, registry)
+    actual = actual_sequence(result, cluster, keys)
+    if "k8sVersion" in expected:
+        diffs = compare_exact(list(expected.get("placements") or []), actual["placements"])
+    else:
+        diffs = compare_partial(expected, actual)
+    if result.error:
+        diffs.append(Difference("error", None, result.error))
+    return ScenarioResult(d.name, str(d), not diffs, diffs, actual)
