@@ -237,9 +237,12 @@ def test_score_out_of_range_is_an_error() -> None:
 
 
 def test_without_scoring_one_feasible_node_is_enough() -> None:
+    # As upstream with one worker: the search goes on until a node passes beyond the one wanted
+    # (n2, evaluated, then dropped); the real scheduler records it, as the reference trace shows.
     t = run(profile([("Sort", 0), ("Binder", 0), ("Reject", 0)], {"Reject": {"reject": ["n0"]}}))
-    assert list(t.filter) == ["n0", "n1"]
-    assert t.feasible_nodes == ["n1"] and t.selected_node == "n1"
+    assert list(t.filter) == ["n0", "n1", "n2"]
+    assert t.feasible_nodes == ["n1", "n2"] and t.selected_node == "n1"
+    assert t.dropped_feasible == "n2" and t.processed_nodes == 2
 
 
 def test_one_feasible_node_is_not_scored() -> None:
@@ -314,9 +317,11 @@ def test_node_tree_order_interleaves_zones() -> None:
 
 
 def test_filter_stops_after_enough_feasible_nodes() -> None:
+    # 100 are kept; the 101st to pass is what stops the search (evaluated, recorded, dropped)
     t = run(profile([("Sort", 0), ("Binder", 0), ("Reject", 0), ("Always", 1)]), nodes=200, percentage=50)
-    assert len(t.feasible_nodes) == 100
-    assert len([c for c in CALLS if c.startswith("Reject.filter")]) == 100
+    assert len(t.feasible_nodes) == 101 and t.dropped_feasible is not None
+    assert len(t.totals) == 100 and t.dropped_feasible not in t.totals
+    assert len([c for c in CALLS if c.startswith("Reject.filter")]) == 101
 
 
 def test_fit_error_histogram_is_sorted_as_strings() -> None:

@@ -281,7 +281,8 @@ def _run_cycle(
             if len(feasible) != passed_filters:
                 diagnosis.unschedulable_plugins.add("Extender")
 
-    trace.feasible_nodes = sorted(ni.name for ni in feasible)
+    # as the reference records it: every node that passed Filter, the dropped one included
+    trace.feasible_nodes = sorted([ni.name for ni in feasible] + ([trace.dropped_feasible] if trace.dropped_feasible else []))
     if not feasible:
         return _unschedulable(fw, state, pod, trace, diagnosis)
 
@@ -421,7 +422,10 @@ def _filter_nodes(
     diagnosis: Diagnosis,
     trace: Trace,
 ) -> tuple[list[NodeInfo], str | None]:
-    """``findNodesThatPassFilters`` evaluated in node order from index 0 (the first cycle's start)."""
+    """``findNodesThatPassFilters`` evaluated in the given node order (one worker: parallelism 1).
+
+    Upstream stops only when a node passes *beyond* ``num_to_find`` (that node is dropped): the
+    nodes rejected in between are recorded and counted in ``nextStartNodeIndex``'s advance."""
     feasible: list[NodeInfo] = []
     for ni in nodes:
         st = fw.run_filter_plugins_with_nominated_pods(state, pod, ni)
@@ -430,10 +434,15 @@ def _filter_nodes(
         if st.code == Code.ERROR:
             return feasible, st.error or st.message()
         if st.is_success():
+            if len(feasible) >= num_to_find:
+                trace.dropped_feasible = ni.name
+                trace.notes.append(
+                    f"{ni.name} also passed Filter but was dropped: kube-scheduler stops once it finds more than "
+                    f"numFeasibleNodesToFind ({num_to_find}) feasible nodes"
+                )
+                break
             diagnosis.node_to_status.node_to_status.pop(ni.name, None)
             feasible.append(ni)
-            if len(feasible) >= num_to_find:
-                break
         else:
             diagnosis.node_to_status.set(ni.name, st)
             diagnosis.add_plugin_status(st)

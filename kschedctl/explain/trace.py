@@ -113,6 +113,8 @@ class Trace:
     processed_nodes: int = 0
     #: Exceptions plugins raised in this cycle (each became the plugin's Error status); tracebacks for --debug.
     plugin_failures: list[PluginFailure] = field(default_factory=list)
+    #: A node that passed Filter after numFeasibleNodesToFind were found: evaluated, then dropped.
+    dropped_feasible: str | None = None
     #: OpportunisticBatching in a simulation: the node hint offered, and what the cycle stored.
     batch: BatchRecord | None = None
     #: The pod was placed on the batch's node hint, without scoring.
