@@ -455,7 +455,7 @@ def test_cli_deployment_on_the_demo_cluster() -> None:
     assert len({_zone(n) for n in nodes[:3]}) == 3 and len({_zone(n) for n in nodes[3:]}) == 3
     assert [p["pod"] for p in data["placements"]] == [f"shop/cart-{i}" for i in range(6)]
     assert data["summary"] == {"pods": 6, "placed": 6, "notPlaced": 0, "notTried": 0, "nominated": 0, "victims": 0,
-                               "batched": 0, "stopReason": "every pod was tried once, in queue order"}
+                               "batched": 0, "capped": False, "stopReason": "every pod was tried once, in queue order"}
     assert {n["node"] for n in data["nodes"]} == set(nodes)
     assert data["timing"]["cycles"] == 6
 
@@ -641,3 +641,242 @@ def test_statefulset_claims_bind_distinct_local_volumes() -> None:
     # the caller's cluster is not modified
     pv = factory.cluster.get("PersistentVolume", "", "pv-n1")
     assert pv is not None and "claimRef" not in pv.spec
+
+
+# --------------------------------------------------------------------------- OpportunisticBatching
+
+LIST_DEFAULTING: dict[str, Any] = {
+    "apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration",
+    "parallelism": 1,
+    "profiles": [{"schedulerName": "default-scheduler",
+                  "pluginConfig": [{"name": "PodTopologySpread", "args": {"defaultingType": "List"}}]}],
+}
+
+
+def _list_config(**extra: Any) -> Any:
+    from kschedctl.config import parse_config
+
+    return parse_config({**LIST_DEFAULTING, **extra})
+
+
+def _one_per_node(n: int = 4) -> Any:
+    # room for one 3-cpu pod per node; different memory, so scores differ
+    return make_cluster([make_node(f"n{i}").alloc(cpu="4", memory=f"{8 * (i + 1)}Gi", pods="110") for i in range(n)])
+
+
+def _batch(cfg: Any = None, **kw: Any) -> Any:
+    from kschedctl.framework.batch import OpportunisticBatch
+    from kschedctl.framework.runtime import Framework
+    from kschedctl.plugins import in_tree_registry
+
+    cfg = cfg or _list_config()
+    fw = Framework(cfg.profiles[0], in_tree_registry(), Snapshot(make_cluster([make_node("n1")])))
+    return OpportunisticBatch(fw, **kw)
+
+
+def test_sorted_scored_nodes_pop_as_go_heap() -> None:
+    from kschedctl.framework.batch import SortedScoredNodes
+
+    totals = {"a": 5, "b": 9, "c": 7, "d": 1, "e": 7}
+    h = SortedScoredNodes(["a", "b", "c", "d", "e"], totals)
+    assert [h.pop() for _ in range(5)] == ["b", "e", "c", "a", "d"]  # c and e tie: the heap's shape decides
+    # equal totals come out in the order Go's heap leaves them, not in list order
+    tie = SortedScoredNodes(["a", "b", "c", "d"], dict.fromkeys("abcd", 1))
+    assert [tie.pop() for _ in range(4)] == ["a", "d", "c", "b"]
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        (make_pod("x").toleration("k1", "v").toleration("k2", "v"), make_pod("y").toleration("k2", "v").toleration("k1", "v"), True),
+        (make_pod("x").volume({"name": "c1", "configMap": {"name": "a"}}), make_pod("y").volume({"name": "s", "secret": {"secretName": "b"}}), True),
+        (make_pod("x").volume({"name": "a", "emptyDir": {}}), make_pod("y").volume({"name": "b", "emptyDir": {}}), True),
+        (make_pod("x").volume({"name": "a", "emptyDir": {}}), make_pod("y"), False),
+        (make_pod("x").image("app:1"), make_pod("y").image("app:2"), False),
+        (make_pod("x").image("app"), make_pod("y").image("app:latest"), True),
+        (make_pod("x").req(cpu="1"), make_pod("y").req(cpu="1000m"), True),
+        (make_pod("x").req(cpu="1"), make_pod("y").req(cpu="2"), False),
+        (make_pod("x").label("app", "a"), make_pod("y").label("app", "b"), False),
+        (make_pod("x").node_selector(disk="ssd"), make_pod("y"), False),
+        (make_pod("x").host_port(80).host_port(81), make_pod("y").host_port(81).host_port(80), True),
+        (make_pod("x").scheduler("default-scheduler"), make_pod("y"), True),
+    ],
+)
+def test_signatures_compare_as_upstream_encodes_them(a: Any, b: Any, same: bool) -> None:
+    batch = _batch()
+    sa, why_a = batch.sign_pod(a.build())
+    sb, _ = batch.sign_pod(b.build())
+    assert sa is not None and sb is not None, why_a
+    assert (sa == sb) is same
+
+
+def test_what_makes_a_pod_unsignable() -> None:
+    batch = _batch()
+    anti = make_pod("a").pod_affinity("required", HOST, {"app": "db"}, anti=True).build()
+    assert batch.sign_pod(anti) == (None, "InterPodAffinity: pods with InterPodAffinity are not signable")
+    spread = make_pod("s").spread(1, ZONE, match_labels={"app": "s"}).build()
+    assert batch.sign_pod(spread)[0] is None
+    claim = make_pod("c").resource_claim("gpu", "gpu-claim").build()
+    assert batch.sign_pod(claim) == (None, "DynamicResources: pods with dra resource claims are not signable")
+    # System default spreading (the default configuration) signs no pod at all
+    system = _batch(default_config())
+    sig, why = system.sign_pod(make_pod("p").build())
+    assert sig is None and "default topology constraints" in (why or "")
+    # extenders turn signatures off for the profile
+    off = _batch(has_extenders=True)
+    assert off.sign_pod(make_pod("p").build()) == (
+        None, "signatures are disabled for this profile: the configuration has extenders"
+    )
+
+
+def test_a_plugin_without_sign_pod_turns_batching_off() -> None:
+    from kschedctl.framework.batch import OpportunisticBatch
+
+    class Fake:
+        name = "NoSign"
+        lists = {"preFilter": [], "filter": [], "preScore": [], "score": []}
+
+    fw = Fake()
+    fw.lists["filter"] = [type("P", (), {"name": "NoSign", "filter": lambda *a: None})()]
+    batch = OpportunisticBatch(fw)
+    assert batch.disabled_because == "plugin(s) NoSign do not sign pods"
+
+
+def _big(name: str, created: str, **labels: str) -> Any:
+    b = make_pod(name).req(cpu="3").created(created)
+    for k, v in {"app": "big", **labels}.items():
+        b = b.label(k, v)
+    return b
+
+
+def test_batch_places_the_next_pods_on_the_stored_order_without_scoring() -> None:
+    pods = pods_of(*[_big(f"b{i}", f"2026-01-01T00:00:0{i}Z") for i in range(4)])
+    r = simulate_pods(_one_per_node(), _list_config(), pods)
+    assert [p.batched for p in r.placements] == [False, True, True, True]
+    first, second = r.placements[:2]
+    assert first.feasible == 4 and first.score is not None
+    assert (second.feasible, second.score, second.candidates) == (1, None, [second.node])
+    assert len({p.node for p in r.placements}) == 4
+    assert r.to_dict()["summary"]["batched"] == 3
+    assert any("OpportunisticBatching" in n and "500 ms" in n for n in r.notes)
+    # the same run without batching scores every pod (ties among the rest may then break otherwise)
+    plain = simulate_pods(_one_per_node(), _list_config(), pods_of(*[_big(f"b{i}", f"2026-01-01T00:00:0{i}Z") for i in range(4)]),
+                          options=RunOptions(batching=False))
+    assert not any(p.batched for p in plain.placements)
+    assert {p.node for p in plain.placements} == {p.node for p in r.placements}
+
+
+def test_batch_needs_the_previous_node_to_be_full_and_the_same_signature() -> None:
+    small = pods_of(*[make_pod(f"s{i}").req(cpu="100m").created(f"2026-01-01T00:00:0{i}Z") for i in range(3)])
+    assert not any(p.batched for p in simulate_pods(_one_per_node(), _list_config(), small).placements)
+    mixed = pods_of(
+        _big("a0", "2026-01-01T00:00:00Z"),
+        _big("b0", "2026-01-01T00:00:01Z", tier="x"),  # other labels: another signature
+        _big("b1", "2026-01-01T00:00:02Z", tier="x"),
+    )
+    assert [p.batched for p in simulate_pods(_one_per_node(), _list_config(), mixed).placements] == [False, False, True]
+
+
+def test_a_failed_cycle_breaks_the_batch_and_batched_cycles_keep_the_node_rotation() -> None:
+    pods = pods_of(
+        _big("b0", "2026-01-01T00:00:00Z"),
+        _big("b1", "2026-01-01T00:00:01Z"),
+        make_pod("huge").label("app", "big").req(cpu="99").created("2026-01-01T00:00:02Z"),
+        _big("b2", "2026-01-01T00:00:03Z"),
+        _big("b3", "2026-01-01T00:00:04Z"),
+    )
+    sim = Simulator(_one_per_node(), _list_config())
+    out = [sim.schedule_one(p, i) for i, (p, _) in enumerate(pods, 1)]
+    assert [p.outcome for p in out] == ["scheduled", "scheduled", "unschedulable", "scheduled", "scheduled"]
+    assert [p.batched for p in out] == [False, True, False, False, True]
+    # b0, huge and b2 went through all 4 nodes; the batched b1 and b3 moved nextStartNodeIndex by nothing
+    assert [p.processed_nodes for p in out] == [4, 0, 4, 4, 0]
+
+
+def test_the_trace_records_the_hint() -> None:
+    from kschedctl.framework.batch import OpportunisticBatch
+
+    cfg = _list_config()
+    sim = Simulator(_one_per_node(), cfg)
+    sim.schedule_one(_big("b0", "2026-01-01T00:00:00Z").build(), 1)
+    fw = sim.frameworks["default-scheduler"]
+    batch = sim.batches["default-scheduler"]
+    assert isinstance(batch, OpportunisticBatch)
+    trace = run_cycle(fw, _big("b1", "2026-01-01T00:00:01Z").build(), cfg, batch=batch, cycle=sim.queue_cycle + 1)
+    record = trace.to_dict()["details"]["batch"]
+    assert record["batched"] is True and record["hint"] == trace.selected_node and record["signable"] is True
+    assert any(n.startswith("OpportunisticBatching: the node hint") for n in trace.notes)
+    assert trace.score == {} and trace.feasible_nodes == [trace.selected_node]
+    # explain (no batch) records nothing
+    assert explain_pod(_one_per_node(), _big("x", "2026-01-01T00:00:00Z").build(), cfg).to_dict()["details"]["batch"] is None
+
+
+# --------------------------------------------------------------------------- parallelism, long runs, output
+
+
+def test_parallelism_above_one_says_ties_vary() -> None:
+    cluster = make_cluster([make_node("n1"), make_node("n2")])
+    tied = simulate_pods(cluster, default_config(), pods_of(make_pod("a")))
+    assert tied.placements[0].candidates == ["n1", "n2"]
+    assert any(n.startswith("parallelism 16:") for n in tied.notes)
+    one = simulate_pods(cluster, _list_config(), pods_of(make_pod("a")))
+    assert not any(n.startswith("parallelism") for n in one.notes)
+
+
+def test_small_runs_show_no_rate() -> None:
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO)
+    assert r.exit_code == 0
+    assert "6 pods placed in" in r.output and "pods/s" not in r.output
+    from kschedctl.render.simulate import speed_line
+
+    long = {"summary": {"placed": 500}, "timing": {"elapsedSeconds": 2.5, "podsPerSecond": 200.0, "cycles": 510}}
+    assert speed_line(long) == "500 pods placed in 2.50 s (200 pods/s, 510 scheduling cycles)"
+
+
+def test_huge_replica_counts_are_expanded_lazily(tmp_path: Path) -> None:
+    f = tmp_path / "huge.yaml"
+    f.write_text(Path(CART).read_text().replace("replicas: 6", "replicas: 100000000"))
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "-o", "json")
+    assert r.exit_code == 1
+    data = json.loads(r.output)
+    assert len(data["placements"]) == 9  # 8 fit, the 9th does not; the rest are identical copies
+    assert data["skipped"] == [{"workload": "Deployment shop/cart", "count": 99999991, "sameAs": "shop/cart-8"}]
+    assert data["summary"]["pods"] == 100000000 and data["summary"]["notTried"] == 99999991
+    table = invoke("simulate", "-f", str(f), "--snapshot", DEMO)
+    assert "99,999,991 more copies" in table.output and "identical to cart-8, which does not fit" in table.output
+
+
+def test_max_pods_caps_a_run_and_says_so() -> None:
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max-pods", "4", "-o", "json")
+    assert r.exit_code == 1
+    data = json.loads(r.output)
+    assert len(data["placements"]) == 4 and data["summary"]["capped"] is True
+    assert any("2 more pod(s) were not simulated" in n and "--max-pods" in n for n in data["notes"])
+    assert "(stopped after 4 pods: --max-pods)" in invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max-pods", "4").output
+
+
+def test_identical_copies_only_for_workloads_whose_pods_cannot_be_told_apart() -> None:
+    from kschedctl.whatif.simulate import identical_copies
+
+    cluster = make_cluster([make_node("n1")])
+    m = _manifests(DEPLOYMENT + "---\n" + STATEFULSET, cluster)
+    assert [identical_copies(w) for w in m.workloads] == [True, False]
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--report-preemption", "--retry-nominated"], "nothing to retry"),
+        (["--max", "--retry-nominated"], "--retry-nominated does not apply"),
+    ],
+)
+def test_cli_preemption_flag_errors(extra: list[str], message: str) -> None:
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, *extra)
+    assert r.exit_code == 2
+    assert message in r.output
+
+
+def test_snapshot_pending_pods_are_mentioned() -> None:
+    data = json.loads(invoke("simulate", "-f", CART, "--snapshot", DEMO, "-o", "json").output)
+    assert any("pending pod(s) of the snapshot are not scheduled" in n for n in data["notes"])
