@@ -880,3 +880,99 @@ def test_cli_preemption_flag_errors(extra: list[str], message: str) -> None:
 def test_snapshot_pending_pods_are_mentioned() -> None:
     data = json.loads(invoke("simulate", "-f", CART, "--snapshot", DEMO, "-o", "json").output)
     assert any("pending pod(s) of the snapshot are not scheduled" in n for n in data["notes"])
+
+
+# --------------------------------------------------------------------------- DRA across pods
+
+DRA_CLUSTER = """
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec: {selectors: [{cel: {expression: 'device.driver == "gpu.example.com"'}}]}
+""" + "".join(
+    f"""---
+apiVersion: v1
+kind: Node
+metadata: {{name: {n}, labels: {{kubernetes.io/hostname: {n}}}}}
+status: {{allocatable: {{cpu: '8', memory: 16Gi, pods: '110'}}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {{name: {n}-gpu}}
+spec:
+  driver: gpu.example.com
+  nodeName: {n}
+  pool: {{name: {n}, generation: 1, resourceSliceCount: 1}}
+  devices: [{{name: gpu-0}}, {{name: gpu-1}}]
+"""
+    for n in ("n1", "n2")
+)
+
+TRAINER = """
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu, namespace: ml}
+spec:
+  spec:
+    devices:
+      requests: [{name: gpu, exactly: {deviceClassName: gpu.example.com}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: trainer, namespace: ml}
+spec:
+  replicas: 6
+  selector: {matchLabels: {app: trainer}}
+  template:
+    metadata: {labels: {app: trainer}}
+    spec:
+      resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]
+      containers: [{name: c, image: t, resources: {requests: {cpu: 100m}, claims: [{name: gpu}]}}]
+"""
+
+
+def test_devices_allocated_to_earlier_pods_are_taken_for_later_ones(tmp_path: Path) -> None:
+    (tmp_path / "cluster.yaml").write_text(DRA_CLUSTER)
+    (tmp_path / "trainer.yaml").write_text(TRAINER)
+    r = invoke("simulate", "-f", str(tmp_path / "trainer.yaml"), "--snapshot", str(tmp_path / "cluster.yaml"), "-o", "json")
+    assert r.exit_code == 1, r.output
+    data = json.loads(r.output)
+    placed = [p["node"] for p in data["placements"] if p["node"]]
+    assert sorted(placed) == ["n1", "n1", "n2", "n2"]  # two GPUs per node, one claim per pod
+    failed = data["placements"][4]
+    assert failed["fitError"].startswith("0/2 nodes are available: 2 cannot allocate all claims.")
+    assert data["skipped"] == [{"workload": "Deployment ml/trainer", "count": 1, "sameAs": failed["pod"]}]
+    assert any("devices allocated to placed pods' ResourceClaims are seen by later pods" in n for n in data["notes"])
+
+
+def test_claims_made_from_a_template_belong_to_their_pod() -> None:
+    cluster = load_cluster([DEMO])
+    m = parse_manifests(parse_documents("t.yaml", TRAINER), cluster)
+    assert list(m.claim_templates) == ["ml/one-gpu"]
+    factory = PodFactory(m, cluster)
+    pod = next(factory.pods(m.workloads[0], 1))
+    (status,) = pod.raw["status"]["resourceClaimStatuses"]
+    claim = factory.cluster.get("ResourceClaim", "ml", status["resourceClaimName"])
+    assert claim is not None and status["name"] == "gpu"
+    assert claim.name.startswith(f"{pod.name}-gpu-")
+    assert claim.meta.controller_ref() is not None and claim.meta.controller_ref()["uid"] == pod.uid  # type: ignore[index]
+    assert claim.spec == {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}}
+
+
+def test_claims_of_pods_created_after_the_run_wrote_to_its_cluster_are_seen(tmp_path: Path) -> None:
+    """Pods are created lazily: the claims of db-2 and db-3 are made after db-0's PV binding was applied."""
+    local = {
+        "apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "provisioner": "kubernetes.io/no-provisioner",
+        "metadata": {"name": "local", "annotations": {"storageclass.kubernetes.io/is-default-class": "true"}},
+        "volumeBindingMode": "WaitForFirstConsumer",
+    }
+    objs = [local, _local_pv("pv-n1", "n1").raw, _local_pv("pv-n2", "n2").raw]
+    objs += [make_node(n).label(HOST, n).build().raw for n in ("n1", "n2")]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(objs))
+    (tmp_path / "sts.yaml").write_text(STATEFULSET.replace("replicas: 3", "replicas: 4"))
+    r = invoke("simulate", "-f", str(tmp_path / "sts.yaml"), "--snapshot", str(tmp_path / "cluster.yaml"), "-o", "json")
+    placements = json.loads(r.output)["placements"]
+    assert sorted(p["node"] for p in placements[:2]) == ["n1", "n2"]
+    for p in placements[2:]:
+        assert p["error"] is None
+        assert "didn't find available persistent volumes to bind" in p["fitError"]

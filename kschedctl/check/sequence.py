@@ -75,10 +75,12 @@ def simulate_sequence(d: Path, registry: Registry | None = None) -> tuple[Simula
     cfg_path = d / "config.yaml"
     config = load_config(str(cfg_path) if cfg_path.is_file() else None, registry)
     manifests = parse_manifests(iter_documents([str(d / "pods.yaml")]), cluster)
-    factory = PodFactory(manifests, cluster)
+    factory = PodFactory(manifests, cluster, private=True)
     streams, excluded = workload_streams(manifests, factory)
     options = RunOptions(max_pods=0, skip_identical_failures=False)
-    result = simulate_streams(factory.cluster, config, streams, registry, options=options, exclude_pod_uids=excluded)
+    result = simulate_streams(
+        factory.cluster, config, streams, registry, options=options, exclude_pod_uids=excluded, owns_cluster=True
+    )
     return result, factory.cluster
 
 

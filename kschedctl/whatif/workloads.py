@@ -14,6 +14,9 @@ sees a workload, only the pods its controller creates, so this module builds tho
 * a StatefulSet's ``volumeClaimTemplates`` as PersistentVolumeClaims ``<claim>-<sts>-<ordinal>``
   (Pending, with the cluster's default StorageClass when none is named) and the pod volumes
   that use them;
+* for ``resourceClaimTemplateName`` entries whose ResourceClaimTemplate is in the pod file, what
+  the resourceclaim controller creates: a ResourceClaim ``<pod>-<claim>-<suffix>`` owned by the
+  pod, named in the pod's ``status.resourceClaimStatuses``;
 * the API server's defaulting, by constructing through ``kschedctl.snapshot.model.Pod`` and
   ``Cluster.default_priority``, exactly as the loader does.
 
@@ -138,8 +141,11 @@ class Workload:
                 yield i, name
             i += 1
 
-    def build_pod(self, index: int, name: str, cluster: Cluster) -> tuple[Pod, list[KubeObject]]:
-        """The pod named ``name`` (the ``index``-th of the workload) and the claims it needs created."""
+    def build_pod(
+        self, index: int, name: str, cluster: Cluster, claim_templates: dict[str, KubeObject] | None = None
+    ) -> tuple[Pod, list[KubeObject]]:
+        """The pod named ``name`` (the ``index``-th of the workload) and the claims it needs created
+        (``claim_templates``: the ResourceClaimTemplates of the pod file, by namespace/name)."""
         if self.kind == "Pod" and not self.as_template:
             raw = copy.deepcopy(self.raw)
             raw.setdefault("metadata", {})["namespace"] = self.namespace
@@ -180,6 +186,7 @@ class Workload:
         if annotations:
             meta["annotations"] = annotations
         raw = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec, "status": {"phase": "Pending"}}
+        claims.extend(self._resource_claims_for(raw, claim_templates or {}))
         return self._pod(raw), claims
 
     def _pod(self, raw: dict[str, Any]) -> Pod:
@@ -234,6 +241,54 @@ class Workload:
             )
         if templates:
             spec["volumes"] = volumes
+        return out
+
+
+    def _resource_claims_for(self, raw: dict[str, Any], templates: dict[str, KubeObject]) -> list[KubeObject]:
+        """The resourceclaim controller's work for a new pod: one ResourceClaim per ``resourceClaimTemplateName``
+        entry whose template is in the pod file, owned by the pod and named in its ``resourceClaimStatuses``.
+        Without the template the pod stays as the scheduler would first see it (waiting for its claim)."""
+        meta, spec = raw["metadata"], raw["spec"]
+        entries = spec.get("resourceClaims")
+        out: list[KubeObject] = []
+        statuses: list[dict[str, Any]] = []
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            entry = _mapping(entry, f"spec.template.spec.resourceClaims[{i}]", self._where())
+            tname = entry.get("resourceClaimTemplateName")
+            template = templates.get(f"{self.namespace}/{tname}") if tname else None
+            if template is None:
+                continue
+            claim_name = f"{meta['name']}-{entry.get('name', '')}-{template_hash({'pod': meta['name'], 'claim': entry.get('name')})[:5]}"
+            tmeta = _mapping(template.spec.get("metadata"), "spec.metadata", {"source": "ResourceClaimTemplate " + template.key})
+            out.append(
+                KubeObject(
+                    {
+                        "apiVersion": "resource.k8s.io/v1",
+                        "kind": "ResourceClaim",
+                        "metadata": {
+                            "name": claim_name,
+                            "namespace": self.namespace,
+                            "uid": f"{UID_PREFIX}-resourceclaim-{self.namespace}-{claim_name}",
+                            "resourceVersion": "1",
+                            "labels": _str_map(tmeta.get("labels")),
+                            "annotations": {
+                                **_str_map(tmeta.get("annotations")),
+                                "resource.kubernetes.io/pod-claim-name": str(entry.get("name", "")),
+                            },
+                            "ownerReferences": [
+                                {"apiVersion": "v1", "kind": "Pod", "name": meta["name"], "uid": meta["uid"],
+                                 "controller": True, "blockOwnerDeletion": True}
+                            ],
+                        },
+                        "spec": copy.deepcopy(template.spec.get("spec") or {}),
+                    },
+                    "ResourceClaim",
+                    True,
+                )
+            )
+            statuses.append({"name": entry.get("name"), "resourceClaimName": claim_name})
+        if statuses:
+            raw["status"]["resourceClaimStatuses"] = statuses
         return out
 
 
@@ -342,6 +397,8 @@ class Manifests:
 
     workloads: list[Workload] = field(default_factory=list)
     objects: list[KubeObject] = field(default_factory=list)
+    #: ResourceClaimTemplates of the pod file, by namespace/name (the claims of new pods are made from them).
+    claim_templates: dict[str, KubeObject] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
 
 
@@ -355,6 +412,11 @@ def parse_manifests(docs: Iterable[Document], cluster: Cluster) -> Manifests:
             raise InputError("document has no kind", source=doc.source, document=doc.index, field="kind")
         if kind in WORKLOAD_KINDS:
             out.workloads.append(parse_workload(doc, cluster))
+        elif kind == "ResourceClaimTemplate":
+            t = KubeObject(doc.obj, kind, True)
+            if not t.name:
+                raise InputError("document has no metadata.name", source=doc.source, document=doc.index, field="metadata.name")
+            out.claim_templates[t.key] = t
         elif kind in KNOWN_KINDS and kind != "Node":
             md = doc.obj.get("metadata")
             if not isinstance(md, dict) or not md.get("name"):
@@ -418,14 +480,17 @@ class PodFactory:
     """Creates the workloads' pods one by one against a private copy of the cluster.
 
     The copy holds the pod file's objects and the workloads' controlling objects, and
-    receives each StatefulSet pod's new claims as the pod is created, so plugins that
-    read the cluster (default spreading, volume binding) see them.
+    receives each new pod's claims (StatefulSet PVCs, ResourceClaims from templates) as the
+    pod is created, so plugins that read the cluster (default spreading, volume binding,
+    DynamicResources) see them. Pods are created lazily: a simulation that owns the copy
+    (``private``) writes its own changes to the same cluster, so claims made later are there.
     """
 
-    def __init__(self, manifests: Manifests, cluster: Cluster) -> None:
+    def __init__(self, manifests: Manifests, cluster: Cluster, *, private: bool = False) -> None:
+        """``private``: always work on a copy of ``cluster`` (a simulation that writes to it owns it)."""
         self.manifests = manifests
         extra = owner_objects(manifests, cluster)
-        private = any(needs_claims(w) for w in manifests.workloads)
+        private = private or bool(manifests.claim_templates) or any(needs_claims(w) for w in manifests.workloads)
         self.cluster = extend_cluster(cluster, extra, always_copy=private)
         self.taken: set[str] = set()
         self.admitted: set[int] = set()
@@ -433,7 +498,7 @@ class PodFactory:
     def pods(self, w: Workload, count: int | None) -> Iterator[Pod]:
         """``count`` pods of ``w`` (None: without end; a bare Pod that is no template: itself, once)."""
         for index, name in w.pod_names(self.cluster, count, self.taken):
-            pod, claims = w.build_pod(index, name, self.cluster)
+            pod, claims = w.build_pod(index, name, self.cluster, self.manifests.claim_templates)
             if id(w) not in self.admitted:  # every pod of a workload has the template's admission outcome
                 self.admitted.add(id(w))
                 self.manifests.notes.extend(admit_pod(self.cluster, pod, w.source or None))
