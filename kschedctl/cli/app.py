@@ -372,7 +372,9 @@ def check(
     plugin_module: PluginModuleOpt = None,
 ) -> None:
     """Run scheduling regression tests: each scenario has cluster.yaml, pod.yaml, optional config.yaml and
-    expected.json/expected.yaml (partial: only the keys present are compared).
+    expected.json/expected.yaml (partial: only the keys present are compared). A sequence scenario has
+    pods.yaml (pods or workloads) instead of pod.yaml and expected-sequence.json/yaml: the pods are placed
+    one after another as `simulate` does, and compared pod by pod.
 
     Prints a table and, last, "N passed, M failed". Exit status: 0 all passed, 1 a scenario failed, 2 bad input.
     """
