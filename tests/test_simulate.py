@@ -743,6 +743,19 @@ def test_a_plugin_without_sign_pod_turns_batching_off() -> None:
     assert batch.disabled_because == "plugin(s) NoSign do not sign pods"
 
 
+def test_a_plugin_whose_sign_pod_raises_makes_the_pod_unsignable() -> None:
+    batch = _batch()
+
+    class Broken:
+        name = "Broken"
+
+        def sign_pod(self, pod: Any) -> Any:
+            raise ValueError("boom")
+
+    batch.signing.append(Broken())
+    assert batch.sign_pod(make_pod("p").build()) == (None, "Broken: sign_pod raised ValueError: boom")
+
+
 def _big(name: str, created: str, **labels: str) -> Any:
     b = make_pod(name).req(cpu="3").created(created)
     for k, v in {"app": "big", **labels}.items():

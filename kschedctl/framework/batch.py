@@ -167,7 +167,10 @@ class OpportunisticBatch:
             return None, f"signatures are disabled for this profile: {self.disabled_because}"
         sig: dict[str, Any] = {SCHEDULER_NAME: pod.scheduler_name}
         for pl in self.signing:
-            fragments, st = pl.sign_pod(pod)
+            try:
+                fragments, st = pl.sign_pod(pod)
+            except Exception as e:  # as an Error status upstream: the pod is just not signable
+                return None, f"{pl.name}: sign_pod raised {type(e).__name__}: {e}"
             if not st.is_success():
                 return None, f"{pl.name}: {st.message()}"
             for f in fragments or ():
