@@ -119,11 +119,15 @@ def test_reference_expectations_are_exact(tmp_path: Path) -> None:
     assert r.differences[0].path == f"placements[{len(ref['placements'])}]"
 
 
-def test_bad_sequence_expectations_are_an_error(tmp_path: Path) -> None:
+def test_bad_sequence_expectations_are_bad_input(tmp_path: Path) -> None:
+    from kschedctl.errors import InputError
+
     d = _scenario(tmp_path, {})
     (d / "expected-sequence.yaml").write_text("placements: 3\n")
-    r = run_scenario(d)
-    assert r.error is not None and "placements" in r.error
+    with pytest.raises(InputError, match="placements"):
+        run_scenario(d)
+    r = runner.invoke(app, ["check", str(d)])
+    assert r.exit_code == 2 and "expected-sequence.yaml" in r.output
 
 
 def test_check_cli_runs_sequences_and_single_pod_scenarios(tmp_path: Path) -> None:

@@ -298,7 +298,7 @@ def simulate_cmd(
         cluster = _read(_open(snapshot, kubeconfig, context, request_timeout))
         manifests = _read_manifests(filename, cluster)
         current().phase("building NodeInfos")
-        notes: list[str] = list(manifests.notes)
+        notes: list[str] = []
         if preemption:
             notes.append(
                 "--preemption is deprecated: preemption is applied by default now (victims deleted, the pod nominated); "
@@ -344,7 +344,8 @@ def simulate_cmd(
                 owns_cluster=True,
                 progress=current().counter("scheduling pods"),
             )
-        result.notes[:0] = notes
+        # the manifests' notes include what admitting each workload's first pod said (pods are made lazily)
+        result.notes[:0] = manifests.notes + notes
         _emit(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
         if result.error:
             return EXIT_NO
