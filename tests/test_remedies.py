@@ -446,9 +446,9 @@ DEMO_PODS = {
 
 #: (pod: "ns/name" of the demo or a DEMO_PODS key, kind, change, verdict outcome and node)
 CLI_CASES = [
-    ("ml/notebook-pending", "add-toleration", "tolerate taint nvidia.com/gpu=present:NoSchedule", "scheduled", "gpu-a0"),
-    ("ml/notebook-pending", "remove-taint", "remove taint nvidia.com/gpu=present:NoSchedule from node gpu-a0", "scheduled", "gpu-a0"),
-    ("ml/train-pending", "lower-request", "lower container train's nvidia.com/gpu request to 1", "scheduled", "gpu-a0"),
+    ("ml/notebook-pending", "add-toleration", "tolerate taint nvidia.com/gpu=present:NoSchedule", "scheduled", "gpu-b0"),
+    ("ml/notebook-pending", "remove-taint", "remove taint nvidia.com/gpu=present:NoSchedule from node gpu-b0", "scheduled", "gpu-b0"),
+    ("ml/train-pending", "lower-request", "lower container train's nvidia.com/gpu request to 1", "scheduled", "gpu-b0"),
     ("ml/train-pending", "add-node", "add one node like gpu-a0 (node group pool=gpu)", "scheduled", "gpu-a0-new-1"),
     ("ml/train-pending", "priority-class", "use PriorityClass batch-low (priority 100, now 0)", "preemption", "gpu-b0"),
     ("shop/checkout-pending", "uncordon-node", "uncordon node memory-c0", "scheduled", "memory-c0"),
@@ -498,7 +498,7 @@ def test_cli_fix_output_formats(tmp_path: Path) -> None:
     md = runner.invoke(app, [*base, "-o", "markdown"]).stdout
     assert "#### What would make it fit" in md and "```yaml" in md
     table = runner.invoke(app, base).stdout
-    assert "$ kubectl taint node gpu-a0 nvidia.com/gpu=present:NoSchedule-" in table
+    assert "$ kubectl taint node gpu-b0 nvidia.com/gpu=present:NoSchedule-" in table
     assert re.search(r"Budget: used \d+ of 60 cycle re-runs, \d+ of 600 Filter probes", table)
     fits = runner.invoke(app, ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--fix"])
     assert fits.exit_code == 0 and "nothing to fix: the pod is schedulable on memory-b0" in fits.stdout

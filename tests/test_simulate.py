@@ -989,3 +989,11 @@ def test_claims_of_pods_created_after_the_run_wrote_to_its_cluster_are_seen(tmp_
     for p in placements[2:]:
         assert p["error"] is None
         assert "didn't find available persistent volumes to bind" in p["fitError"]
+
+
+def test_node_tree_is_built_in_name_order_whatever_the_file_order() -> None:
+    # The scheduler's informer lists nodes sorted by name (as the API server returns them).
+    nodes = [make_node(n).zone(z) for n, z in (("n10", "b"), ("n9", "a"), ("n2", "b"), ("n1", "a"))]
+    snap = Snapshot(make_cluster(nodes))
+    # name order n1 n10 n2 n9; zones a: n1 n9, b: n10 n2; interleaved zone by zone
+    assert [ni.name for ni in snap.node_info_list] == ["n1", "n10", "n9", "n2"]
