@@ -3,7 +3,9 @@
 (Sequence scenarios, many pods placed one after another, are run by ``kschedctl.check.sequence``.)
 
 A scenario is a directory with cluster.yaml, pod.yaml, an optional config.yaml and
-expected.json or expected.yaml. Expectations written by a person are partial:
+expected.json or expected.yaml. Without cluster.yaml it is checked against a cluster the caller
+reads once for all such scenarios (``check --snapshot FILE``, or the live cluster), so a team can
+assert that a pod still fits in the cluster it runs in. Expectations written by a person are partial:
 only the keys present are compared, at every level. Expectations written by the
 reference scheduler (they carry ``k8sVersion``) are compared exactly, so an extra
 node in a filter map or a score table is a difference too. ``notes``, ``preBind``
@@ -25,9 +27,11 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.config import load_config
+from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import InputError
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.framework.registry import Registry
+from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import admit_pod, iter_documents, load_cluster, load_pods
 
 INFORMATIONAL = frozenset({"k8sVersion", "notes", "preBind", "bind"})
@@ -58,16 +62,33 @@ class ScenarioResult:
     passed: bool
     differences: list[Difference] = field(default_factory=list)
     actual: dict[str, Any] | None = None
+    #: Bad input of this scenario (``kschedctl.check.suite`` records it; ``run_scenario`` raises).
     error: str | None = None
+    exception: Exception | None = field(default=None, repr=False, compare=False)
+    #: The expectation file compared with, and whether it was written by the reference (``k8sVersion``).
+    expected_file: str | None = None
+    reference: bool = False
+    #: The result could not be compared: the run ended in an error the expectation does not foresee.
+    unforeseen_error: bool = False
+    seconds: float = 0.0
+    #: What ``check --update`` did with the expectation (``kschedctl.check.update``).
+    update: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "passed": self.passed,
             "differences": [d.to_dict() for d in self.differences],
             "error": self.error,
             "actual": self.actual,
         }
+        if self.update is not None:
+            out["update"] = self.update
+        return out
+
+    @property
+    def updated(self) -> bool:
+        return bool(self.update and self.update.get("written"))
 
     def plugins_involved(self) -> set[str]:
         """Plugins named in the differing paths (for per-plugin agreement reports)."""
@@ -134,71 +155,134 @@ def comparable(trace: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def has_cluster(d: Path) -> bool:
+    """Whether the scenario brings its own cluster; without one it is checked against ``--snapshot`` or the live cluster."""
+    return (d / "cluster.yaml").is_file()
+
+
+def _has_any(d: Path, names: tuple[str, ...]) -> bool:
+    return any((d / n).is_file() for n in names)
+
+
 def is_scenario(d: Path) -> bool:
-    return (d / "pod.yaml").is_file() and (d / "cluster.yaml").is_file()
+    """A single-pod scenario: pod.yaml, with cluster.yaml or (checked against another cluster) an expectation."""
+    return (d / "pod.yaml").is_file() and (has_cluster(d) or _has_any(d, EXPECTED_NAMES))
 
 
-def _is_any_scenario(d: Path) -> bool:
+def is_any_scenario(d: Path) -> bool:
     """A single-pod scenario, or a sequence scenario (``kschedctl.check.sequence``)."""
     from kschedctl.check.sequence import is_sequence
 
     return is_scenario(d) or is_sequence(d)
 
 
-def discover_scenarios(paths: list[str]) -> list[Path]:
-    out: list[Path] = []
+SCENARIO_HINT = "pod.yaml or pods.yaml, with cluster.yaml or an expectation"
+
+
+def discover_scenarios(paths: list[str], *, changed: bool = False) -> list[Path]:
+    """The scenario directories the paths name, each once, in the order given (a folder's in name order).
+
+    A path is a scenario directory, a folder holding some, or a file inside a scenario directory (that
+    scenario). ``changed``: the paths are changed files (as pre-commit passes them, or as ``git diff
+    --name-only`` lists them): paths that belong to no scenario, or no longer exist, are skipped."""
+    out: dict[Path, Path] = {}
     for p in paths:
-        root = Path(p)
-        if not root.exists():
-            raise InputError("no such file or directory", source=p)
-        if not root.is_dir():
-            raise InputError("a scenario must be a directory (cluster.yaml, pod.yaml, expected.json)", source=p)
-        if _is_any_scenario(root):
-            out.append(root)
-            continue
-        found = sorted(d for d in root.rglob("*") if d.is_dir() and _is_any_scenario(d))
-        if not found:
-            raise InputError("no scenario directories (with cluster.yaml and pod.yaml or pods.yaml) found", source=p)
-        out.extend(found)
-    return out
+        for d in _scenarios_of(Path(p), p, changed):
+            out.setdefault(d.resolve(), d)
+    return list(out.values())
 
 
-def load_expected(d: Path) -> dict[str, Any]:
+def _scenarios_of(root: Path, given: str, changed: bool) -> list[Path]:
+    if not root.exists():
+        if changed:
+            return []
+        raise InputError("no such file or directory", source=given)
+    if not root.is_dir():
+        if is_any_scenario(root.parent):
+            return [root.parent]
+        if changed:
+            return []
+        raise InputError(f"not a file of a scenario directory ({SCENARIO_HINT})", source=given)
+    if is_any_scenario(root):
+        return [root]
+    found = sorted(d for d in root.rglob("*") if d.is_dir() and is_any_scenario(d))
+    if not found and not changed:
+        raise InputError(f"no scenario directories ({SCENARIO_HINT}) found", source=given)
+    return found
+
+
+def expected_file(d: Path, names: tuple[str, ...] = EXPECTED_NAMES) -> Path:
+    for name in names:
+        if (d / name).is_file():
+            return d / name
+    raise InputError(f"no {names[0]} or {names[1]}", source=str(d))
+
+
+def load_expected(d: Path, names: tuple[str, ...] = EXPECTED_NAMES) -> dict[str, Any]:
     """The scenario's expectations; a file that does not parse is bad input (one line naming it)."""
-    for name in EXPECTED_NAMES:
-        f = d / name
-        if f.is_file():
-            docs = [doc.obj for doc in iter_documents([str(f)])]
-            if len(docs) != 1:
-                raise InputError(f"expectations must be one mapping, the file holds {len(docs)} documents", source=str(f))
-            return docs[0]
-    raise InputError("no expected.json or expected.yaml", source=str(d))
+    f = expected_file(d, names)
+    docs = [doc.obj for doc in iter_documents([str(f)])]
+    if len(docs) != 1:
+        raise InputError(f"expectations must be one mapping, the file holds {len(docs)} documents", source=str(f))
+    return docs[0]
 
 
-def run_scenario(d: Path, registry: Registry | None = None) -> ScenarioResult:
+def scenario_cluster(d: Path, cluster: Cluster | None) -> Cluster:
+    """The scenario's own cluster.yaml, else a copy of the shared ``cluster`` (``--snapshot`` or the live
+    cluster) that this scenario may add to (the namespace of its pod) without the others seeing it."""
+    if has_cluster(d):
+        return load_cluster([str(d / "cluster.yaml")])
+    if cluster is None:
+        raise InputError("no cluster.yaml: check this scenario against --snapshot FILE or the live cluster", source=str(d))
+    from kschedctl.whatif.workloads import extend_cluster
+
+    return extend_cluster(cluster, [], always_copy=True)
+
+
+def scenario_config(d: Path, registry: Registry | None, default: SchedulerConfig | None) -> SchedulerConfig:
+    """The scenario's own config.yaml, else ``default`` (``check --config``), else kube-scheduler's defaults."""
+    cfg_path = d / "config.yaml"
+    if cfg_path.is_file() or default is None:
+        return load_config(str(cfg_path) if cfg_path.is_file() else None, registry)
+    return default
+
+
+def run_scenario(
+    d: Path,
+    registry: Registry | None = None,
+    *,
+    cluster: Cluster | None = None,
+    config: SchedulerConfig | None = None,
+) -> ScenarioResult:
     """Run one scenario. Bad input (a file that does not parse, an object the API server would
-    refuse, an invalid configuration) raises: ``check`` stops with exit status 2 naming the file."""
+    refuse, an invalid configuration) raises InputError or ConfigError naming the file.
+
+    ``cluster``: the cluster of scenarios without cluster.yaml; ``config``: the configuration of
+    scenarios without config.yaml (both read once by the caller for every scenario)."""
     if not is_scenario(d):
         from kschedctl.check.sequence import is_sequence, run_sequence
 
         if is_sequence(d):
-            return run_sequence(d, registry)
+            return run_sequence(d, registry, cluster=cluster, config=config)
     name = d.name
+    exp_file = expected_file(d)
     expected = load_expected(d)
-    cluster = load_cluster([str(d / "cluster.yaml")])
+    snapshot = scenario_cluster(d, cluster)
     pod_file = str(d / "pod.yaml")
     pods = load_pods(pod_file)
     if len(pods) != 1:
         raise InputError(f"a scenario's pod.yaml holds exactly one Pod, this one holds {len(pods)}", source=pod_file)
     pod = pods[0]
-    admit_pod(cluster, pod, pod_file)
-    cfg_path = d / "config.yaml"
-    config = load_config(str(cfg_path) if cfg_path.is_file() else None, registry)
-    trace = explain_pod(cluster, pod, config, registry)
+    admit_pod(snapshot, pod, pod_file)
+    trace = explain_pod(snapshot, pod, scenario_config(d, registry, config), registry)
     actual = trace.to_dict()
-    diffs = compare(comparable(expected), comparable(actual), exact="k8sVersion" in expected)
+    reference = "k8sVersion" in expected
+    diffs = compare(comparable(expected), comparable(actual), exact=reference)
     # An error the expectation does not foresee fails the scenario (the reference writes the
     # message of a cycle that ended in an error into fitError, as in the PodScheduled condition).
-    if trace.error and "error" not in expected and expected.get("fitError") != trace.error:
+    unforeseen = bool(trace.error and "error" not in expected and expected.get("fitError") != trace.error)
+    if unforeseen:
         diffs.append(Difference("error", None, trace.error))
-    return ScenarioResult(name, str(d), not diffs, diffs, actual)
+    return ScenarioResult(
+        name, str(d), not diffs, diffs, actual, expected_file=str(exp_file), reference=reference, unforeseen_error=unforeseen
+    )

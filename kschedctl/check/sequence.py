@@ -1,7 +1,8 @@
 """``kschedctl check`` for sequence scenarios: many pods placed one after another, compared pod by pod.
 
 A sequence scenario is a directory with ``cluster.yaml``, ``pods.yaml`` (pods, or workloads that
-expand into pods), an optional ``config.yaml`` and ``expected-sequence.json`` (or ``.yaml``). It
+expand into pods), an optional ``config.yaml`` and ``expected-sequence.json`` (or ``.yaml``); without
+``cluster.yaml`` it is run against the cluster ``check`` reads for such scenarios. It
 runs exactly as ``kschedctl simulate -f pods.yaml --snapshot cluster.yaml --config config.yaml``
 does in its default mode (the real scheduling loop: queue order, one attempt per pod, batching,
 preemption applied), except that every pod is scheduled: no cap, no skipping of identical copies.
@@ -25,12 +26,22 @@ Expectations written by a person are partial, only what they state is compared:
 
 from __future__ import annotations
 
+import copy
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kschedctl.check.runner import Difference, ScenarioResult, compare
-from kschedctl.config import load_config
+from kschedctl.check.runner import (
+    Difference,
+    ScenarioResult,
+    compare,
+    expected_file,
+    has_cluster,
+    load_expected,
+    scenario_cluster,
+    scenario_config,
+)
+from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import InputError
 from kschedctl.framework.registry import Registry
 from kschedctl.snapshot.cluster import Cluster
@@ -50,36 +61,36 @@ AGREEMENT_KEYS = ("pod", "node", "fitError", "nominatedNodeName", "victims")
 
 
 def is_sequence(d: Path) -> bool:
-    return (d / "pods.yaml").is_file() and (d / "cluster.yaml").is_file() and not (d / "pod.yaml").is_file()
+    """pods.yaml (and no pod.yaml), with cluster.yaml or (checked against another cluster) an expectation."""
+    if not (d / "pods.yaml").is_file() or (d / "pod.yaml").is_file():
+        return False
+    return has_cluster(d) or any((d / n).is_file() for n in EXPECTED_NAMES)
 
 
 def load_expected_sequence(d: Path) -> dict[str, Any]:
     """The sequence's expectations; a file that does not parse is bad input (one line naming it)."""
-    for name in EXPECTED_NAMES:
-        f = d / name
-        if f.is_file():
-            docs = [doc.obj for doc in iter_documents([str(f)])]
-            if len(docs) != 1:
-                raise InputError(f"expectations must be one mapping, the file holds {len(docs)} documents", source=str(f))
-            data = docs[0]
-            placements = data.get("placements")
-            if placements is not None and not isinstance(placements, list | dict):
-                raise InputError("must be a list or a mapping of pod to expectations", source=str(f), field="placements")
-            return data
-    raise InputError("no expected-sequence.json or expected-sequence.yaml", source=str(d))
+    data = load_expected(d, EXPECTED_NAMES)
+    placements = data.get("placements")
+    if placements is not None and not isinstance(placements, list | dict):
+        raise InputError("must be a list or a mapping of pod to expectations", source=str(expected_file(d, EXPECTED_NAMES)), field="placements")
+    return data
 
 
-def simulate_sequence(d: Path, registry: Registry | None = None) -> tuple[SimulationResult, Cluster]:
-    """Run the scenario as ``simulate`` does (every pod scheduled, nothing capped or skipped)."""
-    cluster = load_cluster([str(d / "cluster.yaml")])
-    cfg_path = d / "config.yaml"
-    config = load_config(str(cfg_path) if cfg_path.is_file() else None, registry)
+def simulate_sequence(
+    d: Path, registry: Registry | None = None, *, cluster: Cluster | None = None, config: SchedulerConfig | None = None
+) -> tuple[SimulationResult, Cluster]:
+    """Run the scenario as ``simulate`` does (every pod scheduled, nothing capped or skipped).
+
+    ``cluster`` (for a scenario without cluster.yaml) is deep-copied: a run changes the pods it holds
+    (nominations), and the other scenarios must see it as it was read."""
+    cluster = load_cluster([str(d / "cluster.yaml")]) if has_cluster(d) else copy.deepcopy(scenario_cluster(d, cluster))
+    cfg = scenario_config(d, registry, config)
     manifests = parse_manifests(iter_documents([str(d / "pods.yaml")]), cluster)
     factory = PodFactory(manifests, cluster, private=True)
     streams, excluded = workload_streams(manifests, factory)
     options = RunOptions(max_pods=0, skip_identical_failures=False)
     result = simulate_streams(
-        factory.cluster, config, streams, registry, options=options, exclude_pod_uids=excluded, owns_cluster=True
+        factory.cluster, cfg, streams, registry, options=options, exclude_pod_uids=excluded, owns_cluster=True
     )
     return result, factory.cluster
 
@@ -164,17 +175,24 @@ def compare_partial(expected: dict[str, Any], actual: dict[str, Any]) -> list[Di
     return diffs
 
 
-def run_sequence(d: Path, registry: Registry | None = None) -> ScenarioResult:
-    """Run one sequence scenario. Bad input raises, as for single-pod scenarios (``check`` exits 2)."""
+def run_sequence(
+    d: Path, registry: Registry | None = None, *, cluster: Cluster | None = None, config: SchedulerConfig | None = None
+) -> ScenarioResult:
+    """Run one sequence scenario. Bad input raises, as for single-pod scenarios."""
+    exp_file = expected_file(d, EXPECTED_NAMES)
     expected = load_expected_sequence(d)
     domains = expected.get("domains")
     keys = [str(k) for k in domains] if isinstance(domains, dict) else []
-    result, cluster = simulate_sequence(d, registry)
-    actual = actual_sequence(result, cluster, keys)
-    if "k8sVersion" in expected:
+    result, run_cluster = simulate_sequence(d, registry, cluster=cluster, config=config)
+    actual = actual_sequence(result, run_cluster, keys)
+    reference = "k8sVersion" in expected
+    if reference:
         diffs = compare_exact(list(expected.get("placements") or []), actual["placements"])
     else:
         diffs = compare_partial(expected, actual)
     if result.error:
         diffs.append(Difference("error", None, result.error))
-    return ScenarioResult(d.name, str(d), not diffs, diffs, actual)
+    return ScenarioResult(
+        d.name, str(d), not diffs, diffs, actual,
+        expected_file=str(exp_file), reference=reference, unforeseen_error=bool(result.error),
+    )

@@ -365,42 +365,10 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
     emit(data, output.value, table=table, markdown=lambda d: render_trace_markdown(d) + whatif_sections_markdown(d))
 
 
-@app.command()
-def check(
-    paths: Annotated[list[str], typer.Argument(metavar="PATH...", help="Scenario directories, or folders holding them.")],
-    output: Annotated[CheckOutput, typer.Option("--output", "-o", metavar="FORMAT", help="table, json, yaml or markdown.")] = CheckOutput.table,
-    plugin_module: PluginModuleOpt = None,
-) -> None:
-    """Run scheduling regression tests: each scenario has cluster.yaml, pod.yaml, optional config.yaml and
-    expected.json/expected.yaml (partial: only the keys present are compared). A sequence scenario has
-    pods.yaml (pods or workloads) instead of pod.yaml and expected-sequence.json/yaml: the pods are placed
-    one after another as `simulate` does, and compared pod by pod.
-
-    Prints a table and, last, "N passed, M failed". Exit status: 0 all passed, 1 a scenario failed, 2 bad input.
-    """
-
-    def body() -> int:
-        from kschedctl.check.report import render_check
-        from kschedctl.check.runner import discover_scenarios, run_scenario
-        from kschedctl.cli.progress import current, done
-
-        scenarios = discover_scenarios(paths)
-        registry = build_registry(plugin_module)
-        results: list[Any] = []
-        step = current().counter("running scenarios")
-        for d in scenarios:
-            step(len(results), len(scenarios))
-            results.append(run_scenario(d, registry))
-        done()
-        render_check(results, output.value, stdout_console(), notes_console())
-        return EXIT_OK if all(r.passed for r in results) else EXIT_NO
-
-    guarded(body)
-
-
 # Commands defined in their own modules register themselves on ``app`` when imported.
 # One import per module; keep this block sorted.
 # --- command modules ---
+import kschedctl.cli.check_cmd  # noqa: E402  (check)
 import kschedctl.cli.live  # noqa: E402  (snapshot, explain pending)
 import kschedctl.cli.plugins_cmd  # noqa: E402,F401  (plugins)
 from kschedctl.cli import whatif  # noqa: E402,F401  (diff-profiles, simulate)

@@ -1,0 +1,59 @@
+"""The scenario loop of ``kschedctl check``: every scenario run once, bad input kept as that scenario's error.
+
+The loop lives here and nowhere else, so how scenarios are run (one after another in this
+process, or spread over worker processes) is decided in one place. What every scenario shares
+is read once by the caller and handed in as ``Shared``: the plugin registry, the cluster of
+scenarios without cluster.yaml (``--snapshot`` or the live cluster) and the configuration of
+scenarios without config.yaml (``--config``). A scenario whose input is bad (a file that does
+not parse, an object the API server would refuse, an invalid configuration) does not stop the
+others: its result carries the error (``kschedctl check`` then exits 2), as a test framework
+reports an error in one test and runs the rest.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kschedctl.check.runner import ScenarioResult, run_scenario
+from kschedctl.config.types import SchedulerConfig
+from kschedctl.errors import KschedctlError
+from kschedctl.framework.registry import Registry
+from kschedctl.snapshot.cluster import Cluster
+
+#: Progress of the loop: (scenarios done, scenarios in all).
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Shared:
+    """What every scenario of one ``check`` run is given."""
+
+    registry: Registry | None = None
+    #: The cluster of scenarios without cluster.yaml.
+    cluster: Cluster | None = None
+    #: The configuration of scenarios without config.yaml (None: kube-scheduler's defaults).
+    config: SchedulerConfig | None = None
+
+
+def run_one(d: Path, shared: Shared) -> ScenarioResult:
+    """One scenario, timed; bad input becomes the result's error instead of an exception."""
+    start = time.perf_counter()
+    try:
+        result = run_scenario(d, shared.registry, cluster=shared.cluster, config=shared.config)
+    except KschedctlError as e:
+        result = ScenarioResult(d.name, str(d), False, error=str(e), exception=e)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def run_suite(scenarios: list[Path], shared: Shared, progress: Progress | None = None) -> list[ScenarioResult]:
+    """Every scenario's result, in the order given."""
+    results: list[ScenarioResult] = []
+    for d in scenarios:
+        if progress is not None:
+            progress(len(results), len(scenarios))
+        results.append(run_one(d, shared))
+    return results
