@@ -20,8 +20,19 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 #: (start, end, replacement) in the text.
 Edit = tuple[int, int, str]
 _CLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_Dumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 _WIDE = 1 << 30
+
+
+class _Dumper(yaml.SafeDumper):
+    """Strings with line breaks double-quoted (``"a\\nb"``): one line, whatever the indentation around them."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = '"' if any(c in data for c in "\n\r\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
 
 
 def flow(value: Any) -> str:
