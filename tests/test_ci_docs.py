@@ -291,3 +291,30 @@ def test_gitlab_job_structure_and_run(repo: Path) -> None:
     r = subprocess.run(["sh", "-c", check], cwd=repo, env=env(), capture_output=True, text=True, timeout=TIMEOUT)
     assert r.returncode == 1
     assert "FAIL web-fits (scheduling-tests/web-fits): 1 difference" in r.stdout
+
+
+# --------------------------------------------------------------------------- the README's excerpt
+
+
+def readme_ci_section() -> str:
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## kschedctl in CI")
+    return text[start:text.index("\n## ", start + 1)]
+
+
+def test_readme_excerpt_is_the_real_output(repo: Path) -> None:
+    """The README shows what the command prints on this repository after the configuration change."""
+    section = readme_ci_section()
+    [shown] = [b for lang, b in ((m.group(1), m.group(2)) for m in FENCE.finditer(section)) if not lang]
+    command, *rest = shown.splitlines()
+    printed = rest[: rest.index("$ echo $?")]
+    assert command.startswith("$ kschedctl check ") and rest[-1] == "1"
+    pull_request_changes_the_configuration(repo)
+    r = subprocess.run(["bash", "-c", command[2:]], cwd=repo, env=env(COLUMNS="100"), capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 1
+    assert r.stdout.splitlines() == printed
+    [diff] = [m.group(2) for m in FENCE.finditer(section) if m.group(1) == "diff"]
+    r = subprocess.run(["bash", "-c", command[2:] + " --update"], cwd=repo, env=env(COLUMNS="100"), capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    assert r.returncode == 0 and diff in r.stdout
+    assert r.stdout.rstrip().splitlines()[-1] == "2 passed, 0 failed, 2 updated"

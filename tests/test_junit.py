@@ -163,7 +163,7 @@ def _out_of_order(text: str) -> str:
     [
         (lambda t: t.replace('<testcase name="web"', "<testcase", 1), "lacks {'name'}"),
         (lambda t: t.replace('<testcase name="web"', '<testcase name="web" colour="red"', 1), "unknown attributes"),
-        (lambda t: t.replace('<testsuite name="kschedctl check" tests="3"', '<testsuite name="kschedctl check" tests="4"', 1), ""),
+        (lambda t: t.replace('<testsuite name="kschedctl check" tests="3"', '<testsuite name="kschedctl check" tests="4"', 1), "counts 4 tests, holds 3"),
         (lambda t: t.replace('time="0.042"', 'time="fast"', 1), "not of its type"),
         (lambda t: t.replace('timestamp="2026-01-02T03:04:05"', 'timestamp="yesterday"', 1), "not of its type"),
         (lambda t: t.replace("<properties>", "<properties><flavour/>", 1), "<properties> holds ['flavour']"),
