@@ -396,3 +396,61 @@ def test_relative_paths_as_pre_commit_passes_them(tmp_path: Path, monkeypatch: p
     r = invoke("check", "--changed", os.path.join("scheduling", "b", "pod.yaml"))
     assert r.exit_code == 1
     assert "FAIL b (scheduling/b): 1 difference" in r.stdout
+
+
+# --------------------------------------------------------------------------- extender scenarios
+
+
+def test_extender_scenario_with_junit_update_and_without_its_cluster(tmp_path: Path) -> None:
+    """An extender scenario of the corpus, served: as written by the reference it passes (JUnit too);
+    made hand-written and wrong, --update brings its extender calls up to date, the informational
+    ``selected.host`` as written; moved out of its directory, its cluster.yaml still serves as --snapshot."""
+    from tests.extender_server import ExtenderServer
+    from tests.test_extenders import served_copy
+    from tests.test_junit import validate
+
+    source = ROOT / "tests" / "extenders" / "dev-ext-001-winner"
+    with ExtenderServer.from_spec(json.loads((source / "extender.json").read_text())) as srv:
+        d = served_copy(source, tmp_path / "t" / "winner", srv.port)
+        r = invoke("check", d, "--junit", tmp_path / "r.xml")
+        assert r.exit_code == 0, r.output
+        assert validate((tmp_path / "r.xml").read_bytes()).find("testsuite/testcase/failure") is None
+
+        reference = json.loads((d / "expected.json").read_text())
+        wrong_calls = json.loads(json.dumps(reference["extenders"]))
+        wrong_calls[0]["scores"]["worker-b-14"] = 0
+        (d / "expected.json").unlink()
+        (d / "expected.yaml").write_text(yaml.safe_dump(
+            {"extenders": wrong_calls, "selected": {"host": "worker-b-14", "candidates": ["worker-a-04"]}}, sort_keys=False))
+        r = invoke("check", d, "--update", "--junit", tmp_path / "r.xml")
+        assert r.exit_code == 0, r.output
+        updated = yaml.safe_load((d / "expected.yaml").read_text())
+        assert updated["extenders"][0]["scores"] == reference["extenders"][0]["scores"]
+        assert updated["selected"] == {"host": "worker-b-14", "candidates": ["worker-b-14"]}
+        assert invoke("check", d).exit_code == 0
+
+        (d / "cluster.yaml").rename(tmp_path / "cluster.yaml")
+        r = invoke("check", tmp_path / "t", "--snapshot", tmp_path / "cluster.yaml")
+        assert r.exit_code == 0, r.output
+
+
+def test_live_cluster_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """--kubeconfig and --context name the cluster as for explain; --request-timeout bounds the read."""
+    from tests.apiserver import RecordedAPIServer
+
+    d = tmp_path / "tests" / "web"
+    d.mkdir(parents=True)
+    (d / "pod.yaml").write_text((RECORDED / "pod.yaml").read_text())
+    (d / "expected.yaml").write_text("fitError: null\n")
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "absent"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    with RecordedAPIServer() as srv:
+        kubeconfig = srv.kubeconfig(tmp_path / "kc", context="prod")
+        r = invoke("check", d, "--kubeconfig", kubeconfig, "--context", "prod")
+        assert r.exit_code == 0, r.output
+        r = invoke("check", d, "--kubeconfig", kubeconfig, "--context", "staging")
+        assert r.exit_code == 2 and r.stderr.startswith("error: ") and "staging" in r.stderr
+    with RecordedAPIServer(delay=3.0) as slow:
+        r = invoke("check", d, "--kubeconfig", slow.kubeconfig(tmp_path / "slow", context="prod"), "--request-timeout", "200ms")
+    assert r.exit_code == 2
+    assert r.stderr.strip() == "error: request timed out after 0.2s (--request-timeout)"
