@@ -21,6 +21,7 @@ import yaml
 
 from kschedctl.apivalidation import api_version_error, first_error, validate_object, validate_workload
 from kschedctl.errors import InputError, UsageError
+from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import KNOWN_KINDS, SYSTEM_PRIORITY_CLASSES, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
 
@@ -251,7 +252,8 @@ def check_object(doc: Document, *, workload: bool = False) -> None:
 
 def load_cluster(paths: list[str], *, warn: Callable[[str], None] | None = None) -> Cluster:
     """Load every object of the given files/directories ("-" = stdin) into a Cluster."""
-    return build_cluster(iter_documents(paths), warn=warn)
+    with bulk_build():
+        return build_cluster(iter_documents(paths), warn=warn)
 
 
 def build_cluster(
