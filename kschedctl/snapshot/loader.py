@@ -21,47 +21,10 @@ import yaml
 
 from kschedctl.apivalidation import api_version_error, first_error, validate_object, validate_workload
 from kschedctl.errors import InputError, UsageError
+from kschedctl.snapshot import yamldocs
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import KNOWN_KINDS, SYSTEM_PRIORITY_CLASSES, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
-
-_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
-class _Loader(_BaseLoader):
-    """SafeLoader (C when available) that leaves timestamps as strings and notes duplicate keys.
-
-    kubectl and the API server reject a mapping that sets a key twice; PyYAML keeps the last
-    value silently. Detecting it costs one length comparison per mapping: the constructed dict
-    is shorter than the node's key list only when a key repeats (``<<`` merges are told apart
-    because PyYAML builds a new key list for them and deletes the merge keys from the old one).
-    """
-
-    duplicates: list[tuple[int, str]]
-
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        own = node.value
-        n = len(own)
-        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)
-        if len(mapping) < n or node.value is not own:
-            self._note_duplicates(own)
-        return mapping
-
-    def _note_duplicates(self, pairs: list[tuple[Any, Any]]) -> None:
-        seen: set[Any] = set()
-        for key_node, _ in pairs:
-            key = self.construct_object(key_node)
-            try:
-                if key in seen:
-                    self.duplicates.append((key_node.start_mark.line + 1, str(key)))
-                seen.add(key)
-            except TypeError:
-                continue
-
-
-_Loader.yaml_implicit_resolvers = {
-    k: [r for r in v if r[0] != "tag:yaml.org,2002:timestamp"] for k, v in _BaseLoader.yaml_implicit_resolvers.items()
-}
 
 SUFFIXES = (".yaml", ".yml", ".json")
 
@@ -121,7 +84,7 @@ def _parse_json(source: str, text: str) -> list[Any]:
 
 def _parse_yaml(source: str, text: str) -> Iterator[Any]:
     """Each document of a YAML stream; a duplicate key, like a syntax error, is an InputError."""
-    loader = _Loader(text)
+    loader = yamldocs.FastLoader(text)
     loader.duplicates = []
     n = 0
     try:
