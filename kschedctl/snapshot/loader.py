@@ -21,7 +21,7 @@ import yaml
 
 from kschedctl.apivalidation import api_version_error, first_error, validate_object, validate_workload
 from kschedctl.errors import InputError, UsageError
-from kschedctl.snapshot import yamldocs
+from kschedctl.snapshot import cache, yamldocs
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import KNOWN_KINDS, SYSTEM_PRIORITY_CLASSES, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
@@ -83,10 +83,18 @@ def _parse_json(source: str, text: str) -> list[Any]:
 
 
 def _parse_yaml(source: str, text: str) -> Iterator[Any]:
-    """Each document of a YAML stream; a duplicate key, like a syntax error, is an InputError."""
+    """Each document of a YAML stream; a duplicate key, like a syntax error, is an InputError.
+
+    A stream read to its end without error goes to the snapshot cache; one found there is
+    served from it (``snapshot/cache.py``)."""
+    cached = cache.read(text)
+    if cached is not None:
+        yield from cached
+        return
     loader = yamldocs.FastLoader(text)
     loader.duplicates = []
     n = 0
+    docs: list[Any] = []
     try:
         while loader.check_data():
             doc = loader.get_data()
@@ -99,6 +107,7 @@ def _parse_yaml(source: str, text: str) -> Iterator[Any]:
                     source=source,
                     document=max(n, 1),
                 )
+            docs.append(doc)
             yield doc
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
@@ -109,6 +118,7 @@ def _parse_yaml(source: str, text: str) -> Iterator[Any]:
         raise InputError("invalid YAML: nested too deeply to be a Kubernetes object", source=source) from None
     finally:
         loader.dispose()
+    cache.write(text, docs)  # reached only when every document was read without error
 
 
 def parse_documents(source: str, text: str) -> Iterator[Document]:

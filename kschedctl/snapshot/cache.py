@@ -1,0 +1,115 @@
+"""A cache of parsed YAML snapshot files, keyed by their content.
+
+Parsing a large YAML snapshot takes seconds; the same file is often explained many
+times. The documents PyYAML built are stored, after the first parse, in the user's
+cache directory (``$XDG_CACHE_HOME/kschedctl``, else ``~/.cache/kschedctl``; never next to
+the snapshot) under the SHA-256 of the file's text, so an edited file is a different
+key and a stale entry can never be served. Entries are ``marshal`` data (exact Python
+types, fast to read) behind a header holding a magic string and the SHA-256 of the
+payload: a truncated, corrupt or foreign file fails the check and the snapshot is
+parsed again. The key also covers the kschedctl, Python and PyYAML versions and the
+cache format. Only files of at least ``MIN_SIZE`` characters are cached, at most
+``MAX_ENTRIES`` entries are kept (least recently used go first), and
+``KSCHEDCTL_NO_CACHE=1`` turns the cache off.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import marshal
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kschedctl import __version__
+
+FORMAT = 1
+MAGIC = b"kschedctl-snapshot-cache\n"
+MIN_SIZE = 1 << 20
+MAX_ENTRIES = 8
+DISABLE_ENV = "KSCHEDCTL_NO_CACHE"
+_VARIANT = hashlib.sha256(
+    f"{FORMAT}|{__version__}|{sys.version}|{yaml.__version__}|{getattr(yaml, '__with_libyaml__', False)}".encode()
+).hexdigest()[:16]
+
+
+def enabled() -> bool:
+    return os.environ.get(DISABLE_ENV, "") in ("", "0")
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or ""
+    root = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    return root / "kschedctl" / "snapshots"
+
+
+def entry_path(text: str) -> Path:
+    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return cache_dir() / f"{digest}-{_VARIANT}.marshal"
+
+
+def read(text: str) -> list[Any] | None:
+    """The documents cached for this text, or None (no entry, unreadable or failing its check)."""
+    if len(text) < MIN_SIZE or not enabled():
+        return None
+    path = entry_path(text)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    head = len(MAGIC) + 32
+    if len(data) < head or not data.startswith(MAGIC):
+        return None
+    payload = memoryview(data)[head:]
+    if hashlib.sha256(payload).digest() != data[len(MAGIC) : head]:
+        return None
+    try:
+        docs = marshal.loads(payload)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not isinstance(docs, list):
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # recently used
+    return docs
+
+
+def write(text: str, docs: list[Any]) -> None:
+    """Store the documents parsed from this text (silently skipped when that is not possible)."""
+    if len(text) < MIN_SIZE or not enabled():
+        return
+    try:
+        payload = marshal.dumps(docs)
+    except ValueError:  # a type marshal cannot store (explicit !!timestamp, say): not cached
+        return
+    path = entry_path(text)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        _prune(path.parent)
+    except OSError:
+        return
+
+
+def _prune(directory: Path) -> None:
+    entries = []
+    for p in directory.glob("*.marshal"):
+        with contextlib.suppress(OSError):
+            entries.append((p.stat().st_mtime, p))
+    entries.sort(reverse=True)
+    for _, p in entries[MAX_ENTRIES:]:
+        with contextlib.suppress(OSError):
+            p.unlink()

@@ -1,0 +1,124 @@
+"""The snapshot cache: keyed by content, in the user's cache directory, never stale, never trusted blindly."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kschedctl.errors import InputError
+from kschedctl.snapshot import cache, yamldocs
+from kschedctl.snapshot.loader import load_cluster
+
+NODES = "".join(
+    f"---\napiVersion: v1\nkind: Node\nmetadata: {{name: n{i}, labels: {{zone: z{i % 3}}}}}\n"
+    f"status: {{allocatable: {{cpu: '{i % 7 + 1}', memory: 4Gi, pods: '110'}}}}\n"
+    for i in range(30)
+)
+
+
+@pytest.fixture
+def snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setattr(cache, "MIN_SIZE", 100)  # cache this small file too
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    f = tmp_path / "snap" / "cluster.yaml"
+    f.parent.mkdir()
+    f.write_text(NODES)
+    return f
+
+
+def entries(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "xdg" / "kschedctl" / "snapshots").glob("*.marshal"))
+
+
+def forbid_parsing(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Fail:
+        def __init__(self, text: str) -> None:
+            raise AssertionError("parsed although the cache holds this text")
+
+    monkeypatch.setattr(yamldocs, "FastLoader", Fail)
+
+
+def names_and_cpu(path: Path) -> list[tuple[str, int]]:
+    return [(n.name, int(n.allocatable["cpu"])) for n in load_cluster([str(path)]).nodes]
+
+
+def test_second_load_comes_from_the_cache_in_the_users_cache_dir(
+    snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = names_and_cpu(snapshot)
+    assert len(entries(tmp_path)) == 1
+    assert sorted(p.name for p in snapshot.parent.iterdir()) == ["cluster.yaml"]  # nothing next to the file
+    forbid_parsing(monkeypatch)
+    assert names_and_cpu(snapshot) == first
+
+
+def test_an_edited_file_is_parsed_again(snapshot: Path, tmp_path: Path) -> None:
+    names_and_cpu(snapshot)
+    snapshot.write_text(NODES.replace("cpu: '1'", "cpu: '9'"))
+    assert ("n0", 9) in names_and_cpu(snapshot)
+    assert len(entries(tmp_path)) == 2
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda b: b[: len(b) // 2],  # truncated
+        lambda b: b[:-1] + bytes([b[-1] ^ 0xFF]),  # one byte changed
+        lambda b: b"not a cache file at all",  # foreign
+        lambda b: b"",
+        lambda b: cache.MAGIC + b"\0" * 32 + b"\xff\xfe",  # right magic, wrong digest
+    ],
+)
+def test_a_damaged_entry_falls_back_to_parsing(snapshot: Path, tmp_path: Path, damage: object) -> None:
+    expected = names_and_cpu(snapshot)
+    (entry,) = entries(tmp_path)
+    entry.write_bytes(damage(entry.read_bytes()))  # type: ignore[operator]
+    assert names_and_cpu(snapshot) == expected
+    assert cache.read(NODES) is not None  # and the entry was rewritten
+
+
+def test_a_valid_entry_of_another_shape_is_ignored(snapshot: Path, tmp_path: Path) -> None:
+    import hashlib
+    import marshal
+
+    expected = names_and_cpu(snapshot)
+    (entry,) = entries(tmp_path)
+    payload = marshal.dumps({"not": "a list"})
+    entry.write_bytes(cache.MAGIC + hashlib.sha256(payload).digest() + payload)
+    assert names_and_cpu(snapshot) == expected
+
+
+def test_disabled_by_environment(snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KSCHEDCTL_NO_CACHE", "1")
+    names_and_cpu(snapshot)
+    assert entries(tmp_path) == []
+
+
+def test_small_files_are_not_cached(snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MIN_SIZE", len(NODES) + 1)
+    names_and_cpu(snapshot)
+    assert entries(tmp_path) == []
+
+
+def test_old_entries_are_pruned(snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 2)
+    for i in range(4):
+        snapshot.write_text(NODES + f"# version {i}\n")
+        names_and_cpu(snapshot)
+    assert len(entries(tmp_path)) == 2
+
+
+def test_unwritable_cache_dir_is_not_an_error(snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file-not-dir"
+    blocker.write_text("x")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    assert len(names_and_cpu(snapshot)) == 30
+
+
+def test_a_file_that_fails_to_load_is_not_cached(snapshot: Path, tmp_path: Path) -> None:
+    snapshot.write_text(NODES + "---\nkind: Node\nmetadata: {name: dup, name: again}\n")
+    for _ in range(2):
+        with pytest.raises(InputError, match='key "name" already set in map'):
+            load_cluster([str(snapshot)])
+    assert entries(tmp_path) == []
