@@ -425,27 +425,60 @@ def _filter_nodes(
     """``findNodesThatPassFilters`` evaluated in the given node order (one worker: parallelism 1).
 
     Upstream stops only when a node passes *beyond* ``num_to_find`` (that node is dropped): the
-    nodes rejected in between are recorded and counted in ``nextStartNodeIndex``'s advance."""
+    nodes rejected in between are recorded and counted in ``nextStartNodeIndex``'s advance.
+
+    With the framework's fast paths the nodes are filtered a chunk at a time, each chunk plugin
+    by plugin over the whole list; the walk below then reads the verdicts in node order and stops
+    where the node-by-node loop stops, so the trace is the same. A chunk holds as many nodes as
+    may still pass before that stop, so no node past it is filtered (only when every filter
+    plugin that runs has a side-effect free ``filter_nodes`` may it hold a few more); it ends
+    before a node with nominated pods, which takes the per-node path. When a chunk meets
+    something only the per-node path reports exactly (an exception, an error), the rest of the
+    cycle takes that path."""
     feasible: list[NodeInfo] = []
-    for ni in nodes:
-        st = fw.run_filter_plugins_with_nominated_pods(state, pod, ni)
-        trace.evaluated_order.append(ni.name)
-        trace.filter[ni.name] = NodeVerdict(ni.name, st)
-        if st.code == Code.ERROR:
-            return feasible, st.error or st.message()
-        if st.is_success():
-            if len(feasible) >= num_to_find:
-                trace.dropped_feasible = ni.name
-                trace.notes.append(
-                    f"{ni.name} also passed Filter but was dropped: kube-scheduler stops once it finds more than "
-                    f"numFeasibleNodesToFind ({num_to_find}) feasible nodes"
-                )
-                break
-            diagnosis.node_to_status.node_to_status.pop(ni.name, None)
-            feasible.append(ni)
-        else:
-            diagnosis.node_to_status.set(ni.name, st)
-            diagnosis.add_plugin_status(st)
+    failed = diagnosis.node_to_status.node_to_status
+    evaluated = trace.evaluated_order
+    verdicts = trace.filter
+    pos = 0
+    fast = fw.fast_paths
+    overshoot = fast and fw.all_filters_batched(state)
+    nominated = bool(fw.snapshot.nominated)
+    while pos < len(nodes):
+        statuses: list[Status] | None = None
+        if fast and not (nominated and fw.has_nominated_pods(nodes[pos])):
+            need = num_to_find + 1 - len(feasible)  # the node that passes beyond num_to_find is filtered too
+            end = min(len(nodes), pos + (max(need + need // 8, 32) if overshoot else need))
+            chunk = nodes[pos:end]
+            cut = next((k for k, ni in enumerate(chunk) if fw.has_nominated_pods(ni)), None) if nominated else None
+            if cut is not None:
+                chunk = chunk[:cut]
+            statuses = fw.run_filter_plugins_for_nodes(state, pod, chunk)
+            fast = statuses is not None
+        if statuses is None:
+            chunk = nodes[pos : pos + 1]
+            statuses = [fw.run_filter_plugins_with_nominated_pods(state, pod, chunk[0])]
+        pos += len(chunk)
+        for ni, st in zip(chunk, statuses, strict=True):
+            name = ni.name
+            evaluated.append(name)
+            verdicts[name] = NodeVerdict(name, st)
+            code = st.code
+            if code == Code.SUCCESS:
+                if len(feasible) >= num_to_find:
+                    trace.dropped_feasible = name
+                    trace.notes.append(
+                        f"{name} also passed Filter but was dropped: kube-scheduler stops once it finds more than "
+                        f"numFeasibleNodesToFind ({num_to_find}) feasible nodes"
+                    )
+                    return feasible, None
+                if failed:
+                    failed.pop(name, None)
+                feasible.append(ni)
+            elif code == Code.ERROR:
+                return feasible, st.error or st.message()
+            else:
+                failed[name] = st
+                diagnosis.add_plugin_status(st)
     return feasible, None
 
 

@@ -157,11 +157,15 @@ def _zero_score(st: Status) -> tuple[int, Status]:
 class Framework:
     """A profile's plugins, ready to run (``framework.Framework`` / ``fwk.Handle``)."""
 
-    def __init__(self, profile: Profile, registry: Registry, snapshot: Snapshot) -> None:
+    def __init__(self, profile: Profile, registry: Registry, snapshot: Snapshot, *, fast_paths: bool = True) -> None:
         self.profile = profile
         self.profile_name = profile.scheduler_name
         self.percentage_of_nodes_to_score = profile.percentage_of_nodes_to_score
         self._snapshot = snapshot
+        #: Let plugins work on whole node lists (``filter_nodes``, ``score_nodes``, ``normalize_scores``
+        #: and their indexed PreFilter/PreScore) where they can; False runs the reference path, every
+        #: plugin node by node. Both give the same trace (tests/test_fast_paths.py).
+        self.fast_paths = fast_paths
         #: The configured extenders (``Handle.Extenders()``), set by the cycle that runs this framework.
         self.extenders: list[Any] = []
         plugins = profile.plugins
@@ -417,6 +421,55 @@ class Framework:
                 return st
         return Status()
 
+    def has_nominated_pods(self, node_info: NodeInfo) -> bool:
+        return bool(self._snapshot.nominated_pods_for_node(node_info.name))
+
+    def all_filters_batched(self, state: CycleState) -> bool:
+        """Every Filter plugin that runs in this cycle has ``filter_nodes``."""
+        skip = state.skip_filter_plugins
+        return all(callable(getattr(pl, "filter_nodes", None)) for pl in self.lists["filter"] if pl.name not in skip)
+
+    def run_filter_plugins_for_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status] | None:
+        """``run_filter_plugins`` for a list of nodes without nominated pods: the same status for each.
+
+        Plugins run one after another over the nodes not rejected yet, through their
+        ``filter_nodes`` when they have one (their ``filter`` node by node otherwise). Filters must
+        not depend on the order in which nodes are filtered (upstream runs them in parallel), so
+        the verdicts are the node-by-node loop's. Only the ordinary case is handled here: when a
+        plugin raises, returns something else than a Success or a rejection, or a batch answer
+        has the wrong length, the result is None and the caller takes the reference path, which
+        reports that exactly (where, on which node, with which wording).
+        """
+        out: list[Status | None] = [None] * len(nodes)
+        alive = list(range(len(nodes)))
+        skip = state.skip_filter_plugins
+        try:
+            for pl in self.lists["filter"]:
+                if not alive:
+                    break
+                if pl.name in skip:
+                    continue
+                sub = [nodes[i] for i in alive]
+                batch = getattr(pl, "filter_nodes", None)
+                statuses = batch(state, pod, sub) if batch is not None else [pl.filter(state, pod, ni) for ni in sub]
+                if len(statuses) != len(sub):
+                    return None
+                still: list[int] = []
+                for i, st in zip(alive, statuses, strict=True):
+                    if st is None or (type(st) is Status and st.code == Code.SUCCESS):
+                        still.append(i)
+                    elif type(st) is Status and st.is_rejected():
+                        st.plugin = pl.name
+                        out[i] = st
+                    else:
+                        return None
+                alive = still
+        except Exception:  # the reference path reports it against the right node
+            return None
+        for i in alive:
+            out[i] = Status()
+        return out  # type: ignore[return-value]  # every entry is set above
+
     def run_filter_plugin(self, pl: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """One Filter plugin on one node, its status as returned (an exception: its Error status)."""
         return self._call(pl, "Filter", node_info.name, _status, _as_is, pl.filter, state, pod, node_info)
@@ -490,6 +543,10 @@ class Framework:
         """Score, NormalizeScore and weights. Like upstream's per-node loop, each node is scored by
         every plugin in order and the first failure ends the point; the raw (and normalized)
         scores returned until then stay in the outcome for the trace."""
+        if self.fast_paths:
+            fast = self._run_score_lists(state, pod, nodes)
+            if fast is not None:
+                return fast
         plugins = [pl for pl in self.lists["score"] if pl.name not in state.skip_score_plugins]
         out = ScoreOutcome(Status())
         out.plugins = [pl.name for pl in plugins]
@@ -540,6 +597,42 @@ class Framework:
                 out.weighted.setdefault(pl.name, {})[ni.name] = score * w
                 totals[ni.name] += score * w
         out.totals = totals
+        return out
+
+    def _run_score_lists(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> ScoreOutcome | None:
+        """``run_score`` on plain lists: plugins' ``score_nodes`` / ``normalize_scores`` when they have
+        them (their per-node methods otherwise). Only the ordinary case: when a plugin raises, fails,
+        returns something unexpected or a normalized score is out of range, None (the caller then
+        takes the reference path, which reports that exactly)."""
+        if not nodes:
+            return None
+        plugins = [pl for pl in self.lists["score"] if pl.name not in state.skip_score_plugins]
+        out = ScoreOutcome(Status())
+        out.plugins = [pl.name for pl in plugins]
+        out.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
+        names = [ni.name for ni in nodes]
+        totals = [0] * len(nodes)
+        try:
+            for pl in plugins:
+                scores = _raw_scores(pl, state, pod, nodes)
+                if scores is None:
+                    return None
+                out.raw[pl.name] = dict(zip(names, scores, strict=True))
+                ext = pl.score_extensions()
+                if ext is not None:
+                    scores = _normalized_scores(ext, state, pod, names, scores)
+                    if scores is None:
+                        return None
+                out.normalized[pl.name] = dict(zip(names, scores, strict=True))
+                if scores and (min(scores) < MIN_NODE_SCORE or max(scores) > MAX_NODE_SCORE):
+                    return None
+                w = out.weights[pl.name]
+                weighted = [v * w for v in scores]
+                out.weighted[pl.name] = dict(zip(names, weighted, strict=True))
+                totals = [a + b for a, b in zip(totals, weighted, strict=True)]
+        except Exception:  # the reference path reports it
+            return None
+        out.totals = dict(zip(names, totals, strict=True))
         return out
 
     # Reserve / Permit / PreBind / Bind ----------------------------------------------------------
@@ -642,3 +735,39 @@ class Framework:
                 rec["note"] = str(said)
             records.append(rec)
         return records
+
+
+def _raw_scores(pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int] | None:
+    """One plugin's raw scores for the nodes, or None when one failed or is not an int."""
+    batch = getattr(pl, "score_nodes", None)
+    if batch is not None:
+        scores, st = batch(state, pod, nodes)
+        if type(st) is not Status or st.code != Code.SUCCESS or len(scores) != len(nodes):
+            return None
+        if all(type(v) is int for v in scores):
+            return list(scores)
+        return None
+    out: list[int] = []
+    for ni in nodes:
+        v, st = pl.score(state, pod, ni)
+        if type(st) is not Status or st.code != Code.SUCCESS or type(v) is not int:
+            return None
+        out.append(v)
+    return out
+
+
+def _normalized_scores(ext: Any, state: CycleState, pod: Pod, names: list[str], scores: list[int]) -> list[int] | None:
+    """NormalizeScore on a list of scores (``normalize_scores`` in place; else through NodeScores)."""
+    batch = getattr(ext, "normalize_scores", None)
+    values = list(scores)
+    if batch is not None:
+        st = batch(state, pod, names, values)
+    else:
+        node_scores = [NodeScore(n, v) for n, v in zip(names, scores, strict=True)]
+        st = ext.normalize_score(state, pod, node_scores)
+        if [s.name for s in node_scores] != names:
+            return None
+        values = [s.score for s in node_scores]
+    if type(st) is not Status or st.code != Code.SUCCESS or len(values) != len(names):
+        return None
+    return values

@@ -33,6 +33,25 @@ def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeS
     return Status()
 
 
+def default_normalize_scores(max_priority: int, reverse: bool, scores: list[int]) -> Status:
+    """``default_normalize_score`` on a plain list of scores, in place (for ``normalize_scores``)."""
+    max_count = max(scores, default=0)
+    if max_count <= 0:
+        if reverse:
+            scores[:] = [max_priority] * len(scores)
+        return Status()
+    if min(scores) >= 0:  # all non-negative: floor division is Go's truncation
+        if reverse:
+            scores[:] = [max_priority - max_priority * s // max_count for s in scores]
+        else:
+            scores[:] = [max_priority * s // max_count for s in scores]
+        return Status()
+    for i, s in enumerate(scores):
+        score = go_div(max_priority * s, max_count)
+        scores[i] = max_priority - score if reverse else score
+    return Status()
+
+
 @dataclass(frozen=True, slots=True)
 class FunctionShapePoint:
     utilization: int
@@ -55,4 +74,4 @@ def build_broken_linear_function(shape: list[FunctionShapePoint]):  # type: igno
 
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
-__all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "MAX_NODE_SCORE", "FunctionShapePoint", "build_broken_linear_function", "default_normalize_score", "go_div"]
+__all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "MAX_NODE_SCORE", "FunctionShapePoint", "build_broken_linear_function", "default_normalize_score", "default_normalize_scores", "go_div"]

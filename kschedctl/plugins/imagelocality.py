@@ -79,6 +79,23 @@ class ImageLocality:
         """OpportunisticBatching: the score depends on the pod's (normalized) image names only."""
         return [SignFragment(signers.IMAGE_NAMES, signers.image_names(pod))], Status()
 
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
+        """``score`` for a list of nodes: the image names are normalized once."""
+        total_nodes = len(self.handle.snapshot.node_info_list)
+        images = [normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)]
+        n_containers = len(images)
+        out: list[int] = []
+        for ni in nodes:
+            states = ni.image_states
+            total = 0
+            if states:
+                for image in images:
+                    st = states.get(image)
+                    if st is not None:
+                        total += scaled_image_score(st, total_nodes)
+            out.append(calculate_priority(total, n_containers))
+        return out, Status()
+
 
 def new(args: Any, handle: Handle) -> ImageLocality:
     return ImageLocality(handle)

@@ -31,7 +31,7 @@ from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
-from kschedctl.plugins.helper import default_normalize_score
+from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import Node, Pod
 from kschedctl.snapshot.selectors import (
     NodeSelector,
@@ -246,6 +246,34 @@ class NodeAffinity:
             SignFragment(signers.NODE_AFFINITY, signers.node_affinity(pod)),
             SignFragment(signers.NODE_SELECTOR, signers.node_selector(pod)),
         ], Status()
+
+    # whole node lists (same results as the per-node methods above) -----------------------------
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        req = state.get(PRE_FILTER_KEY)
+        if req is None:
+            req = RequiredNodeAffinity.of(pod)
+        added = self.added_required
+        out: list[Status | None] = []
+        for ni in nodes:
+            node = ni.node
+            if added is not None and not added.matches(node.labels, node.name):
+                out.append(Status.unresolvable(ERR_REASON_ENFORCED))
+            else:
+                out.append(None if req.matches(node) else Status.unresolvable(ERR_REASON_POD))
+        return out
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            preferred, err = pod_preferred_terms(pod)
+            if err is not None:
+                return [], Status.as_error(err)
+            s = _PreScoreState(preferred)
+        scorers = [t for t in (self.added_preferred, s.preferred) if t is not None]
+        return [sum(t.score(ni.node) for t in scorers) for ni in nodes], Status()
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], scores: list[int]) -> Status:
+        return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
 
 def parse_added_affinity(added: dict[str, Any] | None) -> tuple[NodeSelector | None, PreferredTerms | None]:

@@ -38,6 +38,13 @@ class NodeName:
         """OpportunisticBatching: the verdict depends on ``spec.nodeName`` only."""
         return [SignFragment(signers.NODE_NAME, pod.node_name)], Status()
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """``filter`` for a list of nodes (None: Success)."""
+        want = pod.node_name
+        if not want:
+            return [None] * len(nodes)
+        return [None if ni.node.name == want else Status.unresolvable(ERR_REASON) for ni in nodes]
+
 
 def new(args: Any, handle: Handle) -> NodeName:
     return NodeName()

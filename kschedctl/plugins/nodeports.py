@@ -72,6 +72,13 @@ class NodePorts:
         """OpportunisticBatching: the verdict depends on the pod's host ports only."""
         return [SignFragment(signers.HOST_PORTS, signers.host_ports(pod))], Status()
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """``filter`` for a list of nodes (None: Success)."""
+        want = state.get(PRE_FILTER_KEY)
+        if want is None:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        return [None if fits_ports(want, ni.used_ports) else Status(Code.UNSCHEDULABLE, ERR_REASON) for ni in nodes]
+
 
 def new(args: Any, handle: Handle) -> NodePorts:
     return NodePorts()

@@ -38,6 +38,12 @@ class NodeUnschedulable:
         """OpportunisticBatching: the verdict depends on the pod's tolerations only."""
         return [SignFragment(signers.TOLERATIONS, signers.tolerations(pod))], Status()
 
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        """``filter`` for a list of nodes (None: Success)."""
+        if tolerations_tolerate(pod.tolerations, UNSCHEDULABLE_TAINT):
+            return [None] * len(nodes)
+        return [Status.unresolvable(ERR_REASON_UNSCHEDULABLE) if ni.node.unschedulable else None for ni in nodes]
+
 
 def new(args: Any, handle: Handle) -> NodeUnschedulable:
     return NodeUnschedulable()

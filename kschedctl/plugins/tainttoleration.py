@@ -21,7 +21,7 @@ from kschedctl.framework.interfaces import Handle, NodeScore
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
-from kschedctl.plugins.helper import default_normalize_score
+from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import Pod, Taint, Toleration, tolerations_tolerate
 
 NAME = "TaintToleration"
@@ -86,6 +86,25 @@ class TaintToleration:
     def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
         """OpportunisticBatching: verdict and score depend on the pod's tolerations only."""
         return [SignFragment(signers.TOLERATIONS, signers.tolerations(pod))], Status()
+
+    # whole node lists (same results as the per-node methods above) -----------------------------
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        tols = pod.tolerations
+        return [
+            None if not ni.node.taints or untolerated_taint(ni.node.taints, tols) is None
+            else Status.unresolvable(ERR_REASON_UNTOLERATED)
+            for ni in nodes
+        ]
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
+        s = state.get(PRE_SCORE_KEY)
+        if s is None:
+            return [], Status.as_error(f'failed to read "PreScore{NAME}" from cycleState: not found')
+        tols = list(s.tolerations_prefer_no_schedule)
+        return [count_intolerable_prefer_no_schedule(ni.node.taints, tols) if ni.node.taints else 0 for ni in nodes], Status()
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], scores: list[int]) -> Status:
+        return default_normalize_scores(MAX_NODE_SCORE, True, scores)
 
 
 def new(args: Any, handle: Handle) -> TaintToleration:

@@ -51,7 +51,7 @@ from kschedctl.plugins.dynamicresources.allocator import (
     subrequest_score,
 )
 from kschedctl.plugins.dynamicresources.api import Allocation, ResourceClaim
-from kschedctl.plugins.helper import default_normalize_score
+from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import KubeObject
 from kschedctl.snapshot.selectors import NodeSelector
 
@@ -102,6 +102,9 @@ STATE_KEY: StateKey[DraState] = StateKey(NAME)
 class _NormalizeScore:
     def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status:
         return default_normalize_score(MAX_NODE_SCORE, False, scores)
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], scores: list[int]) -> Status:
+        return default_normalize_scores(MAX_NODE_SCORE, False, scores)
 
 
 class DynamicResources:
@@ -295,6 +298,19 @@ class DynamicResources:
             return subrequest_score(s.claims, allocations), Status()
         except ValueError as e:
             return 0, Status.as_error(str(e))
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
+        """``score`` for a list of nodes (all 0 when the pod has no claims)."""
+        s = state.get(STATE_KEY)
+        if s is not None and not s.claims:
+            return [0] * len(nodes), Status()
+        out: list[int] = []
+        for ni in nodes:
+            v, st = self.score(state, pod, ni)
+            if not st.is_success():
+                return out, st
+            out.append(v)
+        return out, Status()
 
     def score_extensions(self) -> _NormalizeScore:
         return self._normalizer

@@ -20,6 +20,7 @@ from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
+from kschedctl.plugins.noderesources.columns import score_columns
 from kschedctl.plugins.noderesources.fit import request_signature
 from kschedctl.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
@@ -68,6 +69,15 @@ class BalancedAllocation:
     def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
         """OpportunisticBatching: the score depends on the pod's requests only (same fragment as Fit)."""
         return [SignFragment(signers.RESOURCES, request_signature(pod))], Status()
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
+        """``score`` for a list of nodes."""
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = self.scorer.pod_request_list(pod)
+            if is_best_effort(reqs):
+                return [0] * len(nodes), Status()
+        return score_columns(self.scorer, nodes, reqs)
 
 
 def _resources(args: NodeResourcesBalancedAllocationArgs) -> list[WeightedResource]:

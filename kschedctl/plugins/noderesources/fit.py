@@ -35,7 +35,8 @@ from kschedctl.framework.resources import (
     pod_requests,
 )
 from kschedctl.framework.signers import SignFragment
-from kschedctl.framework.status import Code, Status
+from kschedctl.framework.status import Status
+from kschedctl.plugins.noderesources.columns import fit_statuses, insufficiency_status, score_columns
 from kschedctl.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -211,11 +212,7 @@ class Fit:
         short = fits_request(req, node_info, self.ignored_resources, self.ignored_groups)
         if not short:
             return Status()
-        code = Code.UNSCHEDULABLE
-        for s in short:
-            if s.unresolvable:
-                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-        return Status(code, *(s.reason for s in short))
+        return insufficiency_status(short)
 
     # PreScore / Score -----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -235,6 +232,20 @@ class Fit:
         """OpportunisticBatching: verdict and score depend on the pod's requests only (the
         DRAExtendedResource gate, which would make pods unsignable, is off in v1.35)."""
         return [SignFragment(signers.RESOURCES, request_signature(pod))], Status()
+
+    # whole node lists (same results as the per-node methods above) -----------------------------
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        req = state.get(_PRE_FILTER_KEY)
+        if req is None:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        ignored, groups = self.ignored_resources, self.ignored_groups
+        return fit_statuses(req, nodes, lambda r, ni: fits_request(r, ni, ignored, groups))
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
+        reqs = state.get(_PRE_SCORE_KEY)
+        if reqs is None:
+            reqs = self.scorer.pod_request_list(pod)
+        return score_columns(self.scorer, nodes, reqs)
 
 
 # --------------------------------------------------------------------------------------------

@@ -1,0 +1,186 @@
+"""NodeResourcesFit and BalancedAllocation over a whole node list at once.
+
+The per-node methods (``fits_request``, ``ResourceAllocationScorer.score``) are the
+reference; these functions compute the same verdicts and scores for many nodes with one
+loop per resource instead of a few function calls per node:
+
+* ``fit_statuses``: a node that has room for every request passes at once; any other
+  node goes through ``fits_request`` itself, so reasons and codes are the reference's;
+* ``allocation_columns``: per configured resource, the node's allocatable and its
+  requested amount with the pod placed there, exactly as ``allocatable_and_requested``;
+* ``least_allocated_columns`` / ``most_allocated_columns`` / ``balanced_columns``: the
+  strategies on those columns, with the same integer and float64 operations in the same
+  order. Nodes whose columns need the general rule (a resource with no allocatable, more
+  than two resources for the balanced score) are scored by the reference function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from kschedctl.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
+from kschedctl.framework.status import MAX_NODE_SCORE, Code, Status
+from kschedctl.plugins.noderesources.resource_allocation import (
+    LEAST_ALLOCATED,
+    MOST_ALLOCATED,
+    ResourceAllocationScorer,
+    balanced_resource_scorer,
+)
+
+if TYPE_CHECKING:
+    from kschedctl.framework.types import NodeInfo
+    from kschedctl.plugins.noderesources.fit import InsufficientResource, PodRequest
+
+#: Per-resource columns: (allocatable per node, requested-with-the-pod per node).
+Columns = list[tuple[list[int], list[int]]]
+
+
+def insufficiency_status(short: list[InsufficientResource]) -> Status:
+    """The Filter status of a node short of some resources (UnschedulableAndUnresolvable when
+    a request exceeds the node's whole allocatable)."""
+    code = Code.UNSCHEDULABLE
+    for s in short:
+        if s.unresolvable:
+            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    return Status(code, *(s.reason for s in short))
+
+
+def fit_statuses(
+    req: PodRequest,
+    nodes: list[NodeInfo],
+    fits_request: Callable[[PodRequest, NodeInfo], list[InsufficientResource]],
+) -> list[Status | None]:
+    """NodeResourcesFit's Filter for each node (None: fits)."""
+    cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
+    no_scalars = not req.scalar
+    out: list[Status | None] = []
+    for ni in nodes:
+        a = ni.allocatable
+        u = ni.requested
+        if (
+            no_scalars
+            and len(ni.pods) < a.allowed_pod_number
+            and (cpu <= 0 or cpu <= a.milli_cpu - u.milli_cpu)
+            and (mem <= 0 or mem <= a.memory - u.memory)
+            and (eph <= 0 or eph <= a.ephemeral_storage - u.ephemeral_storage)
+        ):
+            out.append(None)
+            continue
+        short = fits_request(req, ni)
+        out.append(insufficiency_status(short) if short else None)
+    return out
+
+
+def allocation_columns(scorer: ResourceAllocationScorer, nodes: list[NodeInfo], pod_request_list: list[int]) -> Columns:
+    """(allocatable, requested + pod) per node, for each of the scorer's resources; (0, 0) leaves it out."""
+    cols: Columns = []
+    n = len(nodes)
+    plain = scorer.use_requested
+    for r, q in zip(scorer.resources, pod_request_list, strict=True):
+        name = r.name
+        if q == 0 and is_scalar_resource_name(name):
+            cols.append(([0] * n, [0] * n))
+        elif name == CPU:
+            cols.append((
+                [ni.allocatable.milli_cpu for ni in nodes],
+                [(ni.requested if plain else ni.non_zero_requested).milli_cpu + q for ni in nodes],
+            ))
+        elif name == MEMORY:
+            cols.append((
+                [ni.allocatable.memory for ni in nodes],
+                [(ni.requested if plain else ni.non_zero_requested).memory + q for ni in nodes],
+            ))
+        elif name == EPHEMERAL_STORAGE:
+            cols.append(([ni.allocatable.ephemeral_storage for ni in nodes],
+                         [ni.requested.ephemeral_storage + q for ni in nodes]))
+        else:
+            alloc: list[int] = []
+            used: list[int] = []
+            for ni in nodes:
+                a = ni.allocatable.scalar.get(name)
+                alloc.append(0 if a is None else a)
+                used.append(0 if a is None else ni.requested.scalar.get(name, 0) + q)
+            cols.append((alloc, used))
+    # a resource with no allocatable is left out with requested 0, as the reference does
+    return [(a, [u if x else 0 for x, u in zip(a, us, strict=True)]) for a, us in cols]
+
+
+def _weighted_columns(per_resource: list[list[int]], allocs: list[list[int]], weights: list[int]) -> list[int]:
+    """Weighted mean of per-resource scores over the resources a node can allocate (integer division)."""
+    n = len(allocs[0]) if allocs else 0
+    if all(all(a) for a in allocs) and all(w > 0 for w in weights):
+        total_w = sum(weights)
+        sums = [0] * n
+        for col, w in zip(per_resource, weights, strict=True):
+            sums = [s + v * w for s, v in zip(sums, col, strict=True)]
+        return [s // total_w for s in sums]
+    out = []
+    for j in range(n):
+        node_score = weight_sum = 0
+        for col, a, w in zip(per_resource, allocs, weights, strict=True):
+            if a[j] == 0:
+                continue
+            node_score += col[j] * w
+            weight_sum += w
+        out.append(node_score // weight_sum if weight_sum > 0 else 0)
+    return out
+
+
+def least_allocated_columns(cols: Columns, weights: list[int]) -> list[int]:
+    """LeastAllocated: ``(capacity - requested) * 100 / capacity`` per resource (0 when over-committed)."""
+    per = [
+        [0 if a == 0 or q > a else (a - q) * MAX_NODE_SCORE // a for a, q in zip(allocs, reqs, strict=True)]
+        for allocs, reqs in cols
+    ]
+    return _weighted_columns(per, [a for a, _ in cols], weights)
+
+
+def most_allocated_columns(cols: Columns, weights: list[int]) -> list[int]:
+    """MostAllocated: ``min(requested, capacity) * 100 / capacity`` per resource."""
+    per = [
+        [0 if a == 0 else (a if q > a else q) * MAX_NODE_SCORE // a for a, q in zip(allocs, reqs, strict=True)]
+        for allocs, reqs in cols
+    ]
+    return _weighted_columns(per, [a for a, _ in cols], weights)
+
+
+def balanced_columns(cols: Columns, reference: Callable[[list[int], list[int]], int]) -> list[int]:
+    """BalancedAllocation: with two resources both allocatable, ``(1 - |f0 - f1| / 2) * 100``
+    truncated (float64, the reference's operations); any other node by the reference function."""
+    n = len(cols[0][0]) if cols else 0
+    out: list[int] = []
+    two = len(cols) == 2
+    for j in range(n):
+        if two:
+            a0, a1 = cols[0][0][j], cols[1][0][j]
+            if a0 and a1:
+                f0 = float(cols[0][1][j]) / float(a0)
+                f1 = float(cols[1][1][j]) / float(a1)
+                if f0 > 1:
+                    f0 = 1.0
+                if f1 > 1:
+                    f1 = 1.0
+                out.append(int((1 - abs((f0 - f1) / 2)) * float(MAX_NODE_SCORE)))
+                continue
+        out.append(reference([c[1][j] for c in cols], [c[0][j] for c in cols]))
+    return out
+
+
+def score_columns(scorer: ResourceAllocationScorer, nodes: list[NodeInfo], pod_request_list: list[int]) -> tuple[list[int], Status]:
+    """``scorer.score`` for each node."""
+    if not scorer.resources:
+        return [], Status(Code.ERROR, "resources not found")
+    cols = allocation_columns(scorer, nodes, pod_request_list)
+    if any(q < 0 for _, reqs in cols for q in reqs):  # only the reference handles negative amounts
+        return [scorer.score(ni, pod_request_list)[0] for ni in nodes], Status()
+    weights = [r.weight for r in scorer.resources]
+    if scorer.scorer is balanced_resource_scorer:
+        return balanced_columns(cols, balanced_resource_scorer), Status()
+    if scorer.name == LEAST_ALLOCATED:
+        return least_allocated_columns(cols, weights), Status()
+    if scorer.name == MOST_ALLOCATED:
+        return most_allocated_columns(cols, weights), Status()
+    fn = scorer.scorer
+    n = len(nodes)
+    return [fn([c[1][j] for c in cols], [c[0][j] for c in cols]) for j in range(n)], Status()

@@ -1,0 +1,196 @@
+"""The fast paths give the same trace as the reference path.
+
+A Framework with ``fast_paths=False`` runs every plugin node by node and counts pods by
+walking every node (the straightforward reference); with ``fast_paths=True`` plugins work on
+whole node lists and read the snapshot's pod indexes. Hypothesis builds random clusters
+(zones, taints, cordoned nodes, bound and nominated pods with labels, requests, ports,
+affinity terms, terminating pods, namespaces with labels), random incoming pods (tolerations,
+node affinity, spread constraints, pod (anti-)affinity) and random configurations, runs one
+detailed cycle both ways and compares the whole trace: statuses, reasons, scores, selection,
+FitError, preemption, plugin explanations.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kschedctl.config import parse_config
+from kschedctl.explain.cycle import run_cycle
+from kschedctl.framework.runtime import Framework
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.plugins import in_tree_registry
+from tests.builders import NodeBuilder, PodBuilder, make_cluster, make_node, make_object, make_pod
+
+ZONES = ["zone-a", "zone-b", "zone-c"]
+APPS = ["a", "b", "c"]
+NAMESPACES = ["default", "other"]
+TOPOLOGY = ["kubernetes.io/hostname", "topology.kubernetes.io/zone", "pool"]
+registry = in_tree_registry()
+
+
+@st.composite
+def nodes(draw: st.DrawFn) -> list[NodeBuilder]:
+    n = draw(st.one_of(st.integers(1, 12), st.integers(95, 140)))
+    out = []
+    for i in range(n):
+        b = make_node(f"n{i:03d}")
+        if draw(st.integers(0, 9)) > 0:
+            b.zone(ZONES[draw(st.integers(0, 2))], region="r1")
+        if draw(st.booleans()):
+            b.label("pool", draw(st.sampled_from(["x", "y"])))
+        if draw(st.integers(0, 15)) == 0:
+            del b.raw["metadata"]["labels"]["kubernetes.io/hostname"]
+        b.alloc(cpu=draw(st.sampled_from(["1", "2", "4", "3500m"])), memory=draw(st.sampled_from(["2Gi", "4Gi", "8Gi"])),
+                pods=draw(st.sampled_from(["3", "110"])))
+        if draw(st.integers(0, 5)) == 0:
+            b.alloc_extra({"example.com/gpu": "2"})
+        for _ in range(draw(st.integers(0, 2)) if draw(st.integers(0, 3)) == 0 else 0):
+            b.taint(draw(st.sampled_from(["k1", "k2"])), draw(st.sampled_from(["", "v"])),
+                    draw(st.sampled_from(["NoSchedule", "PreferNoSchedule", "NoExecute"])))
+        if draw(st.integers(0, 12)) == 0:
+            b.unschedulable()
+        if draw(st.booleans()):
+            b.image(f"img-{draw(st.integers(0, 2))}:1", size=draw(st.sampled_from([10, 300, 900])) * 1024 * 1024)
+        out.append(b)
+    return out
+
+
+def terms(draw: st.DrawFn, p: PodBuilder, *, incoming: bool) -> None:
+    for _ in range(draw(st.integers(0, 2))):
+        kind = draw(st.sampled_from(["required", "preferred"]))
+        anti = draw(st.booleans())
+        sel: dict[str, Any] = {"matchLabels": {"app": draw(st.sampled_from(APPS))}}
+        if draw(st.integers(0, 4)) == 0:
+            sel = {"matchExpressions": [{"key": "tier", "operator": draw(st.sampled_from(["Exists", "NotIn", "In"])),
+                                         **({"values": ["x"]} if True else {})}]}
+            if sel["matchExpressions"][0]["operator"] == "Exists":
+                del sel["matchExpressions"][0]["values"]
+        extra: dict[str, Any] = {}
+        r = draw(st.integers(0, 5))
+        if r == 0:
+            extra["namespaces"] = list(draw(st.sets(st.sampled_from(NAMESPACES), min_size=1)))
+        elif r == 1:
+            extra["namespace_selector"] = draw(st.sampled_from([{}, {"matchLabels": {"team": "t1"}}]))
+        p.pod_affinity(kind, draw(st.sampled_from(TOPOLOGY)), anti=anti, weight=draw(st.integers(1, 100)),
+                       label_selector=sel, **extra)
+
+
+@st.composite
+def existing_pods(draw: st.DrawFn, node_names: list[str]) -> list[PodBuilder]:
+    out = []
+    for i in range(draw(st.integers(0, 60))):
+        p = make_pod(f"p{i}", draw(st.sampled_from(NAMESPACES)))
+        p.labels(app=draw(st.sampled_from(APPS)))
+        if draw(st.booleans()):
+            p.label("tier", draw(st.sampled_from(["x", "y"])))
+        if draw(st.integers(0, 3)):
+            p.req(cpu=draw(st.sampled_from(["100m", "500m", "1"])), memory=draw(st.sampled_from(["128Mi", "1Gi"])))
+        if draw(st.integers(0, 8)) == 0:
+            p.host_port(draw(st.sampled_from([80, 8080])))
+        if draw(st.integers(0, 3)) == 0:
+            terms(draw, p, incoming=False)
+        if draw(st.integers(0, 10)) == 0:
+            p.raw["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+        p.priority(draw(st.sampled_from([0, 10, 1000])))
+        if draw(st.integers(0, 15)) == 0:
+            p.nominated(draw(st.sampled_from(node_names)))  # pending, nominated
+        else:
+            p.node(draw(st.sampled_from(node_names)))
+        out.append(p)
+    return out
+
+
+@st.composite
+def incoming_pod(draw: st.DrawFn) -> PodBuilder:
+    p = make_pod("incoming", draw(st.sampled_from(NAMESPACES)))
+    p.labels(app=draw(st.sampled_from(APPS)))
+    if draw(st.booleans()):
+        p.label("tier", "x")
+    if draw(st.integers(0, 4)):
+        p.req(cpu=draw(st.sampled_from(["100m", "1", "2"])), memory=draw(st.sampled_from(["256Mi", "1Gi", "3Gi"])))
+    if draw(st.integers(0, 6)) == 0:
+        p.res({"example.com/gpu": "1"})
+    p.image(f"img-{draw(st.integers(0, 3))}:1")
+    for _ in range(draw(st.integers(0, 2))):
+        p.toleration(draw(st.sampled_from(["k1", "k2", ""])), effect=draw(st.sampled_from(["", "NoSchedule", "PreferNoSchedule"])),
+                     operator="Exists")
+    if draw(st.integers(0, 5)) == 0:
+        p.node_selector(pool=draw(st.sampled_from(["x", "y"])))
+    if draw(st.integers(0, 4)) == 0:
+        key = draw(st.sampled_from(["pool", "kubernetes.io/hostname"]))  # hostname: (nearly) every node matches
+        p.node_affinity_preferred(draw(st.integers(1, 50)), [{"key": key, "operator": "Exists"}])
+    if draw(st.integers(0, 7)) == 0:
+        p.host_port(80)
+    for _ in range(draw(st.integers(0, 2))):
+        extra: dict[str, Any] = {}
+        if draw(st.integers(0, 3)) == 0:
+            extra["minDomains"] = draw(st.integers(1, 4))
+        if draw(st.integers(0, 3)) == 0:
+            extra["nodeTaintsPolicy"] = "Honor"
+        p.spread(draw(st.integers(1, 3)), draw(st.sampled_from(TOPOLOGY)),
+                 draw(st.sampled_from(["DoNotSchedule", "ScheduleAnyway"])), {"app": draw(st.sampled_from(APPS))}, **extra)
+    if draw(st.booleans()):
+        terms(draw, p, incoming=True)
+    p.priority(draw(st.sampled_from([0, 100, 2000])))
+    if draw(st.integers(0, 8)) == 0:
+        p.raw["spec"]["nodeName"] = ""  # explicitly empty
+    return p
+
+
+@st.composite
+def configs(draw: st.DrawFn) -> dict[str, Any]:
+    cfg: dict[str, Any] = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration"}
+    pct = draw(st.sampled_from([None, 100, 30, 5]))
+    if pct is not None:
+        cfg["percentageOfNodesToScore"] = pct
+    args: list[dict[str, Any]] = []
+    strategy = draw(st.sampled_from(["LeastAllocated", "MostAllocated", "RequestedToCapacityRatio", None]))
+    if strategy:
+        s: dict[str, Any] = {"type": strategy}
+        if strategy == "RequestedToCapacityRatio":
+            s["requestedToCapacityRatio"] = {"shape": [{"utilization": 0, "score": 0}, {"utilization": 100, "score": 10}]}
+        if draw(st.booleans()):
+            s["resources"] = [{"name": "cpu", "weight": 2}, {"name": "memory", "weight": 1},
+                              {"name": "example.com/gpu", "weight": 3}]
+        args.append({"name": "NodeResourcesFit", "args": {"scoringStrategy": s}})
+    if draw(st.booleans()):
+        args.append({"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": draw(st.sampled_from([0, 1, 100]))}})
+    if draw(st.integers(0, 3)) == 0:
+        args.append({"name": "PodTopologySpread", "args": {"defaultingType": "List", "defaultConstraints": [
+            {"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway"}]}})
+    if args:
+        cfg["profiles"] = [{"schedulerName": "default-scheduler", "pluginConfig": args}]
+    return cfg
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> tuple[list[NodeBuilder], list[PodBuilder], PodBuilder, dict[str, Any], bool]:
+    ns = draw(nodes())
+    pods = draw(existing_pods([b.raw["metadata"]["name"] for b in ns]))
+    return ns, pods, draw(incoming_pod()), draw(configs()), draw(st.booleans())
+
+
+def trace_of(cluster: Any, pod: Any, config: Any, fast: bool) -> dict[str, Any]:
+    snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+    fw = Framework(config.profiles[0], registry, snapshot, fast_paths=fast)
+    return run_cycle(fw, pod, config, details=True).to_dict()
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(scenarios())
+def test_fast_and_reference_paths_give_the_same_trace(scenario: Any) -> None:
+    node_builders, pod_builders, incoming, raw_config, with_service = scenario
+    objects = [make_object("Namespace", "default", labels={"team": "t1"}), make_object("Namespace", "other")]
+    if with_service:  # default spreading has a selector to use
+        objects.append(make_object("Service", "svc", incoming.raw["metadata"]["namespace"],
+                                   spec={"selector": {"app": incoming.raw["metadata"]["labels"]["app"]}}))
+    cluster = make_cluster(node_builders, pod_builders, objects)
+    config = parse_config(raw_config)
+    pod = incoming.build()
+    cluster.default_priority(pod)
+    reference = trace_of(cluster, pod, config, fast=False)
+    fast = trace_of(cluster, pod, config, fast=True)
+    assert fast == reference
