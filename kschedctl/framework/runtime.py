@@ -451,7 +451,12 @@ class Framework:
                     continue
                 sub = [nodes[i] for i in alive]
                 batch = getattr(pl, "filter_nodes", None)
-                statuses = batch(state, pod, sub) if batch is not None else [pl.filter(state, pod, ni) for ni in sub]
+                if batch is not None:
+                    statuses = batch(state, pod, sub)  # None stands for Success
+                else:
+                    statuses = [pl.filter(state, pod, ni) for ni in sub]
+                    if None in statuses:  # not a Status: a bug the reference path reports
+                        return None
                 if len(statuses) != len(sub):
                     return None
                 still: list[int] = []
