@@ -12,8 +12,10 @@ the heap yields.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
+from kschedctl.framework.podindex import PodIndex
 from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo, zone_key
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
@@ -37,6 +39,9 @@ def node_tree_order(names_and_zones: Iterable[tuple[str, str]]) -> list[str]:
                 out.append(members[i])
         i += 1
     return out
+
+
+T = TypeVar("T")
 
 
 class Snapshot:
@@ -90,6 +95,28 @@ class Snapshot:
         for pod in cluster.pods:
             if not pod.node_name and pod.nominated_node_name and pod.uid not in excluded:
                 self.nominated.setdefault(pod.nominated_node_name, []).append(PodInfo.of(pod))
+        self._derived: dict[str, Any] = {}
+
+    def derived(self, key: str, build: Callable[[Snapshot], T]) -> T:
+        """A structure computed from the NodeInfos (an index), built on first use and kept with the
+        snapshot. ``assume``/``forget`` keep it current through its ``pod_added``/``pod_removed``
+        methods (``(PodInfo, NodeInfo)``), or drop it when it has none."""
+        d = self._derived.get(key)
+        if d is None:
+            d = self._derived[key] = build(self)
+        return d
+
+    def pod_index(self) -> PodIndex:
+        """The pods on the nodes by namespace and label (``framework/podindex.py``)."""
+        return self.derived("PodIndex", lambda s: PodIndex(s.node_info_list))
+
+    def _changed(self, hook: str, pi: PodInfo, ni: NodeInfo) -> None:
+        for key, d in list(self._derived.items()):
+            update = getattr(d, hook, None)
+            if update is None:
+                del self._derived[key]
+            else:
+                update(pi, ni)
 
     def get(self, name: str) -> NodeInfo | None:
         return self.node_info_map.get(name)
@@ -112,6 +139,7 @@ class Snapshot:
         had_aff = bool(ni.pods_with_affinity)
         had_anti = bool(ni.pods_with_required_anti_affinity)
         ni.add_pod(pod)
+        self._changed("pod_added", PodInfo.of(pod), ni)
         if not had_aff and ni.pods_with_affinity:
             self.have_pods_with_affinity_list.append(ni)
         if not had_anti and ni.pods_with_required_anti_affinity:
@@ -129,6 +157,7 @@ class Snapshot:
         ni = self.node_info_map.get(node_name)
         if ni is None or not ni.remove_pod(pod):
             return False
+        self._changed("pod_removed", PodInfo.of(pod), ni)
         if not ni.pods_with_affinity and ni in self.have_pods_with_affinity_list:
             self.have_pods_with_affinity_list.remove(ni)
         if not ni.pods_with_required_anti_affinity and ni in self.have_pods_with_required_anti_affinity_list:

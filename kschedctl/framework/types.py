@@ -193,6 +193,7 @@ class NodeInfo:
         "allocatable",
         "generation",
         "image_states",
+        "name",
         "node",
         "non_zero_requested",
         "pods",
@@ -205,6 +206,7 @@ class NodeInfo:
 
     def __init__(self, node: Node) -> None:
         self.node = node
+        self.name = node.name
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
         self.pods_with_required_anti_affinity: list[PodInfo] = []
@@ -215,10 +217,6 @@ class NodeInfo:
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = 0
-
-    @property
-    def name(self) -> str:
-        return self.node.name
 
     def add_pod(self, pod: Pod) -> None:
         self.add_pod_info(PodInfo.of(pod))
@@ -281,6 +279,7 @@ class NodeInfo:
         """A copy whose pod lists and aggregates can change without touching this one."""
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
+        c.name = self.name
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)
