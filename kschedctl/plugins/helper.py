@@ -8,6 +8,12 @@ from kschedctl.framework.interfaces import NodeScore
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 
 
+def use_fast_paths(handle: object) -> bool:
+    """Whether the framework running a plugin lets it take its fast paths (``Framework.fast_paths``:
+    indexes and whole node lists); plugins built without a framework take the reference path."""
+    return bool(getattr(handle, "fast_paths", False))
+
+
 def go_div(a: int, b: int) -> int:
     """Go's integer division (truncates toward zero; Python's // floors)."""
     q = abs(a) // abs(b)
@@ -74,4 +80,4 @@ def build_broken_linear_function(shape: list[FunctionShapePoint]):  # type: igno
 
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
-__all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "MAX_NODE_SCORE", "FunctionShapePoint", "build_broken_linear_function", "default_normalize_score", "default_normalize_scores", "go_div"]
+__all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "MAX_NODE_SCORE", "FunctionShapePoint", "build_broken_linear_function", "default_normalize_score", "default_normalize_scores", "go_div", "use_fast_paths"]

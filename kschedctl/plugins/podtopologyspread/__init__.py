@@ -30,6 +30,7 @@ from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
+from kschedctl.plugins.helper import use_fast_paths
 from kschedctl.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
@@ -37,6 +38,7 @@ from kschedctl.plugins.podtopologyspread.common import (
     Constraint,
     default_selector,
     filter_constraints,
+    matching_pods_per_node,
     parse_default_constraints,
 )
 from kschedctl.plugins.podtopologyspread.filtering import (
@@ -46,6 +48,7 @@ from kschedctl.plugins.podtopologyspread.filtering import (
     compute_pre_filter_state,
     explain_node,
     filter_node,
+    filter_nodes,
     update_with_pod,
 )
 from kschedctl.plugins.podtopologyspread.scoring import (
@@ -53,6 +56,7 @@ from kschedctl.plugins.podtopologyspread.scoring import (
     compute_pre_score_state,
     explain_score,
     normalize,
+    normalize_values,
     score_node,
 )
 from kschedctl.snapshot.model import Pod, TopologySpreadConstraint
@@ -114,11 +118,21 @@ class PodTopologySpread:
         return [c.with_selector(selector) for c in constraints]
 
     # -- PreFilter / Filter ------------------------------------------------------------
+    def _per_node(self, pod: Pod, constraints: list[Constraint], nodes: list[NodeInfo]) -> list[dict[str, int]] | None:
+        """With fast paths over the snapshot's own nodes: per constraint, the matching pods per node
+        from the snapshot's pod index (else None: the nodes' pods are counted one by one)."""
+        snap = self.handle.snapshot
+        if not use_fast_paths(self.handle) or nodes is not snap.node_info_list:
+            return None
+        index = snap.pod_index()
+        return [matching_pods_per_node(index, c.selector, pod.namespace) for c in constraints]
+
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         constraints = self._constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, Status.skip()
-        state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, nodes))
+        per_node = self._per_node(pod, constraints, nodes)
+        state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, nodes, per_node))
         return None, Status()
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -160,7 +174,11 @@ class PodTopologySpread:
         constraints = self._constraints(pod, SCHEDULE_ANYWAY)
         if not constraints:
             return Status.skip()
-        state.write(PRE_SCORE_STATE_KEY, compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all))
+        per_node = self._per_node(pod, constraints, all_nodes)
+        node_map = self.handle.snapshot.node_info_map if per_node is not None else None
+        state.write(
+            PRE_SCORE_STATE_KEY, compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all, per_node, node_map)
+        )
         return Status()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
@@ -177,6 +195,34 @@ class PodTopologySpread:
         if s is None:
             return _not_found(PRE_SCORE_STATE_KEY)
         normalize(s, scores)
+        return Status()
+
+    # -- whole node lists (same results as the per-node methods above) -------------------
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None or not s.constraints:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        out: list[Status | None] = []
+        for i, kind in filter_nodes(s, pod, nodes):
+            if i < 0:
+                out.append(None)
+            elif kind == 1:
+                out.append(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH))
+            else:
+                out.append(Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH))
+        return out
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return [], _not_found(PRE_SCORE_STATE_KEY)
+        return [score_node(s, pod, ni) for ni in nodes], Status()
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], scores: list[int]) -> Status:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return _not_found(PRE_SCORE_STATE_KEY)
+        normalize_values(s, names, scores)
         return Status()
 
     # -- explain -------------------------------------------------------------------------

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.errors import ConfigError
+from kschedctl.framework.podindex import PodIndex
 from kschedctl.framework.types import PodInfo
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node, Pod, Taint, Toleration, TopologySpreadConstraint
@@ -164,6 +165,19 @@ def count_matching_pods(pods: list[PodInfo], selector: Selector, namespace: str)
         if selector.matches(p.meta.labels):
             n += 1
     return n
+
+
+def matching_pods_per_node(index: PodIndex, selector: Selector, namespace: str) -> dict[str, int]:
+    """``count_matching_pods`` for every node of the snapshot at once, from its pod index:
+    node name -> matching pods (nodes without any are left out)."""
+    out: dict[str, int] = {}
+    if selector.empty:
+        return out
+    for pi, ni in index.candidates((namespace,), selector):
+        p = pi.pod
+        if p.meta.deletion_timestamp is None and selector.matches(p.meta.labels):
+            out[ni.name] = out.get(ni.name, 0) + 1
+    return out
 
 
 # --------------------------------------------------------------------------- building constraints

@@ -107,8 +107,13 @@ class PreFilterState:
         return out
 
 
-def compute_pre_filter_state(pod: Pod, constraints: list[Constraint], nodes: list[NodeInfo]) -> PreFilterState:
-    """``calPreFilterState``: match counts per domain over every eligible node."""
+def compute_pre_filter_state(
+    pod: Pod, constraints: list[Constraint], nodes: list[NodeInfo], per_node: list[dict[str, int]] | None = None
+) -> PreFilterState:
+    """``calPreFilterState``: match counts per domain over every eligible node.
+
+    ``per_node``: per constraint, the matching pods of each node already counted (from the
+    snapshot's pod index); without it each node's pods are counted here."""
     s = PreFilterState(
         constraints=constraints,
         critical_paths=[],
@@ -129,7 +134,8 @@ def compute_pre_filter_state(pod: Pod, constraints: list[Constraint], nodes: lis
                 continue
             value = labels[c.topology_key]
             m = counts[i]
-            m[value] = m.get(value, 0) + count_matching_pods(ni.pods, c.selector, ns)
+            n = per_node[i].get(ni.name, 0) if per_node is not None else count_matching_pods(ni.pods, c.selector, ns)
+            m[value] = m.get(value, 0) + n
     for i in range(len(constraints)):
         paths = CriticalPaths()
         for value, num in counts[i].items():
@@ -152,6 +158,29 @@ def filter_node(s: PreFilterState, pod: Pod, node: Node) -> tuple[int, int]:
         if match_num + self_match - min_match > c.max_skew:
             return i, 0
     return -1, 0
+
+
+def filter_nodes(s: PreFilterState, pod: Pod, nodes: list[NodeInfo]) -> list[tuple[int, int]]:
+    """``filter_node`` for a list of nodes (the per-constraint minimum and self-match computed once)."""
+    pod_labels = pod.labels
+    checks = [
+        (c.topology_key, s.min_match_num(i, c.min_domains), 1 if c.selector.matches(pod_labels) else 0, c.max_skew, s.tp_value_to_match_num[i])
+        for i, c in enumerate(s.constraints)
+    ]
+    out: list[tuple[int, int]] = []
+    for ni in nodes:
+        labels = ni.node.labels
+        verdict = (-1, 0)
+        for i, (key, min_match, self_match, max_skew, counts) in enumerate(checks):
+            tp_val = labels.get(key)
+            if tp_val is None:
+                verdict = (i, 1)
+                break
+            if counts.get(tp_val, 0) + self_match - min_match > max_skew:
+                verdict = (i, 0)
+                break
+        out.append(verdict)
+    return out
 
 
 def explain_node(s: PreFilterState, pod: Pod, node: Node) -> list[dict[str, Any]]:

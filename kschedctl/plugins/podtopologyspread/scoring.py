@@ -43,6 +43,10 @@ class PreScoreState:
     #: Per constraint: topology value -> matching pods (hostname constraints stay empty).
     topology_value_to_pod_counts: list[dict[str, int]] = field(default_factory=list)
     topology_normalizing_weight: list[float] = field(default_factory=list)
+    #: Per constraint, matching pods per node name, counted from the snapshot's pod index (fast
+    #: paths), valid for the NodeInfos of ``node_map``; None: Score counts each node's pods.
+    per_node: list[dict[str, int]] | None = None
+    node_map: dict[str, NodeInfo] | None = None
 
     def clone(self) -> PreScoreState:
         return self
@@ -81,9 +85,12 @@ def compute_pre_score_state(
     filtered: list[NodeInfo],
     all_nodes: list[NodeInfo],
     require_all_topologies: bool,
+    per_node: list[dict[str, int]] | None = None,
+    node_map: dict[str, NodeInfo] | None = None,
 ) -> PreScoreState:
-    """``initPreScoreState`` plus the per-domain counting over all nodes."""
-    s = PreScoreState(constraints=constraints)
+    """``initPreScoreState`` plus the per-domain counting over all nodes (``per_node``: the
+    matching pods of each node already counted, see ``PreScoreState``)."""
+    s = PreScoreState(constraints=constraints, per_node=per_node, node_map=node_map)
     if not constraints:
         return s
     counts: list[dict[str, int]] = [{} for _ in constraints]
@@ -121,7 +128,7 @@ def compute_pre_score_state(
             m = counts[i]
             if value not in m:
                 continue  # no feasible node in this domain (hostname constraints always land here)
-            m[value] += count_matching_pods(ni.pods, c.selector, ns)
+            m[value] += per_node[i].get(ni.name, 0) if per_node is not None else count_matching_pods(ni.pods, c.selector, ns)
     return s
 
 
@@ -136,7 +143,10 @@ def score_node(s: PreScoreState, pod: Pod, ni: NodeInfo) -> int:
         if tp_val is None:
             continue
         if c.topology_key == LABEL_HOSTNAME:
-            cnt = count_matching_pods(ni.pods, c.selector, pod.namespace)
+            if s.per_node is not None and s.node_map is not None and s.node_map.get(node.name) is ni:
+                cnt = s.per_node[i].get(node.name, 0)
+            else:
+                cnt = count_matching_pods(ni.pods, c.selector, pod.namespace)
         else:
             cnt = s.topology_value_to_pod_counts[i][tp_val]
         score += score_for_count(cnt, c.max_skew, s.topology_normalizing_weight[i])
@@ -172,6 +182,21 @@ def explain_score(s: PreScoreState, pod: Pod, ni: NodeInfo) -> dict[str, Any]:
             }
         )
     return {"ignored": False, "constraints": parts, "sum": total, "raw": go_round(total)}
+
+
+def normalize_values(s: PreScoreState, names: list[str], scores: list[int]) -> None:
+    """``normalize`` on plain lists (names and scores in the same order), in place."""
+    ignored = s.ignored_nodes
+    counted = [v for n, v in zip(names, scores, strict=True) if n not in ignored] if ignored else scores
+    min_score = min(counted, default=MAX_INT64)
+    max_score = max(0, max(counted, default=0))
+    for k, (n, v) in enumerate(zip(names, scores, strict=True)):
+        if (ignored and n in ignored) or v == INVALID_SCORE:
+            scores[k] = 0
+        elif max_score == 0:
+            scores[k] = MAX_NODE_SCORE
+        else:
+            scores[k] = MAX_NODE_SCORE * (max_score + min_score - v) // max_score
 
 
 def normalize(s: PreScoreState, scores: list[NodeScore]) -> None:
