@@ -46,6 +46,7 @@ from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo, WeightedAffinityTerm
+from kschedctl.plugins.helper import use_fast_paths
 from kschedctl.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,
@@ -59,11 +60,18 @@ from kschedctl.plugins.interpodaffinity.filtering import (
     resolve_namespaces,
     term_dict,
 )
+from kschedctl.plugins.interpodaffinity.indexed import (
+    TermIndex,
+    existing_anti_affinity_counts,
+    incoming_term_counts,
+    topology_score,
+)
 from kschedctl.plugins.interpodaffinity.scoring import (
     PreScoreState,
     build_topology_score,
     explain_score,
     normalize,
+    normalize_values,
     score_node,
 )
 from kschedctl.snapshot.model import Pod
@@ -115,8 +123,13 @@ class InterPodAffinity:
         anti_terms = [resolve_namespaces(t, namespaces) for t in pi.required_anti_affinity_terms]
         ns_labels = snap.namespace_labels(pod.namespace)
         s = PreFilterState(pod, affinity_terms, anti_terms, ns_labels, nodes, anti_nodes)
-        s.existing_anti_affinity_counts = count_existing_anti_affinity(pod, ns_labels, anti_nodes)
-        s.affinity_counts, s.anti_affinity_counts = count_incoming_terms(affinity_terms, anti_terms, nodes)
+        if use_fast_paths(self.handle) and nodes is snap.node_info_list:
+            s.existing_anti_affinity_counts = existing_anti_affinity_counts(TermIndex.of(snap), pod, ns_labels)
+            if affinity_terms or anti_terms:
+                s.affinity_counts, s.anti_affinity_counts = incoming_term_counts(snap.pod_index(), affinity_terms, anti_terms)
+        else:
+            s.existing_anti_affinity_counts = count_existing_anti_affinity(pod, ns_labels, anti_nodes)
+            s.affinity_counts, s.anti_affinity_counts = count_incoming_terms(affinity_terms, anti_terms, nodes)
         if not s.existing_anti_affinity_counts and not affinity_terms and not anti_terms:
             return None, Status.skip()
         state.write(PRE_FILTER_STATE_KEY, s)
@@ -182,7 +195,10 @@ class InterPodAffinity:
             has_constraints,
             walk,
         )
-        s.topology_score = build_topology_score(s)
+        if use_fast_paths(self.handle):
+            s.topology_score = topology_score(s, snap.pod_index(), TermIndex.of(snap))
+        else:
+            s.topology_score = build_topology_score(s)
         if not s.topology_score:
             return Status.skip()
         state.write(PRE_SCORE_STATE_KEY, s)
@@ -202,6 +218,33 @@ class InterPodAffinity:
         if s is None:
             return _pre_score_state_missing()
         normalize(s, scores)
+        return Status()
+
+    # whole node lists (same results as the per-node methods above) ----------------------
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
+        s = state.get(PRE_FILTER_STATE_KEY)
+        if s is None:
+            return [self.filter(state, pod, ni) for ni in nodes]
+        out: list[Status | None] = []
+        for ni in nodes:
+            r = filter_reason(s, ni)
+            if r is None:
+                out.append(None)
+            else:
+                out.append(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if r[0] == 0 else Code.UNSCHEDULABLE, r[1]))
+        return out
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return [], _pre_score_state_missing()
+        return [score_node(s, ni) for ni in nodes], Status()
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], scores: list[int]) -> Status:
+        s = state.get(PRE_SCORE_STATE_KEY)
+        if s is None:
+            return _pre_score_state_missing()
+        normalize_values(s, scores)
         return Status()
 
     # explain -----------------------------------------------------------------------------

@@ -227,6 +227,16 @@ def score_node(s: PreScoreState, node_info: NodeInfo) -> int:
     return total
 
 
+def normalize_values(s: PreScoreState, scores: list[int]) -> None:
+    """``normalize`` on a plain list of scores, in place."""
+    if not s.topology_score or not scores:
+        return
+    lo = min(scores)
+    hi = max(scores)
+    diff = hi - lo
+    scores[:] = [int(float(MAX_NODE_SCORE) * (float(v - lo) / float(diff))) if diff > 0 else 0 for v in scores]
+
+
 def normalize(s: PreScoreState, scores: list[NodeScore]) -> None:
     """Min-max scaling to [0, MAX_NODE_SCORE]: float64 division and truncation, as upstream."""
     if not s.topology_score:
