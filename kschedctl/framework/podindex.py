@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kschedctl.snapshot.selectors import Selector
+from kschedctl.snapshot.selectors import Requirement, Selector
 
 if TYPE_CHECKING:
     from kschedctl.framework.types import NodeInfo, PodInfo
@@ -75,7 +75,24 @@ class PodIndex:
         for ns in namespaces:
             nsx = self._namespaces.get(ns)
             if nsx is not None:
-                out.extend(_narrowed(nsx, selector))
+                out.extend(_narrowed(nsx, selector)[0])
+        return out
+
+    def matching(self, namespaces: Iterable[str], selector: Selector) -> list[Entry]:
+        """The pods of these namespaces whose labels match ``selector`` (``selector.matches``)."""
+        if selector.nothing:
+            return []
+        out: list[Entry] = []
+        for ns in namespaces:
+            nsx = self._namespaces.get(ns)
+            if nsx is None:
+                continue
+            entries, used = _narrowed(nsx, selector)
+            rest = [r for r in selector.requirements if r is not used]
+            if not rest:
+                out.extend(entries)
+            else:
+                out.extend(e for e in entries if all(r.matches(e[0].pod.meta.labels) for r in rest))
         return out
 
     # keeping up with assume / forget -------------------------------------------------------------
@@ -105,10 +122,12 @@ class PodIndex:
                     break
 
 
-def _narrowed(nsx: _Namespace, selector: Selector) -> list[Entry]:
-    """The entries carrying a label the selector's most selective ``In`` requirement asks for."""
+def _narrowed(nsx: _Namespace, selector: Selector) -> tuple[list[Entry], Requirement | None]:
+    """The entries carrying a label the selector's most selective ``In`` requirement asks for,
+    and that requirement (which they all meet); every entry and None without such a requirement."""
     best: list[list[Entry]] | None = None
     best_size = 0
+    used: Requirement | None = None
     for r in selector.requirements:
         if r.operator != "In":
             continue
@@ -116,9 +135,9 @@ def _narrowed(nsx: _Namespace, selector: Selector) -> list[Entry]:
         lists = [idx.get((r.key, v), []) for v in dict.fromkeys(r.values)]
         size = sum(len(lst) for lst in lists)
         if best is None or size < best_size:
-            best, best_size = lists, size
+            best, best_size, used = lists, size, r
     if best is None:
-        return nsx.entries
+        return nsx.entries, None
     if len(best) == 1:
-        return best[0]
-    return [e for lst in best for e in lst]
+        return best[0], used
+    return [e for lst in best for e in lst], used

@@ -4,24 +4,27 @@ The walks of ``filtering`` (PreFilter) and ``scoring`` (PreScore) visit every po
 every pod with affinity terms, of the cluster; the functions here give the same counts
 while visiting only what can match:
 
-* the incoming pod's terms select existing pods: ``PodIndex.candidates`` gives the pods of
-  the term's namespaces that carry a label its selector requires;
+* the incoming pod's terms select existing pods: ``PodIndex.matching`` gives the pods of
+  the term's namespaces that its selector matches, found by a label the selector requires;
 * existing pods' terms select the incoming pod: ``TermIndex`` files every term of the pods
   with affinity (required anti-affinity for Filter; required affinity and the preferred
   terms for Score) under one ``key=value`` its selector requires, so the terms that can
   match the incoming pod are found from the incoming pod's own labels.
 
-Every candidate still goes through ``AffinityTerm.matches`` and the node's topology label,
-exactly as in the walks; counts are sums, so the order pods are visited in does not matter.
+What is found still goes through ``AffinityTerm.matches`` (or the index's equivalent) and the
+node's topology label, exactly as in the walks; counts are sums, so the order pods are visited
+in does not matter, and n pods of one node add n times one contribution.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from kschedctl.framework.types import AffinityTerm, NodeInfo, PodInfo
-from kschedctl.plugins.interpodaffinity.filtering import Counts, pod_matches_all_terms
+from kschedctl.plugins.interpodaffinity.filtering import Counts
 from kschedctl.plugins.interpodaffinity.scoring import PreScoreState, ScoreMap, _int32
 
 if TYPE_CHECKING:
@@ -121,9 +124,9 @@ def incoming_term_counts(
     aff: Counts = {}
     anti: Counts = {}
     if affinity_terms:
-        first = affinity_terms[0]
-        for pi, ni in index.candidates(term_namespaces(first, index), first.selector):
-            if pod_matches_all_terms(affinity_terms, pi.pod):
+        first, rest = affinity_terms[0], affinity_terms[1:]
+        for pi, ni in index.matching(term_namespaces(first, index), first.selector):
+            if all(t.matches(pi.pod, None) for t in rest):
                 labels = ni.node.labels
                 for t in affinity_terms:
                     tk = t.topology_key
@@ -132,12 +135,17 @@ def incoming_term_counts(
                         aff[pair] = aff.get(pair, 0) + 1
     for t in anti_affinity_terms:
         tk = t.topology_key
-        for pi, ni in index.candidates(term_namespaces(t, index), t.selector):
+        for ni, n in _per_node(index.matching(term_namespaces(t, index), t.selector)).items():
             labels = ni.node.labels
-            if tk in labels and t.matches(pi.pod, None):
+            if tk in labels:
                 pair = (tk, labels[tk])
-                anti[pair] = anti.get(pair, 0) + 1
+                anti[pair] = anti.get(pair, 0) + n
     return aff, anti
+
+
+def _per_node(entries: list[tuple[PodInfo, NodeInfo]]) -> Counter[NodeInfo]:
+    """How many of the entries are on each node."""
+    return Counter(map(itemgetter(1), entries))
 
 
 def _add(m: ScoreMap, tk: str, tv: str, w: int) -> None:
@@ -156,10 +164,10 @@ def topology_score(s: PreScoreState, index: PodIndex, terms: TermIndex) -> Score
                 t = wt.term
                 tk = t.topology_key
                 w = _int32(wt.weight * multiplier)
-                for pi, ni in index.candidates(term_namespaces(t, index), t.selector):
+                for ni, n in _per_node(index.matching(term_namespaces(t, index), t.selector)).items():
                     labels = ni.node.labels
-                    if tk in labels and t.matches(pi.pod, None):
-                        _add(m, tk, labels[tk], w)
+                    if tk in labels:
+                        _add(m, tk, labels[tk], w * n)  # n contributions of w each
     incoming = s.pod
     ns_labels = s.namespace_labels
     kinds = [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]

@@ -23,6 +23,7 @@ kube-scheduler v1.35.4's:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
@@ -170,14 +171,9 @@ def count_matching_pods(pods: list[PodInfo], selector: Selector, namespace: str)
 def matching_pods_per_node(index: PodIndex, selector: Selector, namespace: str) -> dict[str, int]:
     """``count_matching_pods`` for every node of the snapshot at once, from its pod index:
     node name -> matching pods (nodes without any are left out)."""
-    out: dict[str, int] = {}
     if selector.empty:
-        return out
-    for pi, ni in index.candidates((namespace,), selector):
-        p = pi.pod
-        if p.meta.deletion_timestamp is None and selector.matches(p.meta.labels):
-            out[ni.name] = out.get(ni.name, 0) + 1
-    return out
+        return {}
+    return Counter(ni.name for pi, ni in index.matching((namespace,), selector) if pi.pod.meta.deletion_timestamp is None)
 
 
 # --------------------------------------------------------------------------- building constraints
