@@ -30,8 +30,8 @@ Explain support (not a kube-scheduler extension point):
   "first of its group" rule applied, and the existing pods whose anti-affinity
   rejects the node; for Score, per topology key on the node the domain's sum and
   every contribution (existing pod, source term, signed weight). The pod lists
-  are rebuilt on the first call (one more pass over the same pods), so the
-  normal cycle pays nothing for them.
+  are rebuilt per topology domain asked about (the same walk over the domain's
+  nodes only), so the normal cycle pays nothing for them.
 """
 
 from __future__ import annotations

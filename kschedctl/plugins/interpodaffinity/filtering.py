@@ -17,8 +17,8 @@ selectors are resolved against the Namespace objects once per cycle (see
 of the incoming pod's namespace.
 
 Details for ``explain`` (which existing pods were counted in which domain) are
-rebuilt on demand by running the same counting with a recorder, so the normal
-path pays nothing for them.
+rebuilt on demand by running the same counting with a recorder over the nodes of
+the domain asked about, so the normal path pays nothing for them.
 """
 
 from __future__ import annotations
@@ -124,7 +124,8 @@ class PreFilterState:
         self.existing_anti_affinity_counts: Counts = {}
         self.affinity_counts: Counts = {}
         self.anti_affinity_counts: Counts = {}
-        self._detail: dict[tuple[str, str, str], list[dict[str, Any]]] | None = None
+        #: explain: per topology domain (key, value), the counted pods by (kind, key, value)
+        self._detail: dict[tuple[str, str], dict[tuple[str, str, str], list[dict[str, Any]]]] | None = None
 
     def clone(self) -> PreFilterState:
         c = PreFilterState.__new__(PreFilterState)
@@ -259,17 +260,28 @@ def filter_reason(s: PreFilterState, node_info: NodeInfo) -> tuple[int, str] | N
 # ----------------------------------------------------------------------------------- explain
 
 
-def _detail_index(s: PreFilterState) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
-    if s._detail is not None:
-        return s._detail
+def _domain_detail(s: PreFilterState, tk: str, tv: str) -> dict[tuple[str, str, str], list[dict[str, Any]]]:
+    """The pods PreFilter counted in one topology domain, by (kind, key, value), in walk order.
+
+    Only pods on nodes of the domain count there, so the walk is rerun over those nodes alone
+    (with a recorder), once per domain asked about."""
+    if s._detail is None:
+        s._detail = {}
+    found = s._detail.get((tk, tv))
+    if found is not None:
+        return found
     index: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
 
-    def record(kind: str, tk: str, tv: str, pod: Pod, node: str, term: int) -> None:
-        index.setdefault((kind, tk, tv), []).append({"pod": pod.key, "node": node, "term": term})
+    def record(kind: str, k: str, v: str, pod: Pod, node: str, term: int) -> None:
+        if k == tk and v == tv:
+            index.setdefault((kind, k, v), []).append({"pod": pod.key, "node": node, "term": term})
 
-    count_existing_anti_affinity(s.pod, s.namespace_labels, s.anti_nodes, record)
-    count_incoming_terms(s.affinity_terms, s.anti_affinity_terms, s.nodes, record)
-    s._detail = index
+    def in_domain(nodes: list[NodeInfo]) -> list[NodeInfo]:
+        return [ni for ni in nodes if ni.node.labels.get(tk) == tv]
+
+    count_existing_anti_affinity(s.pod, s.namespace_labels, in_domain(s.anti_nodes), record)
+    count_incoming_terms(s.affinity_terms, s.anti_affinity_terms, in_domain(s.nodes), record)
+    s._detail[(tk, tv)] = index
     return index
 
 
@@ -289,7 +301,6 @@ def explain_filter(s: PreFilterState, node_info: NodeInfo, limit: int = 50) -> d
     ``matchingPods`` is always the full count). Pods added later through AddPod
     (nominated pods, preemption what-ifs) change a cloned state, not this one.
     """
-    index = _detail_index(s)
     labels = node_info.node.labels
 
     def domain(kind: str, counts: Counts, i: int, t: AffinityTerm) -> dict[str, Any]:
@@ -299,7 +310,7 @@ def explain_filter(s: PreFilterState, node_info: NodeInfo, limit: int = 50) -> d
             d.update(nodeValue=None, matchingPods=0, pods=[])
             return d
         tv = labels[tk]
-        pods = [p for p in index.get((kind, tk, tv), []) if p["term"] == i]
+        pods = [p for p in _domain_detail(s, tk, tv).get((kind, tk, tv), []) if p["term"] == i]
         d.update(nodeValue=tv, matchingPods=counts.get((tk, tv), 0), pods=pods[:limit])
         return d
 
@@ -312,7 +323,7 @@ def explain_filter(s: PreFilterState, node_info: NodeInfo, limit: int = 50) -> d
         for k, v in sorted(labels.items()):
             n = s.existing_anti_affinity_counts.get((k, v), 0)
             if n > 0:
-                pods = index.get((KIND_EXISTING_ANTI_AFFINITY, k, v), [])
+                pods = _domain_detail(s, k, v).get((KIND_EXISTING_ANTI_AFFINITY, k, v), [])
                 existing.append({"topologyKey": k, "value": v, "matchingPods": n, "pods": pods[:limit]})
     self_match = pod_matches_all_terms(s.affinity_terms, s.pod)
     verdict = filter_reason(s, node_info)

@@ -85,6 +85,7 @@ class PreScoreState:
         #: The nodes PreScore walked (all nodes, or those hosting pods with affinity).
         self.nodes = nodes
         self.topology_score: ScoreMap = {}
+        #: explain: per topology domain (key, value), the contributions to its sum
         self._detail: dict[tuple[str, str], list[dict[str, Any]]] | None = None
 
     def clone(self) -> PreScoreState:
@@ -208,10 +209,12 @@ def process_existing_pod(
         )
 
 
-def build_topology_score(s: PreScoreState, record: ScoreRecorder | None = None) -> ScoreMap:
-    """Walk the PreScore nodes (all their pods when the incoming pod has preferred terms)."""
+def build_topology_score(
+    s: PreScoreState, record: ScoreRecorder | None = None, nodes: list[NodeInfo] | None = None
+) -> ScoreMap:
+    """Walk the PreScore nodes, or some of them (all their pods when the incoming pod has preferred terms)."""
     m: ScoreMap = {}
-    for ni in s.nodes:
+    for ni in s.nodes if nodes is None else nodes:
         pods = ni.pods if s.has_constraints else ni.pods_with_affinity
         for epi in pods:
             process_existing_pod(s, epi, ni, m, record)
@@ -259,19 +262,23 @@ def normalize(s: PreScoreState, scores: list[NodeScore]) -> None:
 # ----------------------------------------------------------------------------------- explain
 
 
-def _detail_index(s: PreScoreState) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    if s._detail is not None:
-        return s._detail
-    index: dict[tuple[str, str], list[dict[str, Any]]] = {}
+def _domain_detail(s: PreScoreState, tk: str, tv: str) -> list[dict[str, Any]]:
+    """The contributions to one topology domain's sum, in walk order. Only pods on nodes of the
+    domain contribute to it, so the walk is rerun over those nodes alone, once per domain."""
+    if s._detail is None:
+        s._detail = {}
+    found = s._detail.get((tk, tv))
+    if found is not None:
+        return found
+    entries: list[dict[str, Any]] = []
 
-    def record(source: str, tk: str, tv: str, weight: int, pod: Pod, node: str, term: int) -> None:
-        index.setdefault((tk, tv), []).append(
-            {"pod": pod.key, "node": node, "source": source, "term": term, "weight": weight}
-        )
+    def record(source: str, k: str, v: str, weight: int, pod: Pod, node: str, term: int) -> None:
+        if k == tk and v == tv:
+            entries.append({"pod": pod.key, "node": node, "source": source, "term": term, "weight": weight})
 
-    build_topology_score(s, record)
-    s._detail = index
-    return index
+    build_topology_score(s, record, [ni for ni in s.nodes if ni.node.labels.get(tk) == tv])
+    s._detail[(tk, tv)] = entries
+    return entries
 
 
 def explain_score(s: PreScoreState, node_info: NodeInfo, limit: int = 50) -> dict[str, Any]:
@@ -283,14 +290,13 @@ def explain_score(s: PreScoreState, node_info: NodeInfo, limit: int = 50) -> dic
     (anti-)affinity term), the term index and the signed weight. At most
     ``limit`` contributions are listed per domain (``contributions`` counts all).
     """
-    index = _detail_index(s)
     labels = node_info.node.labels
     domains: list[dict[str, Any]] = []
     for tk in sorted(s.topology_score):
         if tk not in labels:
             continue
         tv = labels[tk]
-        entries = index.get((tk, tv), [])
+        entries = _domain_detail(s, tk, tv)
         domains.append(
             {
                 "topologyKey": tk,
