@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from kschedctl.framework.podindex import PodIndex
 from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo, zone_key
+from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 
@@ -47,6 +48,7 @@ T = TypeVar("T")
 class Snapshot:
     """NodeInfo lister (``fwk.SharedLister``) plus the cluster objects plugins read."""
 
+    @bulk_build()  # NodeInfos, PodInfos and aggregates of every pod: built in bulk, kept for the command
     def __init__(self, cluster: Cluster, *, exclude_pod_uids: Iterable[str] = ()) -> None:
         self.cluster = cluster
         excluded = set(exclude_pod_uids)
