@@ -99,20 +99,29 @@ class ObjectMeta:
 
 
 def parse_meta(raw: dict[str, Any], namespaced: bool) -> ObjectMeta:
-    md = _mapping(raw.get("metadata"), "metadata")
+    # Absent fields are tested inline rather than passed to the helpers: a snapshot holds tens of
+    # thousands of objects, most fields are absent, and the calls were most of the parsing time.
+    md = raw.get("metadata")
+    if type(md) is not dict:
+        md = _mapping(md, "metadata")
     name = md.get("name")
     if not name:
         raise InputError("every object needs metadata.name", field="metadata.name")
     ns = str(md.get("namespace") or ("default" if namespaced else ""))
     uid = str(md.get("uid") or (f"{ns}/{name}" if namespaced else str(name)))
+    labels = md.get("labels")
+    annotations = md.get("annotations")
+    owners = md.get("ownerReferences")
     return ObjectMeta(
         name=str(name),
         namespace=ns,
         uid=uid,
-        labels=_str_map(md.get("labels"), "metadata.labels"),
-        annotations=_str_map(md.get("annotations"), "metadata.annotations"),
+        labels={} if labels is None else _str_map(labels, "metadata.labels"),
+        annotations={} if annotations is None else _str_map(annotations, "metadata.annotations"),
         creation_timestamp=str(md.get("creationTimestamp") or ""),
-        owner_references=[r for r in _list(md.get("ownerReferences"), "metadata.ownerReferences") if isinstance(r, dict)],
+        owner_references=[] if owners is None else [
+            r for r in _list(owners, "metadata.ownerReferences") if isinstance(r, dict)
+        ],
         deletion_timestamp=md.get("deletionTimestamp"),
         resource_version=str(md.get("resourceVersion") or ""),
     )
@@ -327,15 +336,24 @@ def parse_affinity(raw: Any, where: str = "spec.affinity") -> Affinity | None:
 
 
 def _parse_container(raw: Any, where: str, host_network: bool) -> Container:
-    raw = _mapping(raw, where)
-    res = _mapping(raw.get("resources"), f"{where}.resources")
-    limits = parse_resource_list(res.get("limits"), f"{where}.resources.limits")
-    requests = parse_resource_list(res.get("requests"), f"{where}.resources.requests")
-    # API-server defaulting: requests default to limits, resource by resource.
-    for k, v in limits.items():
-        requests.setdefault(k, v)
+    if type(raw) is not dict:
+        raw = _mapping(raw, where)
+    res = raw.get("resources")
+    limits: ResourceList = {}
+    requests: ResourceList = {}
+    if res is not None:
+        if type(res) is not dict:
+            res = _mapping(res, f"{where}.resources")
+        if res.get("limits") is not None:
+            limits = parse_resource_list(res.get("limits"), f"{where}.resources.limits")
+        if res.get("requests") is not None:
+            requests = parse_resource_list(res.get("requests"), f"{where}.resources.requests")
+        # API-server defaulting: requests default to limits, resource by resource.
+        for k, v in limits.items():
+            requests.setdefault(k, v)
     ports = []
-    for i, p in enumerate(_list(raw.get("ports"), f"{where}.ports")):
+    raw_ports = raw.get("ports")
+    for i, p in enumerate(() if raw_ports is None else _list(raw_ports, f"{where}.ports")):
         p = _mapping(p, f"{where}.ports[{i}]")
         cport = _int(p.get("containerPort"), f"{where}.ports[{i}].containerPort")
         hport = _int(p.get("hostPort"), f"{where}.ports[{i}].hostPort")
@@ -388,38 +406,52 @@ class Pod:
     )
 
     def __init__(self, raw: dict[str, Any]) -> None:
+        # Absent fields are tested inline (see parse_meta): the same values as the helpers give.
         self.raw = raw
         self.meta = parse_meta(raw, namespaced=True)
-        spec = _mapping(raw.get("spec"), "spec")
-        status = _mapping(raw.get("status"), "status")
-        self.host_network = bool(spec.get("hostNetwork"))
+        spec = raw.get("spec")
+        if type(spec) is not dict:
+            spec = _mapping(spec, "spec")
+        status = raw.get("status")
+        if type(status) is not dict:
+            status = _mapping(status, "status")
+        get = spec.get
+        host_network = self.host_network = bool(get("hostNetwork"))
         self.containers = [
-            _parse_container(c, f"spec.containers[{i}]", self.host_network)
-            for i, c in enumerate(_list(spec.get("containers"), "spec.containers"))
+            _parse_container(c, f"spec.containers[{i}]", host_network)
+            for i, c in enumerate(_list(get("containers"), "spec.containers"))
         ]
-        self.init_containers = [
-            _parse_container(c, f"spec.initContainers[{i}]", self.host_network)
-            for i, c in enumerate(_list(spec.get("initContainers"), "spec.initContainers"))
+        inits = get("initContainers")
+        self.init_containers = [] if inits is None else [
+            _parse_container(c, f"spec.initContainers[{i}]", host_network)
+            for i, c in enumerate(_list(inits, "spec.initContainers"))
         ]
-        self.overhead = parse_resource_list(spec.get("overhead"), "spec.overhead")
-        pres = _mapping(spec.get("resources"), "spec.resources")
-        self.pod_requests: ResourceList | None = (
-            parse_resource_list(pres.get("requests"), "spec.resources.requests") if "requests" in pres else None
-        )
-        self.pod_limits: ResourceList | None = (
-            parse_resource_list(pres.get("limits"), "spec.resources.limits") if "limits" in pres else None
-        )
-        self.node_name = str(spec.get("nodeName") or "")
-        self.scheduler_name = str(spec.get("schedulerName") or DEFAULT_SCHEDULER_NAME)
-        pr = spec.get("priority")
+        overhead = get("overhead")
+        self.overhead = {} if overhead is None else parse_resource_list(overhead, "spec.overhead")
+        pres = get("resources")
+        self.pod_requests: ResourceList | None = None
+        self.pod_limits: ResourceList | None = None
+        if pres is not None:
+            pres = _mapping(pres, "spec.resources")
+            if "requests" in pres:
+                self.pod_requests = parse_resource_list(pres.get("requests"), "spec.resources.requests")
+            if "limits" in pres:
+                self.pod_limits = parse_resource_list(pres.get("limits"), "spec.resources.limits")
+        self.node_name = str(get("nodeName") or "")
+        self.scheduler_name = str(get("schedulerName") or DEFAULT_SCHEDULER_NAME)
+        pr = get("priority")
         self.priority: int | None = None if pr is None else _int(pr, "spec.priority")
-        self.priority_class_name = str(spec.get("priorityClassName") or "")
-        self.preemption_policy = str(spec.get("preemptionPolicy") or "")
-        self.node_selector = _str_map(spec.get("nodeSelector"), "spec.nodeSelector")
-        self.affinity = parse_affinity(spec.get("affinity"))
-        self.tolerations = parse_tolerations(spec.get("tolerations"), "spec.tolerations")
+        self.priority_class_name = str(get("priorityClassName") or "")
+        self.preemption_policy = str(get("preemptionPolicy") or "")
+        selector = get("nodeSelector")
+        self.node_selector = {} if selector is None else _str_map(selector, "spec.nodeSelector")
+        affinity = get("affinity")
+        self.affinity = None if affinity is None else parse_affinity(affinity)
+        tolerations = get("tolerations")
+        self.tolerations = [] if tolerations is None else parse_tolerations(tolerations, "spec.tolerations")
         tscs = []
-        for i, c in enumerate(_list(spec.get("topologySpreadConstraints"), "spec.topologySpreadConstraints")):
+        raw_tscs = get("topologySpreadConstraints")
+        for i, c in enumerate(() if raw_tscs is None else _list(raw_tscs, "spec.topologySpreadConstraints")):
             w = f"spec.topologySpreadConstraints[{i}]"
             c = _mapping(c, w)
             md = c.get("minDomains")
@@ -436,28 +468,40 @@ class Pod:
                 )
             )
         self.topology_spread_constraints = tscs
-        self.volumes: list[dict[str, Any]] = [v for v in _list(spec.get("volumes"), "spec.volumes") if isinstance(v, dict)]
-        self.scheduling_gates = [
-            str(_mapping(g, "spec.schedulingGates").get("name", "")) for g in _list(spec.get("schedulingGates"), "spec.schedulingGates")
+        volumes = get("volumes")
+        self.volumes: list[dict[str, Any]] = [] if volumes is None else [
+            v for v in _list(volumes, "spec.volumes") if isinstance(v, dict)
         ]
-        self.resource_claims: list[dict[str, Any]] = [
-            c for c in _list(spec.get("resourceClaims"), "spec.resourceClaims") if isinstance(c, dict)
+        gates = get("schedulingGates")
+        self.scheduling_gates = [] if gates is None else [
+            str(_mapping(g, "spec.schedulingGates").get("name", "")) for g in _list(gates, "spec.schedulingGates")
         ]
-        self.phase = str(status.get("phase") or "")
-        self.nominated_node_name = str(status.get("nominatedNodeName") or "")
-        self.container_statuses = [s for s in _list(status.get("containerStatuses"), "status.containerStatuses") if isinstance(s, dict)]
-        self.init_container_statuses = [
-            s for s in _list(status.get("initContainerStatuses"), "status.initContainerStatuses") if isinstance(s, dict)
+        claims = get("resourceClaims")
+        self.resource_claims: list[dict[str, Any]] = [] if claims is None else [
+            c for c in _list(claims, "spec.resourceClaims") if isinstance(c, dict)
         ]
-        sres = status.get("resources")
+        sget = status.get
+        self.phase = str(sget("phase") or "")
+        self.nominated_node_name = str(sget("nominatedNodeName") or "")
+        statuses = sget("containerStatuses")
+        self.container_statuses = [] if statuses is None else [
+            s for s in _list(statuses, "status.containerStatuses") if isinstance(s, dict)
+        ]
+        statuses = sget("initContainerStatuses")
+        self.init_container_statuses = [] if statuses is None else [
+            s for s in _list(statuses, "status.initContainerStatuses") if isinstance(s, dict)
+        ]
+        sres = sget("resources")
         self.status_resources = None if sres is None else _mapping(sres, "status.resources")
-        self.status_allocated = status.get("allocatedResources")
-        self.resize_infeasible = any(
+        self.status_allocated = sget("allocatedResources")
+        conditions = sget("conditions")
+        self.resize_infeasible = conditions is not None and any(
             isinstance(c, dict) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
-            for c in _list(status.get("conditions"), "status.conditions")
+            for c in _list(conditions, "status.conditions")
         )
         self._info: Any = None
-        self._default_pod_level_requests()
+        if self.pod_limits:
+            self._default_pod_level_requests()
 
     def _default_pod_level_requests(self) -> None:
         """API-server defaulting of ``spec.resources.requests`` (PodLevelResources, on in v1.35)."""
