@@ -214,6 +214,7 @@ def run_explain(s: Scenario, snapshot_file: Path, cache_home: Path) -> tuple[flo
         args += ["--config", str(s.config)]
     hwm = cache_home / "hwm"
     env = {**os.environ, "XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": str(REPO), "KSCHEDCTL_BENCH_HWM": str(hwm)}
+    env.pop("KSCHEDCTL_NO_CACHE", None)
     t = time.perf_counter()
     p = subprocess.run([sys.executable, "-c", _RUN_WITH_HWM, *args], stdout=subprocess.DEVNULL,
                        stderr=subprocess.PIPE, env=env)
@@ -261,6 +262,7 @@ def main() -> None:
     by_cluster: dict[Path, list[Scenario]] = {}
     for s in scenarios:
         by_cluster.setdefault(s.yaml_file, []).append(s)
+    os.environ["KSCHEDCTL_NO_CACHE"] = "1"  # in-process loads parse (and leave the user's cache alone)
     for yaml_file, group in by_cluster.items():
         yaml_s, _ = timed(lambda yaml_file=yaml_file: load_cluster([str(yaml_file)]))
         json_s, cluster = timed(lambda group=group: load_cluster([str(group[0].json_file)]))

@@ -18,7 +18,7 @@ from kschedctl.framework.runtime import PluginStatus
 from kschedctl.framework.status import Status
 
 
-@dataclass
+@dataclass(slots=True)
 class NodeVerdict:
     """The Filter outcome of one node: a plugin's, or a filtering extender's (which names no plugin)."""
 

@@ -749,7 +749,7 @@ def _raw_scores(pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> 
         scores, st = batch(state, pod, nodes)
         if type(st) is not Status or st.code != Code.SUCCESS or len(scores) != len(nodes):
             return None
-        if all(type(v) is int for v in scores):
+        if set(map(type, scores)) <= {int}:
             return list(scores)
         return None
     out: list[int] = []

@@ -84,6 +84,7 @@ class ImageLocality:
         total_nodes = len(self.handle.snapshot.node_info_list)
         images = [normalized_image_name(c.image) for c in (*pod.init_containers, *pod.containers)]
         n_containers = len(images)
+        none_held = calculate_priority(0, n_containers)
         out: list[int] = []
         for ni in nodes:
             states = ni.image_states
@@ -93,7 +94,7 @@ class ImageLocality:
                     st = states.get(image)
                     if st is not None:
                         total += scaled_image_score(st, total_nodes)
-            out.append(calculate_priority(total, n_containers))
+            out.append(calculate_priority(total, n_containers) if total else none_held)
         return out, Status()
 
 

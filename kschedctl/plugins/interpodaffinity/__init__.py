@@ -196,7 +196,7 @@ class InterPodAffinity:
             walk,
         )
         if use_fast_paths(self.handle):
-            s.topology_score = topology_score(s, snap.pod_index(), TermIndex.of(snap))
+            s.topology_score = topology_score(s, snap)
         else:
             s.topology_score = build_topology_score(s)
         if not s.topology_score:

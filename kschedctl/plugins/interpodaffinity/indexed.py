@@ -155,10 +155,12 @@ def _add(m: ScoreMap, tk: str, tv: str, w: int) -> None:
     d[tv] = d.get(tv, 0) + w
 
 
-def topology_score(s: PreScoreState, index: PodIndex, terms: TermIndex) -> ScoreMap:
-    """``build_topology_score`` (PreScore's sums per topology domain) from the indexes."""
+def topology_score(s: PreScoreState, snapshot: Snapshot) -> ScoreMap:
+    """``build_topology_score`` (PreScore's sums per topology domain) from the snapshot's indexes."""
     m: ScoreMap = {}
+    terms = TermIndex.of(snapshot)
     if s.has_constraints:  # every existing pod is visited: the incoming pod's preferred terms
+        index = snapshot.pod_index()
         for weighted, multiplier in ((s.preferred_affinity_terms, 1), (s.preferred_anti_affinity_terms, -1)):
             for wt in weighted:
                 t = wt.term

@@ -149,6 +149,13 @@ def balanced_columns(cols: Columns, reference: Callable[[list[int], list[int]], 
     """BalancedAllocation: with two resources both allocatable, ``(1 - |f0 - f1| / 2) * 100``
     truncated (float64, the reference's operations); any other node by the reference function."""
     n = len(cols[0][0]) if cols else 0
+    if len(cols) == 2 and all(cols[0][0]) and all(cols[1][0]):  # the common case, as lists
+        first = [float(q) / float(a) for a, q in zip(*cols[0], strict=True)]
+        second = [float(q) / float(a) for a, q in zip(*cols[1], strict=True)]
+        return [
+            int((1 - abs(((1.0 if x > 1 else x) - (1.0 if y > 1 else y)) / 2)) * float(MAX_NODE_SCORE))
+            for x, y in zip(first, second, strict=True)
+        ]
     out: list[int] = []
     two = len(cols) == 2
     for j in range(n):
@@ -172,7 +179,7 @@ def score_columns(scorer: ResourceAllocationScorer, nodes: list[NodeInfo], pod_r
     if not scorer.resources:
         return [], Status(Code.ERROR, "resources not found")
     cols = allocation_columns(scorer, nodes, pod_request_list)
-    if any(q < 0 for _, reqs in cols for q in reqs):  # only the reference handles negative amounts
+    if any(min(reqs, default=0) < 0 for _, reqs in cols):  # only the reference handles negative amounts
         return [scorer.score(ni, pod_request_list)[0] for ni in nodes], Status()
     weights = [r.weight for r in scorer.resources]
     if scorer.scorer is balanced_resource_scorer:
