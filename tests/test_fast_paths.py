@@ -239,3 +239,28 @@ def test_inter_pod_affinity_details_per_domain_equal_the_whole_walk(scenario: An
         scoring.build_topology_score(ss, record_score)
         for (tk, tv), entries in contributions.items():
             assert scoring._domain_detail(ss, tk, tv) == entries
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(scenarios(), st.data())
+def test_indexes_follow_assume_and_forget(scenario: Any, data: st.DataObject) -> None:
+    """A simulation assumes and forgets pods between cycles: the indexes built by an earlier fast
+    cycle are updated in place, and the next cycle still equals the reference walk."""
+    node_builders, pod_builders, incoming, raw_config, _ = scenario
+    objects = [make_object("Namespace", "default", labels={"team": "t1"}), make_object("Namespace", "other")]
+    cluster = make_cluster(node_builders, pod_builders, objects)
+    config = parse_config(raw_config)
+    pod = incoming.build()
+    cluster.default_priority(pod)
+    snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+    fast = Framework(config.profiles[0], registry, snapshot, fast_paths=True)
+    run_cycle(fast, pod, config)  # builds the pod index and the term index
+    node_names = [b.raw["metadata"]["name"] for b in node_builders]
+    for i, extra in enumerate(data.draw(existing_pods(node_names))[:8]):
+        extra.raw["metadata"]["name"] = f"assumed-{i}"
+        snapshot.assume(extra.build(), data.draw(st.sampled_from(node_names)))
+    bound = [p for p in cluster.pods if p.node_name and p.uid != pod.uid]
+    for victim in data.draw(st.lists(st.sampled_from(bound), max_size=5, unique_by=lambda p: p.uid)) if bound else []:
+        snapshot.forget(victim, victim.node_name)
+    reference = Framework(config.profiles[0], registry, snapshot, fast_paths=False)
+    assert run_cycle(fast, pod, config, details=True).to_dict() == run_cycle(reference, pod, config, details=True).to_dict()
