@@ -328,8 +328,11 @@ def _run_cycle(
         trace.candidates = sorted(n for n, t in totals.items() if t == best)
         order = [ni.name for ni in feasible]
         lucky = [n for n in order if n in randomized and totals[n] == best]
-        rest = SortedScoredNodes(order, totals)
-        trace.selected_node = lucky[0] if lucky else rest.pop()
+        if batch is None and not lucky and len(trace.candidates) == 1:
+            trace.selected_node = trace.candidates[0]  # the heap's root holds the highest total: a unique one wins
+        else:
+            rest = SortedScoredNodes(order, totals)
+            trace.selected_node = lucky[0] if lucky else rest.pop()
         if len(trace.candidates) > 1 and lucky:
             trace.tie_break = (
                 f"{len(trace.candidates)} nodes share the top total {best}. Extenders scored these nodes, so "
@@ -437,6 +440,7 @@ def _filter_nodes(
     cycle takes that path."""
     feasible: list[NodeInfo] = []
     failed = diagnosis.node_to_status.node_to_status
+    recorded_before = bool(failed)  # (the nominated node's verdict): each node is walked once below
     evaluated = trace.evaluated_order
     verdicts = trace.filter
     pos = 0
@@ -471,7 +475,7 @@ def _filter_nodes(
                         f"numFeasibleNodesToFind ({num_to_find}) feasible nodes"
                     )
                     return feasible, None
-                if failed:
+                if recorded_before:
                     failed.pop(name, None)
                 feasible.append(ni)
             elif code == Code.ERROR:

@@ -449,7 +449,7 @@ class Framework:
                     break
                 if pl.name in skip:
                     continue
-                sub = [nodes[i] for i in alive]
+                sub = nodes if len(alive) == len(nodes) else [nodes[i] for i in alive]
                 batch = getattr(pl, "filter_nodes", None)
                 if batch is not None:
                     statuses = batch(state, pod, sub)  # None stands for Success
@@ -618,27 +618,34 @@ class Framework:
         out.plugins = [pl.name for pl in plugins]
         out.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
         names = [ni.name for ni in nodes]
-        totals = [0] * len(nodes)
+        columns: list[list[int]] = []
         try:
             for pl in plugins:
                 scores = _raw_scores(pl, state, pod, nodes)
                 if scores is None:
                     return None
-                out.raw[pl.name] = dict(zip(names, scores, strict=True))
+                raw = out.raw[pl.name] = dict(zip(names, scores, strict=True))
                 ext = pl.score_extensions()
-                if ext is not None:
+                if ext is None:
+                    normalized = raw.copy()  # the same entries: copying beats building
+                else:
                     scores = _normalized_scores(ext, state, pod, names, scores)
                     if scores is None:
                         return None
-                out.normalized[pl.name] = dict(zip(names, scores, strict=True))
+                    normalized = dict(zip(names, scores, strict=True))
+                out.normalized[pl.name] = normalized
                 if scores and (min(scores) < MIN_NODE_SCORE or max(scores) > MAX_NODE_SCORE):
                     return None
                 w = out.weights[pl.name]
-                weighted = [v * w for v in scores]
-                out.weighted[pl.name] = dict(zip(names, weighted, strict=True))
-                totals = [a + b for a, b in zip(totals, weighted, strict=True)]
+                if w == 1:
+                    out.weighted[pl.name] = normalized.copy()
+                else:
+                    scores = [v * w for v in scores]
+                    out.weighted[pl.name] = dict(zip(names, scores, strict=True))
+                columns.append(scores)
         except Exception:  # the reference path reports it
             return None
+        totals = list(map(sum, zip(*columns, strict=True))) if columns else [0] * len(nodes)
         out.totals = dict(zip(names, totals, strict=True))
         return out
 
@@ -752,7 +759,7 @@ def _raw_scores(pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> 
         if type(st) is not Status or st.code != Code.SUCCESS or len(scores) != len(nodes):
             return None
         if set(map(type, scores)) <= {int}:
-            return list(scores)
+            return scores
         return None
     out: list[int] = []
     for ni in nodes:

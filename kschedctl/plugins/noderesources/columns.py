@@ -17,6 +17,7 @@ loop per resource instead of a few function calls per node:
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import truediv
 from typing import TYPE_CHECKING
 
 from kschedctl.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
@@ -103,7 +104,7 @@ def allocation_columns(scorer: ResourceAllocationScorer, nodes: list[NodeInfo], 
                 used.append(0 if a is None else ni.requested.scalar.get(name, 0) + q)
             cols.append((alloc, used))
     # a resource with no allocatable is left out with requested 0, as the reference does
-    return [(a, [u if x else 0 for x, u in zip(a, us, strict=True)]) for a, us in cols]
+    return [(a, us if all(a) else [u if x else 0 for x, u in zip(a, us, strict=True)]) for a, us in cols]
 
 
 def _weighted_columns(per_resource: list[list[int]], allocs: list[list[int]], weights: list[int]) -> list[int]:
@@ -129,6 +130,15 @@ def _weighted_columns(per_resource: list[list[int]], allocs: list[list[int]], we
 
 def least_allocated_columns(cols: Columns, weights: list[int]) -> list[int]:
     """LeastAllocated: ``(capacity - requested) * 100 / capacity`` per resource (0 when over-committed)."""
+    if len(cols) == 2 and all(cols[0][0]) and all(cols[1][0]) and min(weights) > 0:  # one pass, the usual case
+        (a0s, q0s), (a1s, q1s) = cols
+        w0, w1 = weights
+        tw = w0 + w1
+        return [
+            (((a0 - q0) * MAX_NODE_SCORE // a0 if q0 <= a0 else 0) * w0
+             + ((a1 - q1) * MAX_NODE_SCORE // a1 if q1 <= a1 else 0) * w1) // tw
+            for a0, q0, a1, q1 in zip(a0s, q0s, a1s, q1s, strict=True)
+        ]
     per = [
         [0 if a == 0 or q > a else (a - q) * MAX_NODE_SCORE // a for a, q in zip(allocs, reqs, strict=True)]
         for allocs, reqs in cols
@@ -138,6 +148,14 @@ def least_allocated_columns(cols: Columns, weights: list[int]) -> list[int]:
 
 def most_allocated_columns(cols: Columns, weights: list[int]) -> list[int]:
     """MostAllocated: ``min(requested, capacity) * 100 / capacity`` per resource."""
+    if len(cols) == 2 and all(cols[0][0]) and all(cols[1][0]) and min(weights) > 0:  # one pass, the usual case
+        (a0s, q0s), (a1s, q1s) = cols
+        w0, w1 = weights
+        tw = w0 + w1
+        return [
+            ((a0 if q0 > a0 else q0) * MAX_NODE_SCORE // a0 * w0 + (a1 if q1 > a1 else q1) * MAX_NODE_SCORE // a1 * w1) // tw
+            for a0, q0, a1, q1 in zip(a0s, q0s, a1s, q1s, strict=True)
+        ]
     per = [
         [0 if a == 0 else (a if q > a else q) * MAX_NODE_SCORE // a for a, q in zip(allocs, reqs, strict=True)]
         for allocs, reqs in cols
@@ -149,12 +167,11 @@ def balanced_columns(cols: Columns, reference: Callable[[list[int], list[int]], 
     """BalancedAllocation: with two resources both allocatable, ``(1 - |f0 - f1| / 2) * 100``
     truncated (float64, the reference's operations); any other node by the reference function."""
     n = len(cols[0][0]) if cols else 0
-    if len(cols) == 2 and all(cols[0][0]) and all(cols[1][0]):  # the common case, as lists
-        first = [float(q) / float(a) for a, q in zip(*cols[0], strict=True)]
-        second = [float(q) / float(a) for a, q in zip(*cols[1], strict=True)]
+    if len(cols) == 2 and all(cols[0][0]) and all(cols[1][0]):  # the common case, in one pass
+        (a0s, q0s), (a1s, q1s) = cols
         return [
             int((1 - abs(((1.0 if x > 1 else x) - (1.0 if y > 1 else y)) / 2)) * float(MAX_NODE_SCORE))
-            for x, y in zip(first, second, strict=True)
+            for x, y in zip(map(truediv, q0s, a0s), map(truediv, q1s, a1s), strict=True)
         ]
     out: list[int] = []
     two = len(cols) == 2
