@@ -10,63 +10,23 @@ copied to a temporary directory and installed with ``--no-deps --no-build-isolat
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import os
-import shutil
-import site
-import subprocess
-import sys
-import sysconfig
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).parent.parent
+from tests.venvs import ROOT, install_with_example, needs_build_tools, run
+
 EXAMPLE = ROOT / "examples" / "gpu-binpack"
 
-pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("wheel") is None or importlib.util.find_spec("setuptools") is None,
-    reason="building without isolation needs setuptools and wheel (installed with '.[dev]')",
-)
-
-
-def run(*args: str | Path, cwd: Path, status: int = 0) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
-    env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    proc = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    assert proc.returncode == status, f"{args}\nexit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
-    return proc
-
-
-def new_virtualenv(where: Path) -> Path:
-    """A virtualenv whose ``sys.path`` ends with the running environment's site directories (pip,
-    setuptools, wheel and kschedctl's dependencies), its own site-packages first. Returns its python."""
-    run(sys.executable, "-m", "venv", "--without-pip", where, cwd=where.parent)
-    py = where / "bin" / "python"
-    purelib = Path(run(py, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])", cwd=where).stdout.strip())
-    purelib.mkdir(parents=True, exist_ok=True)
-    dirs = [*site.getsitepackages(), sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]
-    (purelib / "_running_environment.pth").write_text("".join(f"{d}\n" for d in dict.fromkeys(dirs) if Path(d).is_dir()))
-    return py
+pytestmark = needs_build_tools
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(the virtualenv's bin directory, the copied example) with kschedctl and the example installed."""
-    tmp = tmp_path_factory.mktemp("gpu-venv")
-    src = tmp / "kschedctl-src"
-    src.mkdir()
-    shutil.copy(ROOT / "pyproject.toml", src)
-    shutil.copy(ROOT / "README.md", src)
-    shutil.copytree(ROOT / "kschedctl", src / "kschedctl", ignore=shutil.ignore_patterns("__pycache__"))
-    example = tmp / "gpu-binpack"
-    shutil.copytree(EXAMPLE, example, ignore=shutil.ignore_patterns("__pycache__", "*.egg-info", "build"))
-    py = new_virtualenv(tmp / "venv")
-    pip = (py, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "--no-index")
-    run(*pip, src, cwd=tmp)
-    run(*pip, example, cwd=tmp)
+    py, example = install_with_example(tmp_path_factory.mktemp("gpu-venv"), EXAMPLE)
     return py.parent, example
 
 

@@ -19,9 +19,6 @@ from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 
 if TYPE_CHECKING:
     from kschedctl.framework.registry import RegisteredPlugin
-    from kschedctl.framework.snapshot import Snapshot
-    from kschedctl.framework.status import Status
-    from kschedctl.snapshot.cluster import Cluster
 
 
 class PluginsOutput(StrEnum):
@@ -31,38 +28,12 @@ class PluginsOutput(StrEnum):
     markdown = "markdown"
 
 
-class _ProbeHandle:
-    """A Handle over an empty cluster, enough to construct a plugin and look at its methods."""
+def _probe_handle() -> Any:
+    """A Handle over an empty cluster, enough to construct a plugin and look at its methods (the one
+    plugin authors' tests use)."""
+    from kschedctl.testing import SnapshotHandle
 
-    def __init__(self) -> None:
-        from kschedctl.framework.snapshot import Snapshot
-        from kschedctl.snapshot.cluster import Cluster
-
-        self._snapshot = Snapshot(Cluster())
-        self.extenders: list[Any] = []
-
-    @property
-    def snapshot(self) -> Snapshot:
-        return self._snapshot
-
-    @property
-    def cluster(self) -> Cluster:
-        return self._snapshot.cluster
-
-    def run_filter_plugins_with_nominated_pods(self, *args: Any) -> Status:
-        from kschedctl.framework.status import Status
-
-        return Status()
-
-    def run_pre_filter_extension_add_pod(self, *args: Any) -> Status:
-        from kschedctl.framework.status import Status
-
-        return Status()
-
-    def run_pre_filter_extension_remove_pod(self, *args: Any) -> Status:
-        from kschedctl.framework.status import Status
-
-        return Status()
+    return SnapshotHandle()
 
 
 def describe(entry: RegisteredPlugin) -> dict[str, Any]:
@@ -74,7 +45,7 @@ def describe(entry: RegisteredPlugin) -> dict[str, Any]:
 
     row: dict[str, Any] = {"name": entry.name, "source": entry.source, "module": entry.module}
     try:
-        row["extensionPoints"], row["file"] = probe(entry, _ProbeHandle())
+        row["extensionPoints"], row["file"] = probe(entry, _probe_handle())
     except Exception as e:  # a plugin that cannot be built without a real cluster or args
         row["extensionPoints"] = None
         row["file"] = entry.origin or None

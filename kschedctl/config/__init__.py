@@ -24,7 +24,7 @@ from kschedctl.config.args import ARGS_MODELS
 from kschedctl.config.decode import API_VERSION, KIND, DecodeError, decode_configuration
 from kschedctl.config.defaults import DefaultedConfig, DefaultedProfile, PluginConfigEntry, set_defaults
 from kschedctl.config.field import aggregate, go_duration_string
-from kschedctl.config.types import Extender, Profile, SchedulerConfig
+from kschedctl.config.types import EXTENSION_INTERFACES, Extender, Profile, SchedulerConfig
 from kschedctl.config.validation import plugins_needed, validate_configuration, validate_plugin_instantiation
 from kschedctl.errors import ConfigError
 
@@ -218,23 +218,6 @@ def _out_of_tree_args(
             ) from None
 
 
-#: The Go interface each extension point's plugins implement, in the order the framework fills them.
-_EXTENSION_INTERFACES = (
-    ("preFilter", "PreFilterPlugin"),
-    ("filter", "FilterPlugin"),
-    ("postFilter", "PostFilterPlugin"),
-    ("reserve", "ReservePlugin"),
-    ("preScore", "PreScorePlugin"),
-    ("score", "ScorePlugin"),
-    ("preBind", "PreBindPlugin"),
-    ("bind", "BindPlugin"),
-    ("postBind", "PostBindPlugin"),
-    ("permit", "PermitPlugin"),
-    ("preEnqueue", "PreEnqueuePlugin"),
-    ("queueSort", "QueueSortPlugin"),
-)
-
-
 def _user_index(doc: dict[str, Any] | None, i: int, ep: str, name: str) -> str:
     """Where the user's file enables ``name`` at ``ep`` (``profiles[0].plugins.score.enabled[1]``)."""
     base = f"profiles[{i}].plugins.{ep}.enabled"
@@ -256,7 +239,7 @@ def _check_plugins_exist(
     """
     import difflib
 
-    candidates = [(ep, iface) for ep, iface in _EXTENSION_INTERFACES] + [("multiPoint", "PreFilterPlugin")]
+    candidates = [(ep, iface) for ep, iface in EXTENSION_INTERFACES] + [("multiPoint", "PreFilterPlugin")]
     for ep, iface in candidates:
         for ref in p.plugins.sets[ep].enabled:
             if ref.name in registry:

@@ -92,3 +92,21 @@ class SchedulerConfig:
             if p.scheduler_name == scheduler_name:
                 return p
         return None
+
+
+#: (config field, Go interface) of each extension point, in the order kube-scheduler's framework fills them
+#: (getExtensionPoints): the runtime builds its lists in it, config validation names interfaces from it.
+EXTENSION_INTERFACES = (
+    ("preFilter", "PreFilterPlugin"),
+    ("filter", "FilterPlugin"),
+    ("postFilter", "PostFilterPlugin"),
+    ("reserve", "ReservePlugin"),
+    ("preScore", "PreScorePlugin"),
+    ("score", "ScorePlugin"),
+    ("preBind", "PreBindPlugin"),
+    ("bind", "BindPlugin"),
+    ("postBind", "PostBindPlugin"),
+    ("permit", "PermitPlugin"),
+    ("preEnqueue", "PreEnqueuePlugin"),
+    ("queueSort", "QueueSortPlugin"),
+)

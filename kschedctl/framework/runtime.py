@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from kschedctl.config.types import Profile
+from kschedctl.config.types import EXTENSION_INTERFACES, Profile
 from kschedctl.errors import ConfigError
 from kschedctl.framework import failures
 from kschedctl.framework.cycle_state import CycleState
@@ -40,22 +40,6 @@ from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 
 T = TypeVar("T")
-
-#: kube-scheduler's getExtensionPoints order: (config field, Go interface name).
-_EXTENSION_ORDER = (
-    ("preFilter", "PreFilterPlugin"),
-    ("filter", "FilterPlugin"),
-    ("postFilter", "PostFilterPlugin"),
-    ("reserve", "ReservePlugin"),
-    ("preScore", "PreScorePlugin"),
-    ("score", "ScorePlugin"),
-    ("preBind", "PreBindPlugin"),
-    ("bind", "BindPlugin"),
-    ("postBind", "PostBindPlugin"),
-    ("permit", "PermitPlugin"),
-    ("preEnqueue", "PreEnqueuePlugin"),
-    ("queueSort", "QueueSortPlugin"),
-)
 
 
 @dataclass(slots=True)
@@ -195,10 +179,10 @@ class Framework:
             except Exception as e:  # a plugin that cannot be built is a configuration problem
                 raise ConfigError(f"initializing plugin {q(name)}: {e}") from e
         self.lists: dict[str, list[Any]] = {}
-        for ep, iface in _EXTENSION_ORDER:
+        for ep, iface in EXTENSION_INTERFACES:
             self.lists[ep] = self._explicit_list(ep, iface)
         if plugins["multiPoint"].enabled:
-            for ep, iface in _EXTENSION_ORDER:
+            for ep, iface in EXTENSION_INTERFACES:
                 self._expand_multipoint(ep, iface)
         if len(self.lists["queueSort"]) != 1:
             raise ConfigError(
