@@ -231,7 +231,17 @@ def test_a_bound_pod_is_explained_as_if_pending(server: RecordedAPIServer) -> No
 def test_missing_pod_fails_fast_with_a_get(server: RecordedAPIServer) -> None:
     line = one_error_line(invoke("explain", "pod", "does-not-exist"))
     assert line == 'error: pod "does-not-exist" not found in namespace "default" of context "recorded"'
-    assert [(s.verb, s.resource) for s in server.seen] == [("get", "pods")]
+    # the GET, then one list of pods named so at the cluster scope (to say where it is): nothing else
+    assert [(s.verb, s.resource) for s in server.seen] == [("get", "pods"), ("list", "pods")]
+    assert server.seen[1].query.get("fieldSelector") == "metadata.name=does-not-exist"
+
+
+def test_a_pod_in_another_namespace_is_named(server: RecordedAPIServer) -> None:
+    line = one_error_line(invoke("explain", "pod", "legacy-0x7q0", "-n", "shop"))
+    assert line == (
+        'error: pod "legacy-0x7q0" not found in namespace "shop" of context "recorded"; '
+        'found in namespace "batch" (use -n batch)'
+    )
 
 
 def test_explain_pending_live(server: RecordedAPIServer) -> None:

@@ -32,6 +32,7 @@ from kschedctl.snapshot.source import (
     Progress,
     Warn,
     list_items,
+    pod_not_found_in,
 )
 
 DEFAULT_CHUNK_SIZE = 500
@@ -319,6 +320,7 @@ class LiveCluster:
         *,
         namespace: str | None = None,
         label_selector: str | None = None,
+        field_selector: str | None = None,
         progress: Progress | None = None,
     ) -> list[dict[str, Any]] | None:
         """Every object of one resource, paged with limit/continue; None when the server does not serve it."""
@@ -331,6 +333,8 @@ class LiveCluster:
             query = [("limit", str(self.options.chunk_size))]
             if label_selector:
                 query.append(("labelSelector", label_selector))
+            if field_selector:
+                query.append(("fieldSelector", field_selector))
             if token:
                 query.append(("continue", token))
             try:
@@ -364,6 +368,15 @@ class LiveCluster:
             return self.get_json(req)
         except NotFound:
             return None
+
+    def namespaces_of_pod(self, name: str) -> list[str]:
+        """The namespaces holding a pod called ``name`` (one list at the cluster scope, filtered by the
+        server on metadata.name); empty when that list is not allowed or fails."""
+        try:
+            items = self.list_items(POD, field_selector=f"metadata.name={name}") or []
+        except ClusterAccessError:
+            return []
+        return sorted(str((i.get("metadata") or {}).get("namespace") or "") for i in items)
 
     def fetch(
         self,
@@ -423,7 +436,8 @@ class LiveSource:
         pod = self.cluster.get_pod(namespace, name)
         if pod is None:
             where = f'context "{self.cluster.context}"' if self.cluster.context else self.cluster.server
-            raise UsageError(f'pod "{name}" not found in namespace "{namespace}" of {where}')
+            elsewhere = [ns for ns in self.cluster.namespaces_of_pod(name) if ns != namespace]
+            raise pod_not_found_in(name, namespace, where, elsewhere)
         phase = (pod.get("status") or {}).get("phase")
         if phase in ("Succeeded", "Failed"):
             raise UsageError(f'pod "{name}" in namespace "{namespace}" has finished ({phase}): kube-scheduler ignores it')

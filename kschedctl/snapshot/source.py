@@ -182,6 +182,12 @@ def list_items(res: APIResource, answer: dict[str, Any], *, redacted: bool) -> l
 def pod_not_found(cluster: Cluster, namespace: str, name: str, description: str) -> UsageError:
     """The error for a pod NAME that is not in the namespace, saying where a pod of that name is."""
     elsewhere = sorted(p.namespace for p in cluster.pods if p.name == name and p.namespace != namespace)
+    return pod_not_found_in(name, namespace, description, elsewhere)
+
+
+def pod_not_found_in(name: str, namespace: str, description: str, elsewhere: list[str]) -> UsageError:
+    """The error for a pod NAME that is not in the namespace, naming the namespaces ``elsewhere``
+    that hold a pod of that name."""
     msg = f'pod "{name}" not found in namespace "{namespace}" of {description}'
     if len(elsewhere) == 1:
         msg += f'; found in namespace "{elsewhere[0]}" (use -n {elsewhere[0]})'
