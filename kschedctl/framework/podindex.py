@@ -10,6 +10,11 @@ namespaces when it has none. The lists follow no particular order: callers only 
 
 A ``Snapshot`` builds the index on first use and keeps it up to date when a simulation
 assumes or forgets a pod (``pod_added`` / ``pod_removed``).
+
+``MatchCounts`` goes one step further for the selectors cycles keep asking about (a
+simulation places copies of one pod, each cycle counting the same selectors): the number of
+matching pods per node, computed once per (namespaces, selector) from the index and then
+changed by one when a pod is assumed or forgotten, instead of being counted again each cycle.
 """
 
 from __future__ import annotations
@@ -120,6 +125,57 @@ class PodIndex:
                 if n is ni and p.pod.meta.uid == uid:
                     del lst[k]
                     break
+
+
+class MatchCounts:
+    """Per (namespaces, selector) asked for: how many pods of those namespaces on each node the
+    selector matches (``live_only``: terminating pods left out), kept current by assume/forget.
+
+    The dicts returned are the live counts (NodeInfo -> count, nodes without a match absent):
+    callers read them within a cycle and never change them."""
+
+    __slots__ = ("_entries", "_index")
+
+    #: Distinct (namespaces, selector) pairs kept; the oldest goes first beyond this.
+    MAX_ENTRIES = 256
+
+    def __init__(self, index: PodIndex) -> None:
+        self._index = index
+        self._entries: dict[tuple[frozenset[str], Selector, bool], dict[NodeInfo, int]] = {}
+
+    def per_node(self, namespaces: Iterable[str], selector: Selector, *, live_only: bool) -> dict[NodeInfo, int]:
+        """Matching pods per node (``PodIndex.matching`` counted by node)."""
+        key = (frozenset(namespaces), selector, live_only)
+        counts = self._entries.get(key)
+        if counts is None:
+            counts = {}
+            for pi, ni in self._index.matching(key[0], selector):
+                if live_only and pi.pod.meta.deletion_timestamp is not None:
+                    continue
+                counts[ni] = counts.get(ni, 0) + 1
+            if len(self._entries) >= self.MAX_ENTRIES:
+                del self._entries[next(iter(self._entries))]
+            self._entries[key] = counts
+        return counts
+
+    def pod_added(self, pi: PodInfo, ni: NodeInfo) -> None:
+        self._update(pi, ni, 1)
+
+    def pod_removed(self, pi: PodInfo, ni: NodeInfo) -> None:
+        self._update(pi, ni, -1)
+
+    def _update(self, pi: PodInfo, ni: NodeInfo, delta: int) -> None:
+        meta = pi.pod.meta
+        for (namespaces, selector, live_only), counts in self._entries.items():
+            if meta.namespace not in namespaces or not selector.matches(meta.labels):
+                continue
+            if live_only and meta.deletion_timestamp is not None:
+                continue
+            n = counts.get(ni, 0) + delta
+            if n:
+                counts[ni] = n
+            else:
+                del counts[ni]
 
 
 def _narrowed(nsx: _Namespace, selector: Selector) -> tuple[list[Entry], Requirement | None]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
-from kschedctl.framework.podindex import PodIndex
+from kschedctl.framework.podindex import MatchCounts, PodIndex
 from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo, zone_key
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import Cluster
@@ -111,6 +111,10 @@ class Snapshot:
     def pod_index(self) -> PodIndex:
         """The pods on the nodes by namespace and label (``framework/podindex.py``)."""
         return self.derived("PodIndex", lambda s: PodIndex(s.node_info_list))
+
+    def match_counts(self) -> MatchCounts:
+        """Matching pods per node for the selectors cycles ask about (``framework/podindex.py``)."""
+        return self.derived("MatchCounts", lambda s: MatchCounts(s.pod_index()))
 
     def _changed(self, hook: str, pi: PodInfo, ni: NodeInfo) -> None:
         for key, d in list(self._derived.items()):

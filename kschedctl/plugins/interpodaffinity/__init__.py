@@ -126,7 +126,7 @@ class InterPodAffinity:
         if use_fast_paths(self.handle) and nodes is snap.node_info_list:
             s.existing_anti_affinity_counts = existing_anti_affinity_counts(TermIndex.of(snap), pod, ns_labels)
             if affinity_terms or anti_terms:
-                s.affinity_counts, s.anti_affinity_counts = incoming_term_counts(snap.pod_index(), affinity_terms, anti_terms)
+                s.affinity_counts, s.anti_affinity_counts = incoming_term_counts(snap, affinity_terms, anti_terms)
         else:
             s.existing_anti_affinity_counts = count_existing_anti_affinity(pod, ns_labels, anti_nodes)
             s.affinity_counts, s.anti_affinity_counts = count_incoming_terms(affinity_terms, anti_terms, nodes)

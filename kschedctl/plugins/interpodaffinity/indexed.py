@@ -18,9 +18,7 @@ in does not matter, and n pods of one node add n times one contribution.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable
-from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from kschedctl.framework.types import AffinityTerm, NodeInfo, PodInfo
@@ -118,9 +116,10 @@ def existing_anti_affinity_counts(terms: TermIndex, pod: Pod, ns_labels: dict[st
 
 
 def incoming_term_counts(
-    index: PodIndex, affinity_terms: list[AffinityTerm], anti_affinity_terms: list[AffinityTerm]
+    snapshot: Snapshot, affinity_terms: list[AffinityTerm], anti_affinity_terms: list[AffinityTerm]
 ) -> tuple[Counts, Counts]:
     """``count_incoming_terms`` over every node of the snapshot."""
+    index = snapshot.pod_index()
     aff: Counts = {}
     anti: Counts = {}
     if affinity_terms:
@@ -135,17 +134,12 @@ def incoming_term_counts(
                         aff[pair] = aff.get(pair, 0) + 1
     for t in anti_affinity_terms:
         tk = t.topology_key
-        for ni, n in _per_node(index.matching(term_namespaces(t, index), t.selector)).items():
+        for ni, n in snapshot.match_counts().per_node(term_namespaces(t, index), t.selector, live_only=False).items():
             labels = ni.node.labels
             if tk in labels:
                 pair = (tk, labels[tk])
                 anti[pair] = anti.get(pair, 0) + n
     return aff, anti
-
-
-def _per_node(entries: list[tuple[PodInfo, NodeInfo]]) -> Counter[NodeInfo]:
-    """How many of the entries are on each node."""
-    return Counter(map(itemgetter(1), entries))
 
 
 def _add(m: ScoreMap, tk: str, tv: str, w: int) -> None:
@@ -161,15 +155,21 @@ def topology_score(s: PreScoreState, snapshot: Snapshot) -> ScoreMap:
     terms = TermIndex.of(snapshot)
     if s.has_constraints:  # every existing pod is visited: the incoming pod's preferred terms
         index = snapshot.pod_index()
+        counts = snapshot.match_counts()
         for weighted, multiplier in ((s.preferred_affinity_terms, 1), (s.preferred_anti_affinity_terms, -1)):
             for wt in weighted:
                 t = wt.term
                 tk = t.topology_key
                 w = _int32(wt.weight * multiplier)
-                for ni, n in _per_node(index.matching(term_namespaces(t, index), t.selector)).items():
-                    labels = ni.node.labels
-                    if tk in labels:
-                        _add(m, tk, labels[tk], w * n)  # n contributions of w each
+                d = m.get(tk)
+                if d is None:
+                    d = m[tk] = {}
+                for ni, n in counts.per_node(term_namespaces(t, index), t.selector, live_only=False).items():
+                    tv = ni.node.labels.get(tk)
+                    if tv is not None:
+                        d[tv] = d.get(tv, 0) + w * n  # n contributions of w each
+                if not d:
+                    del m[tk]
     incoming = s.pod
     ns_labels = s.namespace_labels
     kinds = [(PREFERRED_AFFINITY, 1), (PREFERRED_ANTI_AFFINITY, -1)]

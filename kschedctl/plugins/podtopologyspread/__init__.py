@@ -36,6 +36,8 @@ from kschedctl.plugins.podtopologyspread.common import (
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
     Constraint,
+    DomainLayout,
+    DomainLayouts,
     default_selector,
     filter_constraints,
     matching_pods_per_node,
@@ -118,21 +120,29 @@ class PodTopologySpread:
         return [c.with_selector(selector) for c in constraints]
 
     # -- PreFilter / Filter ------------------------------------------------------------
-    def _per_node(self, pod: Pod, constraints: list[Constraint], nodes: list[NodeInfo]) -> list[dict[str, int]] | None:
+    def _indexed(
+        self, pod: Pod, constraints: list[Constraint], nodes: list[NodeInfo], require_all: bool
+    ) -> tuple[list[dict[NodeInfo, int]], DomainLayout] | None:
         """With fast paths over the snapshot's own nodes: per constraint, the matching pods per node
-        from the snapshot's pod index (else None: the nodes' pods are counted one by one)."""
+        from the snapshot's match counts, and the nodes' domains (else None: every node is walked
+        and its pods counted one by one)."""
         snap = self.handle.snapshot
         if not use_fast_paths(self.handle) or nodes is not snap.node_info_list:
             return None
-        index = snap.pod_index()
-        return [matching_pods_per_node(index, c.selector, pod.namespace) for c in constraints]
+        counts = snap.match_counts()
+        per_node = [matching_pods_per_node(counts, c.selector, pod.namespace) for c in constraints]
+        layouts = snap.derived("PodTopologySpreadLayouts", lambda s: DomainLayouts(s.node_info_list))
+        return per_node, layouts.get(pod, constraints, require_all)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         constraints = self._constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, Status.skip()
-        per_node = self._per_node(pod, constraints, nodes)
-        state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, nodes, per_node))
+        indexed = self._indexed(pod, constraints, nodes, True)
+        if indexed is None:
+            state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, nodes))
+        else:
+            state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, nodes, *indexed))
         return None, Status()
 
     def pre_filter_extensions(self) -> PodTopologySpread:
@@ -174,11 +184,14 @@ class PodTopologySpread:
         constraints = self._constraints(pod, SCHEDULE_ANYWAY)
         if not constraints:
             return Status.skip()
-        per_node = self._per_node(pod, constraints, all_nodes)
-        node_map = self.handle.snapshot.node_info_map if per_node is not None else None
-        state.write(
-            PRE_SCORE_STATE_KEY, compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all, per_node, node_map)
-        )
+        indexed = self._indexed(pod, constraints, all_nodes, require_all)
+        if indexed is None:
+            s = compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all)
+        else:
+            per_node, layout = indexed
+            node_map = self.handle.snapshot.node_info_map
+            s = compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all, per_node, node_map, layout)
+        state.write(PRE_SCORE_STATE_KEY, s)
         return Status()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:

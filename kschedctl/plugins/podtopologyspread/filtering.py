@@ -18,6 +18,7 @@ from typing import Any
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.podtopologyspread.common import (
     Constraint,
+    DomainLayout,
     count_matching_pods,
     node_has_all_keys,
     node_included,
@@ -108,12 +109,18 @@ class PreFilterState:
 
 
 def compute_pre_filter_state(
-    pod: Pod, constraints: list[Constraint], nodes: list[NodeInfo], per_node: list[dict[str, int]] | None = None
+    pod: Pod,
+    constraints: list[Constraint],
+    nodes: list[NodeInfo],
+    per_node: list[dict[NodeInfo, int]] | None = None,
+    layout: DomainLayout | None = None,
 ) -> PreFilterState:
     """``calPreFilterState``: match counts per domain over every eligible node.
 
     ``per_node``: per constraint, the matching pods of each node already counted (from the
-    snapshot's pod index); without it each node's pods are counted here."""
+    snapshot's match counts); without it each node's pods are counted here. ``layout`` (with
+    ``per_node``, for the same nodes): which nodes take part and their domains, so that only
+    the nodes with matching pods are visited."""
     s = PreFilterState(
         constraints=constraints,
         critical_paths=[],
@@ -121,9 +128,35 @@ def compute_pre_filter_state(
     )
     if not constraints:
         return s
+    counts = s.tp_value_to_match_num
+    if per_node is not None and layout is not None:
+        for i in range(len(constraints)):
+            m = counts[i] = dict.fromkeys(layout.domains[i], 0)  # every eligible domain, in node order
+            domain_of = layout.domain_of[i]
+            for ni, n in per_node[i].items():
+                value = domain_of.get(ni)
+                if value is not None:
+                    m[value] += n
+    else:
+        _count_per_domain(pod, constraints, nodes, per_node, counts)
+    for i in range(len(constraints)):
+        paths = CriticalPaths()
+        for value, num in counts[i].items():
+            paths.update(value, num)
+        s.critical_paths.append(paths)
+    return s
+
+
+def _count_per_domain(
+    pod: Pod,
+    constraints: list[Constraint],
+    nodes: list[NodeInfo],
+    per_node: list[dict[NodeInfo, int]] | None,
+    counts: list[dict[str, int]],
+) -> None:
+    """The walk over every node: its matching pods added to its domain, per constraint."""
     affinity = required_node_affinity(pod)
     ns = pod.namespace
-    counts = s.tp_value_to_match_num
     for ni in nodes:
         node = ni.node
         labels = node.labels
@@ -134,14 +167,8 @@ def compute_pre_filter_state(
                 continue
             value = labels[c.topology_key]
             m = counts[i]
-            n = per_node[i].get(ni.name, 0) if per_node is not None else count_matching_pods(ni.pods, c.selector, ns)
+            n = per_node[i].get(ni, 0) if per_node is not None else count_matching_pods(ni.pods, c.selector, ns)
             m[value] = m.get(value, 0) + n
-    for i in range(len(constraints)):
-        paths = CriticalPaths()
-        for value, num in counts[i].items():
-            paths.update(value, num)
-        s.critical_paths.append(paths)
-    return s
 
 
 def filter_node(s: PreFilterState, pod: Pod, node: Node) -> tuple[int, int]:

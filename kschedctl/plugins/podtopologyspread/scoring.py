@@ -22,6 +22,7 @@ from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     Constraint,
+    DomainLayout,
     count_matching_pods,
     node_has_all_keys,
     node_included,
@@ -43,9 +44,9 @@ class PreScoreState:
     #: Per constraint: topology value -> matching pods (hostname constraints stay empty).
     topology_value_to_pod_counts: list[dict[str, int]] = field(default_factory=list)
     topology_normalizing_weight: list[float] = field(default_factory=list)
-    #: Per constraint, matching pods per node name, counted from the snapshot's pod index (fast
+    #: Per constraint, matching pods per node, counted from the snapshot's match counts (fast
     #: paths), valid for the NodeInfos of ``node_map``; None: Score counts each node's pods.
-    per_node: list[dict[str, int]] | None = None
+    per_node: list[dict[NodeInfo, int]] | None = None
     node_map: dict[str, NodeInfo] | None = None
 
     def clone(self) -> PreScoreState:
@@ -85,20 +86,24 @@ def compute_pre_score_state(
     filtered: list[NodeInfo],
     all_nodes: list[NodeInfo],
     require_all_topologies: bool,
-    per_node: list[dict[str, int]] | None = None,
+    per_node: list[dict[NodeInfo, int]] | None = None,
     node_map: dict[str, NodeInfo] | None = None,
+    layout: DomainLayout | None = None,
 ) -> PreScoreState:
     """``initPreScoreState`` plus the per-domain counting over all nodes (``per_node``: the
-    matching pods of each node already counted, see ``PreScoreState``)."""
+    matching pods of each node already counted, see ``PreScoreState``; ``layout``, with it: the
+    nodes of ``all_nodes`` that take part and their domains, so that only nodes with matching
+    pods are visited)."""
     s = PreScoreState(constraints=constraints, per_node=per_node, node_map=node_map)
     if not constraints:
         return s
     counts: list[dict[str, int]] = [{} for _ in constraints]
     s.topology_value_to_pod_counts = counts
     topo_size = [0] * len(constraints)
+    complete = layout.complete if layout is not None else None
     for ni in filtered:
         labels = ni.node.labels
-        if require_all_topologies and not node_has_all_keys(labels, constraints):
+        if require_all_topologies and not (ni in complete if complete is not None else node_has_all_keys(labels, constraints)):
             s.ignored_nodes.add(ni.node.name)
             continue
         for i, c in enumerate(constraints):
@@ -114,6 +119,16 @@ def compute_pre_score_state(
             sz = len(filtered) - len(s.ignored_nodes)
         s.topology_normalizing_weight.append(topology_normalizing_weight(sz))
 
+    if per_node is not None and layout is not None:
+        for i, m in enumerate(counts):
+            if not m:
+                continue  # no feasible node has a domain of it (hostname constraints)
+            domain_of = layout.domain_of[i]
+            for ni, n in per_node[i].items():
+                domain = domain_of.get(ni)
+                if domain is not None and domain in m:
+                    m[domain] += n
+        return s
     affinity = required_node_affinity(pod)
     ns = pod.namespace
     for ni in all_nodes:
@@ -128,7 +143,7 @@ def compute_pre_score_state(
             m = counts[i]
             if value not in m:
                 continue  # no feasible node in this domain (hostname constraints always land here)
-            m[value] += per_node[i].get(ni.name, 0) if per_node is not None else count_matching_pods(ni.pods, c.selector, ns)
+            m[value] += per_node[i].get(ni, 0) if per_node is not None else count_matching_pods(ni.pods, c.selector, ns)
     return s
 
 
@@ -144,7 +159,7 @@ def score_node(s: PreScoreState, pod: Pod, ni: NodeInfo) -> int:
             continue
         if c.topology_key == LABEL_HOSTNAME:
             if s.per_node is not None and s.node_map is not None and s.node_map.get(node.name) is ni:
-                cnt = s.per_node[i].get(node.name, 0)
+                cnt = s.per_node[i].get(ni, 0)
             else:
                 cnt = count_matching_pods(ni.pods, c.selector, pod.namespace)
         else:
