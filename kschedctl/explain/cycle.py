@@ -328,8 +328,9 @@ def _run_cycle(
         trace.candidates = sorted(n for n, t in totals.items() if t == best)
         order = [ni.name for ni in feasible]
         lucky = [n for n in order if n in randomized and totals[n] == best]
-        if batch is None and not lucky and len(trace.candidates) == 1:
-            trace.selected_node = trace.candidates[0]  # the heap's root holds the highest total: a unique one wins
+        if (batch is None or signature is None) and not lucky and len(trace.candidates) == 1:
+            # the heap's root holds the highest total: a unique one wins (and no batch keeps the rest)
+            trace.selected_node = trace.candidates[0]
         else:
             rest = SortedScoredNodes(order, totals)
             trace.selected_node = lucky[0] if lucky else rest.pop()
