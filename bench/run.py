@@ -17,9 +17,15 @@ Per scenario, in this process (as ``kschedctl explain`` pays it):
 And end to end, ``kschedctl explain pod -o json`` as a subprocess from the JSON and the YAML
 snapshot, with a cold and a warm snapshot cache (a fresh ``XDG_CACHE_HOME``), with peak RSS.
 
+``kschedctl simulate --replicas N`` (200 by default) of each scenario's pod as a template, under
+the default configuration and the ``-p100`` one: pods per second (of the scheduling loop, as the
+command reports it), wall time and peak RSS; and, for the default configuration, the peak RSS
+of ``--replicas 1000000 --max-pods N``, which simulates the same N pods of a far larger workload
+(the copies not reached are never made, so it should match).
+
 The machine may be busy: repeat the run and compare ratios measured in one run.
 
-    python3 bench/run.py [--scenarios c500] [--runs 15] [--no-go] [--no-e2e]
+    python3 bench/run.py [--scenarios c500] [--runs 15] [--no-go] [--no-e2e] [--no-simulate] [--replicas 200]
 """
 
 from __future__ import annotations
@@ -207,26 +213,44 @@ runpy.run_module("kschedctl", run_name="__main__", alter_sys=True)
 """
 
 
+@dataclass
+class Run:
+    """One ``kschedctl`` subprocess: wall seconds, peak RSS in MB, CPU seconds, stdout."""
+
+    secs: float
+    rss_mb: int
+    cpu: float
+    stdout: bytes
+
+
+def run_kschedctl(args: list[str], cache_home: Path, what: str) -> Run:
+    """``kschedctl ARGS`` as a subprocess with its own snapshot cache directory (exit status 0 or 1)."""
+    hwm = cache_home / "hwm"
+    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": str(REPO), "KSCHEDCTL_BENCH_HWM": str(hwm)}
+    env.pop("KSCHEDCTL_NO_CACHE", None)
+    with tempfile.TemporaryFile() as out:
+        t = time.perf_counter()
+        p = subprocess.Popen([sys.executable, "-c", _RUN_WITH_HWM, *args], stdout=out, stderr=subprocess.PIPE, env=env)
+        assert p.stderr is not None
+        errors = p.stderr.read()
+        _, status, usage = os.wait4(p.pid, 0)  # CPU times are the child's own (its peak RSS is not)
+        secs = time.perf_counter() - t
+        out.seek(0)
+        stdout = out.read()
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"{what} failed: {errors.decode()[-500:]}")
+    rss_mb = int(hwm.read_text()) // 1024 if hwm.is_file() else -1
+    return Run(secs, rss_mb, usage.ru_utime + usage.ru_stime, stdout)
+
+
 def run_explain(s: Scenario, snapshot_file: Path, cache_home: Path) -> tuple[float, int, float]:
     """(seconds, peak RSS in MB, CPU seconds) of ``kschedctl explain pod -o json`` as a subprocess."""
     args = ["explain", "pod", "-f", str(s.directory / "pod.yaml"), "--snapshot", str(snapshot_file), "-o", "json"]
     if s.config:
         args += ["--config", str(s.config)]
-    hwm = cache_home / "hwm"
-    env = {**os.environ, "XDG_CACHE_HOME": str(cache_home), "PYTHONPATH": str(REPO), "KSCHEDCTL_BENCH_HWM": str(hwm)}
-    env.pop("KSCHEDCTL_NO_CACHE", None)
-    t = time.perf_counter()
-    p = subprocess.Popen([sys.executable, "-c", _RUN_WITH_HWM, *args], stdout=subprocess.DEVNULL,
-                         stderr=subprocess.PIPE, env=env)
-    assert p.stderr is not None
-    errors = p.stderr.read()
-    _, status, usage = os.wait4(p.pid, 0)  # CPU times are the child's own (its peak RSS is not)
-    secs = time.perf_counter() - t
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode not in (0, 1):
-        raise SystemExit(f"explain failed on {s.name}: {errors.decode()[-500:]}")
-    rss_mb = int(hwm.read_text()) // 1024 if hwm.is_file() else -1
-    return secs, rss_mb, usage.ru_utime + usage.ru_stime
+    r = run_kschedctl(args, cache_home, f"explain on {s.name}")
+    return r.secs, r.rss_mb, r.cpu
 
 
 def time_e2e(s: Scenario) -> None:
@@ -240,11 +264,84 @@ def time_e2e(s: Scenario) -> None:
         s.row[f"e2e_{kind}"] = (cold, warm)
 
 
+@dataclass
+class SimulateCase:
+    """``kschedctl simulate`` of one perf pod as a template, on one cluster, under one configuration."""
+
+    name: str  # e.g. c500-plain-default
+    pod: Path
+    snapshot: Path
+    config: Path | None
+    row: dict[str, Any] = field(default_factory=dict)
+
+
+def simulate_cases(scenarios: list[Scenario]) -> list[SimulateCase]:
+    """Each distinct (cluster, pod) of the scenarios under the default configuration and under the
+    ``percentageOfNodesToScore: 100`` one of its ``-p100`` scenario."""
+    by_pod: dict[tuple[Path, str], list[Scenario]] = {}
+    for s in scenarios:
+        by_pod.setdefault((s.json_file, (s.directory / "pod.yaml").read_text()), []).append(s)
+    cases: list[SimulateCase] = []
+    for group in by_pod.values():
+        base = re.sub(r"-(p100|default)$", "", group[0].name)
+        cases.append(SimulateCase(f"{base}-default", group[0].directory / "pod.yaml", group[0].json_file, None))
+        p100 = next((s for s in group if s.name.endswith("-p100") and s.config), None)
+        if p100 is not None:
+            cases.append(SimulateCase(f"{base}-p100", p100.directory / "pod.yaml", p100.json_file, p100.config))
+    return cases
+
+
+def run_simulate(case: SimulateCase, replicas: int, max_pods: int | None = None) -> tuple[Run, dict[str, Any]]:
+    """``kschedctl simulate -f POD --replicas N -o json`` (JSON snapshot) and its JSON result."""
+    args = ["simulate", "-f", str(case.pod), "--snapshot", str(case.snapshot), "--replicas", str(replicas), "-o", "json"]
+    if case.config:
+        args += ["--config", str(case.config)]
+    if max_pods is not None:
+        args += ["--max-pods", str(max_pods)]
+    home = Path(tempfile.mkdtemp(prefix="kschedctl-bench-xdg-"))
+    try:
+        r = run_kschedctl(args, home, f"simulate on {case.name}")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+    return r, json.loads(r.stdout)
+
+
+def time_simulations(cases: list[SimulateCase], replicas: int, big: int) -> None:
+    """Pods per second of each case, and peak RSS with ``replicas`` copies and with ``big`` copies of
+    which the same ``replicas`` are simulated (``--max-pods``): the pods not reached cost no memory."""
+    for case in cases:
+        r, result = run_simulate(case, replicas)
+        case.row.update(
+            placed=result["summary"]["placed"],
+            pods=result["summary"]["pods"],
+            cycles_s=result["timing"]["elapsedSeconds"],
+            rate=result["timing"]["podsPerSecond"],
+            wall_s=r.secs,
+            rss_mb=r.rss_mb,
+        )
+        if big and case.name.endswith("-default"):
+            r_big, result_big = run_simulate(case, big, max_pods=replicas)
+            case.row.update(big_rss_mb=r_big.rss_mb, big_placed=result_big["summary"]["placed"])
+
+
+def print_simulations(cases: list[SimulateCase], replicas: int, big: int) -> None:
+    print(f"`kschedctl simulate -f pod.yaml --replicas {replicas} -o json` (subprocess, JSON snapshot; the rate covers the "
+          "scheduling cycles, as the command reports it; wall time includes loading):")
+    print()
+    print(f"| scenario | placed | pods/s | cycles | wall | peak RSS | peak RSS, --replicas {big:,} --max-pods {replicas} |")
+    print("|---|---|---|---|---|---|---|")
+    for c in cases:
+        r = c.row
+        big_cell = f"{r['big_rss_mb']} MB ({r['big_placed']} placed)" if "big_rss_mb" in r else "–"
+        print(f"| {c.name} | {r['placed']}/{r['pods']} | {r['rate']:.0f} | {r['cycles_s']:.2f} s | {r['wall_s']:.2f} s "
+              f"| {r['rss_mb']} MB | {big_cell} |")
+
+
 def fmt_ratio(ours: float | None, go: float | None) -> str:
     return f"{ours / go:.1f}x" if ours is not None and go else "–"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--perf", help="scenario directory (default: ../shared/perf, else bench/perf)")
     ap.add_argument("--cache", default=str(Path.home() / ".cache" / "kschedctl-bench"), help="where generated clusters go")
@@ -253,8 +350,13 @@ def main() -> None:
     ap.add_argument("--go-bin", help="ksched-oracle binary (default: $KSCHED_ORACLE or ~/oracle/bin/ksched-oracle)")
     ap.add_argument("--no-go", action="store_true", help="do not time the Go framework now")
     ap.add_argument("--no-e2e", action="store_true", help="skip the end-to-end explain runs")
+    ap.add_argument("--no-simulate", action="store_true", help="skip the simulate runs")
+    ap.add_argument("--only-simulate", action="store_true", help="only the simulate runs (bench/simulate.py)")
+    ap.add_argument("--replicas", type=int, default=200, help="copies of each pod simulate places (default 200)")
+    ap.add_argument("--big-replicas", type=int, default=1_000_000,
+                    help="copies asked for in the memory run, of which --replicas are simulated (0: no memory run)")
     ap.add_argument("--json", help="also write the measurements to this file")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     perf = find_perf_dir(args.perf)
     cache = Path(args.cache).expanduser()
@@ -263,6 +365,13 @@ def main() -> None:
     readme_go = go_figures(perf)
     oracle = None if args.no_go else find_oracle(args.go_bin)
 
+    if args.only_simulate:
+        cases = simulate_cases(scenarios)
+        time_simulations(cases, args.replicas, args.big_replicas)
+        print(machine_line(perf, None, go_column=False))
+        print()
+        print_simulations(cases, args.replicas, args.big_replicas)
+        return
     by_cluster: dict[Path, list[Scenario]] = {}
     for s in scenarios:
         by_cluster.setdefault(s.yaml_file, []).append(s)
@@ -281,9 +390,10 @@ def main() -> None:
     if not args.no_e2e:
         for s in scenarios:
             time_e2e(s)
+    cases = [] if args.no_simulate else simulate_cases(scenarios)
+    time_simulations(cases, args.replicas, args.big_replicas)
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
-          f"{platform.python_version()}; scenarios from {perf}; Go timed now: {'yes' if oracle else 'no'}")
+    print(machine_line(perf, oracle))
     print()
     print("| scenario | Go load (README / now) | Go cycle (README / now) | load YAML / JSON | NodeInfos | cycle (median) "
           "| cycle ratio (now / README) | agrees with Go |")
@@ -314,8 +424,18 @@ def main() -> None:
             (jc, jw), (yc, yw) = s.row["e2e_json"], s.row["e2e_yaml"]
             cells = " | ".join(f"{r[0]:.2f} s ({r[2]:.2f})" for r in (jc, jw, yc, yw))
             print(f"| {s.name} | {cells} | {jc[1]} MB / {yc[1]} MB |")
+    if cases:
+        print()
+        print_simulations(cases, args.replicas, args.big_replicas)
     if args.json:
-        Path(args.json).write_text(json.dumps({s.name: s.row for s in scenarios}, indent=1, default=str))
+        rows = {s.name: s.row for s in scenarios} | {f"simulate {c.name}": c.row for c in cases}
+        Path(args.json).write_text(json.dumps(rows, indent=1, default=str))
+
+
+def machine_line(perf: Path, oracle: Path | None, *, go_column: bool = True) -> str:
+    go = f"; Go timed now: {'yes' if oracle else 'no'}" if go_column else ""
+    return (f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.python_implementation()} "
+            f"{platform.python_version()}; scenarios from {perf}{go}")
 
 
 if __name__ == "__main__":
