@@ -8,15 +8,11 @@ server is ``kschedctl.snapshot.live``'s job.
 
 from __future__ import annotations
 
-import json
 import sys
-from datetime import UTC, datetime
 from types import TracebackType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from kschedctl.cli.app import (
     EXIT_NO,
@@ -42,11 +38,14 @@ from kschedctl.cli.options import (
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 from kschedctl.errors import UsageError
-from kschedctl.snapshot.cluster import Cluster
-from kschedctl.snapshot.source import Source
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # imported when a command runs: --help and other commands do without them
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.live import LiveOptions
+    from kschedctl.snapshot.source import Source
 
 
 class ProgressBar:
@@ -56,7 +55,11 @@ class ProgressBar:
     """
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(stderr=True)
+        if console is None:
+            from rich.console import Console
+
+            console = Console(stderr=True)
+        self.console = console
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
 
@@ -72,6 +75,8 @@ class ProgressBar:
         if not self.console.is_terminal:
             return
         if self._progress is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
             self._progress = Progress(
                 TextColumn("listing {task.description}"),
                 BarColumn(),
@@ -173,7 +178,7 @@ def snapshot_cmd(
         header = [
             f"kschedctl snapshot of {source.description}"
             + (f", Kubernetes {fetched.server_version}" if fetched.server_version else ""),
-            f"taken {datetime.now(UTC).strftime('%Y-%m-%dT%H:%M:%SZ')}; "
+            f"taken {_now()}; "
             + ("nothing redacted (--no-redact)" if no_redact else f"redacted: {REDACTED}"),
             "read it back with: kschedctl explain pod NAME -n NAMESPACE --snapshot FILE",
         ]
@@ -193,8 +198,16 @@ def snapshot_cmd(
     guarded(body)
 
 
+def _now() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _serialise(doc: dict[str, Any], header: list[str], *, as_json: bool) -> str:
     if as_json:
+        import json
+
         return json.dumps(doc, indent=1) + "\n"
     from kschedctl.render.data import to_yaml
 

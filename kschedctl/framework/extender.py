@@ -19,12 +19,9 @@ extender was sent and what it answered.
 from __future__ import annotations
 
 import json
-import ssl
-import urllib.error
-import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kschedctl.config.decode import json_kind
 from kschedctl.config.types import Extender
@@ -32,6 +29,9 @@ from kschedctl.errors import InputError
 from kschedctl.framework.status import MAX_NODE_SCORE
 from kschedctl.framework.types import NodeInfo
 from kschedctl.snapshot.model import Node, Pod
+
+if TYPE_CHECKING:  # the HTTP client is imported when an extender is called, not by every command
+    import ssl
 
 #: ``extenderv1.MaxExtenderPriority``: extenders score 0..10; the scheduler scales by 100/10.
 MAX_EXTENDER_PRIORITY = 10
@@ -93,6 +93,9 @@ Transport = Callable[[str, bytes, float, "ssl.SSLContext | None"], tuple[int, by
 
 def urllib_transport(url: str, body: bytes, timeout: float, context: ssl.SSLContext | None) -> tuple[int, bytes]:
     """POST ``body`` as JSON with the standard library; HTTP errors are returned, not raised."""
+    import urllib.error
+    import urllib.request
+
     req = urllib.request.Request(url, data=body, method="POST", headers={"Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(req, timeout=timeout, context=context) as resp:
@@ -306,12 +309,16 @@ class HTTPExtender:
         if not self.config.enable_https:
             return None
         # enableHTTPS without a CA: upstream skips certificate verification.
+        import ssl
+
         ctx = ssl.create_default_context()
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
         return ctx
 
     def _send(self, call: ExtenderCall, args: Any) -> Any:
+        import urllib.error
+
         body = json.dumps(args).encode()
         url = call.url
         try:
