@@ -64,7 +64,8 @@ def _debug_from_env() -> bool:
 
 def _plain_argument_help(command: Any) -> None:
     """Show arguments as options are shown, by their metavar alone (``NAME``, ``PATH...``), without
-    typer's ``<str>`` / ``<list[str]>`` type labels and ``{...}`` marks."""
+    typer's ``<str>`` / ``<list[str]>`` type labels and ``{...}`` marks; and leave unset parameters
+    unconverted (``_unset_stays_unset``)."""
     from typer.core import TyperArgument
 
     def no_type(ctx: Any) -> str | None:
@@ -75,8 +76,27 @@ def _plain_argument_help(command: Any) -> None:
             usage = param.metavar if param.required else f"[{param.metavar}]"
             param.display_type_rich = no_type  # type: ignore[method-assign]
             param._usage_display_name = functools.partial(str, usage)  # type: ignore[method-assign]
+        _unset_stays_unset(param)
     for sub in (getattr(command, "commands", None) or {}).values():
         _plain_argument_help(sub)
+
+
+def _unset_stays_unset(param: Any) -> None:
+    """A parameter left unset (value None) of a command is None, or ``()`` when it takes several values,
+    as typer's conversion makes it; but typer builds the parameter's pydantic converter first, for
+    every parameter of the command, which costs start-up time. Such a parameter skips the
+    conversion (one that is required or has a callback still goes through typer)."""
+    if param.required or param.callback is not None:
+        return
+    process = param.process_value
+    several = bool(param.multiple or param.nargs == -1)
+
+    def process_value(ctx: Any, value: Any) -> Any:
+        if value is None:
+            return () if several else None
+        return process(ctx, value)
+
+    param.process_value = process_value
 
 
 class RootGroup(TyperGroup):
@@ -352,17 +372,23 @@ def emit_traces(data: list[dict[str, Any]], output: Output) -> None:
 def emit_trace(data: dict[str, Any], output: Output) -> None:
     from kschedctl.cli.progress import done
     from kschedctl.render.data import emit
-    from kschedctl.render.markdown import render_trace_markdown
-    from kschedctl.render.remedies import render_whatif_sections, whatif_sections_markdown
-    from kschedctl.render.table import render_trace
 
     def table(d: dict[str, Any]) -> None:
+        from kschedctl.render.remedies import render_whatif_sections
+        from kschedctl.render.table import render_trace
+
         console = stdout_console()
         render_trace(d, console, wide=output == Output.wide, notes_console=notes_console())
         render_whatif_sections(d, console, notes_console())
 
+    def markdown(d: dict[str, Any]) -> str:
+        from kschedctl.render.markdown import render_trace_markdown
+        from kschedctl.render.remedies import whatif_sections_markdown
+
+        return render_trace_markdown(d) + whatif_sections_markdown(d)
+
     done()
-    emit(data, output.value, table=table, markdown=lambda d: render_trace_markdown(d) + whatif_sections_markdown(d))
+    emit(data, output.value, table=table, markdown=markdown)
 
 
 # Commands defined in their own modules register themselves on ``app`` when imported.
