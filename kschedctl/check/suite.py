@@ -1,7 +1,8 @@
 """The scenario loop of ``kschedctl check``: every scenario run once, bad input kept as that scenario's error.
 
 The loop lives here and nowhere else, so how scenarios are run (one after another in this
-process, or spread over worker processes) is decided in one place. What every scenario shares
+process, or spread over worker processes by ``kschedctl.parallel``, with the same results in
+the same order) is decided in one place. What every scenario shares
 is read once by the caller and handed in as ``Shared``: the plugin registry, the cluster of
 scenarios without cluster.yaml (``--snapshot`` or the live cluster) and the configuration of
 scenarios without config.yaml (``--config``). A scenario whose input is bad (a file that does
@@ -15,16 +16,21 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from kschedctl.check.runner import ScenarioResult, run_scenario
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import KschedctlError
 from kschedctl.framework.registry import Registry
+from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 
 #: Progress of the loop: (scenarios done, scenarios in all).
 Progress = Callable[[int, int], None]
+
+#: Fewer scenarios than this run one after another: starting workers would cost more than they save.
+MIN_PARALLEL_SCENARIOS = 8
 
 
 @dataclass
@@ -49,11 +55,9 @@ def run_one(d: Path, shared: Shared) -> ScenarioResult:
     return result
 
 
-def run_suite(scenarios: list[Path], shared: Shared, progress: Progress | None = None) -> list[ScenarioResult]:
-    """Every scenario's result, in the order given."""
-    results: list[ScenarioResult] = []
-    for d in scenarios:
-        if progress is not None:
-            progress(len(results), len(scenarios))
-        results.append(run_one(d, shared))
-    return results
+def run_suite(
+    scenarios: list[Path], shared: Shared, progress: Progress | None = None, *, jobs: int | None = None
+) -> list[ScenarioResult]:
+    """Every scenario's result, in the order given; on ``jobs`` worker processes (None: the usable CPUs,
+    1: one after another in this process) when there are enough scenarios (``kschedctl.parallel``)."""
+    return run_jobs(partial(run_one, shared=shared), scenarios, jobs=jobs, min_jobs=MIN_PARALLEL_SCENARIOS, progress=progress)

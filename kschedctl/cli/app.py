@@ -216,6 +216,11 @@ def report_plugin_failures(raised: list[Any]) -> None:
             err(f"note: {describe(failure, nodes)} ({whose}); run with --debug for the traceback")
 
 
+def worker_jobs(jobs: int | None) -> int | None:
+    """``--jobs`` as the core takes it: one process under ``--debug``, so that every traceback is whole."""
+    return 1 if _state["debug"] else jobs
+
+
 def version_line() -> str:
     return f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION})"
 

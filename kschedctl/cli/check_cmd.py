@@ -25,8 +25,9 @@ from kschedctl.cli.app import (
     note,
     notes_console,
     stdout_console,
+    worker_jobs,
 )
-from kschedctl.cli.options import ContextOpt, KubeconfigOpt, RequestTimeoutOpt, live_options
+from kschedctl.cli.options import ContextOpt, JobsOpt, KubeconfigOpt, RequestTimeoutOpt, live_options
 from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 
 CheckSnapshotOpt = Annotated[
@@ -77,6 +78,7 @@ def check(
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
+    jobs: JobsOpt = None,
 ) -> None:
     """Run scheduling regression tests: each scenario has cluster.yaml, pod.yaml, optional config.yaml and
     expected.json/expected.yaml (partial: only the keys present are compared). A sequence scenario has
@@ -106,7 +108,7 @@ def check(
             shared.cluster = _shared_cluster(clusterless, snapshot, kubeconfig, context, request_timeout)
         elif snapshot:
             note("--snapshot is not used: every scenario has its own cluster.yaml")
-        results = run_suite(scenarios, shared, current().counter("running scenarios"))
+        results = run_suite(scenarios, shared, current().counter("running scenarios"), jobs=worker_jobs(jobs))
         if update:
             apply_updates(results, paths)
         done()

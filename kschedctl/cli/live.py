@@ -24,11 +24,13 @@ from kschedctl.cli.app import (
     explain_app,
     guarded,
     stdout_console,
+    worker_jobs,
 )
 from kschedctl.cli.options import (
     AllNamespacesOpt,
     ChunkSizeOpt,
     ContextOpt,
+    JobsOpt,
     KubeconfigOpt,
     LiveSnapshotOpt,
     NamespaceOpt,
@@ -237,6 +239,7 @@ def explain_pending_cmd(
         typer.Option("--by", metavar="GROUPING", help="cause: group pods by cause (default for tables); pod: one row per pod (default for json/yaml)."),
     ] = None,
     plugin_module: PluginModuleOpt = None,
+    jobs: JobsOpt = None,
 ) -> None:
     """Every pending pod: its FitError, the reason blocking it on most nodes, the nearest node (rejected
     by the fewest Filter plugins) and whether a preemption dry run would place it; grouped by cause.
@@ -272,7 +275,8 @@ def explain_pending_cmd(
             elsewhere = pending_elsewhere(cluster, ns)
             if elsewhere:
                 note(elsewhere)
-        rows = [r.to_dict() for r in pending_rows(cluster, pods, cfg, registry, progress=current().counter("explaining pending pods"))]
+        progress = current().counter("explaining pending pods")
+        rows = [r.to_dict() for r in pending_rows(cluster, pods, cfg, registry, progress=progress, jobs=worker_jobs(jobs))]
         if fix:
             current().phase("verifying remedies")
         search = attach_remedies(rows, cluster, pods, cfg, registry) if fix else None

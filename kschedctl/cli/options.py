@@ -1,4 +1,4 @@
-"""kubectl's connection and scoping flags, shared by every command that can read a live cluster.
+"""kubectl's connection and scoping flags, shared by every command that can read a live cluster (and ``--jobs``).
 
 ``explain pod`` (in app.py), ``explain pending`` and ``snapshot`` (in live.py) take the
 same ``--kubeconfig``, ``--context``, ``--request-timeout``, ``-n``, ``-A`` and ``-l``
@@ -157,6 +157,18 @@ RequestTimeoutOpt = Annotated[
 ChunkSizeOpt = Annotated[
     int,
     typer.Option("--chunk-size", min=1, metavar="N", help="List large collections in pages of this many objects (limit/continue)."),
+]
+
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=0,
+        metavar="N",
+        help="Worker processes for the pods or scenarios (default: the usable CPUs; 1: one after another in this "
+        "process). Small runs, and --debug, use one.",
+    ),
 ]
 
 _DURATION_RE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)")

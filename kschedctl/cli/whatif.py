@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl.cli.app import EXIT_NO, EXIT_OK, app, guarded, notes_console, stdout_console
+from kschedctl.cli.app import EXIT_NO, EXIT_OK, app, guarded, notes_console, stdout_console, worker_jobs
 from kschedctl.cli.options import (
     ContextOpt,
+    JobsOpt,
     KubeconfigOpt,
     LiveSnapshotOpt,
     NamespaceOpt,
@@ -138,6 +139,7 @@ def diff_profiles_cmd(
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
+    jobs: JobsOpt = None,
 ) -> None:
     """Compare what two scheduler configurations (or two profiles of one) decide for the same pods.
 
@@ -196,7 +198,8 @@ def diff_profiles_cmd(
                 for pod in factory.pods(w, 1):
                     pods.append((pod, None if w.kind == "Pod" else w.display))
             notes.extend(manifests.notes)
-        report = diff_pods(cluster, a, b, pods, registry, strict=name is not None, progress=current().counter("comparing pods"))
+        progress = current().counter("comparing pods")
+        report = diff_pods(cluster, a, b, pods, registry, strict=name is not None, progress=progress, jobs=worker_jobs(jobs))
         report.notes[:0] = notes
         _emit(report.to_dict(), output, render_diff_table, render_diff_markdown)
         return EXIT_NO if report.differs else EXIT_OK

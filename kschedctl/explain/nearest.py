@@ -59,9 +59,15 @@ class FilterAnalysis:
 
 
 def analyse_filters(
-    cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: Registry | None = None
+    cluster: Cluster,
+    pod: Pod,
+    config: SchedulerConfig,
+    registry: Registry | None = None,
+    *,
+    snapshot: Snapshot | None = None,
 ) -> FilterAnalysis:
-    """Run PreFilter once, then every Filter plugin on every node PreFilter left."""
+    """Run PreFilter once, then every Filter plugin on every node PreFilter left (``snapshot``: the
+    cluster's snapshot without the pod, when the caller has one already)."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
@@ -69,7 +75,8 @@ def analyse_filters(
     profile = config.profile_for(pod.scheduler_name)
     if profile is None:
         raise UsageError(f'no profile for schedulerName "{pod.scheduler_name}"')
-    snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+    if snapshot is None:
+        snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
     fw = Framework(profile, registry, snapshot)
     state = CycleState()
     pre = fw.run_pre_filter(state, pod)

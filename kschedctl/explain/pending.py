@@ -12,14 +12,18 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
-from kschedctl.explain.cycle import explain_pod
+from kschedctl.explain.cycle import explain_pod, run_cycle
 from kschedctl.explain.nearest import Rejection, analyse_filters
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.registry import Registry
+from kschedctl.framework.runtime import Framework
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 
@@ -96,9 +100,35 @@ def dominant_reason(trace: Trace) -> tuple[str | None, int | None]:
     return reason, n
 
 
-def pending_row(cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: Registry | None = None) -> PendingRow:
+class Snapshots:
+    """The snapshots of the rows' cycles: the cluster's, built once (with the indexes its first cycles
+    build) for every pod it does not hold, and a fresh one without the pod for a pod it holds (bound,
+    or nominated), as ``explain_pod`` would build for each pod. Cycles only read a snapshot."""
+
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self._shared: Snapshot | None = None
+        self._held = {p.uid for p in cluster.pods if p.node_name or p.nominated_node_name}
+
+    def without(self, pod: Pod) -> Snapshot:
+        """The cluster's snapshot without ``pod``."""
+        if pod.uid in self._held:
+            return Snapshot(self.cluster, exclude_pod_uids=(pod.uid,))
+        if self._shared is None:
+            self._shared = Snapshot(self.cluster)
+        return self._shared
+
+
+def pending_row(
+    cluster: Cluster,
+    pod: Pod,
+    config: SchedulerConfig,
+    registry: Registry | None = None,
+    snapshots: Snapshots | None = None,
+) -> PendingRow:
+    """The pod's row (``snapshots``: shared by the rows of one cluster; else built for this pod)."""
     try:
-        trace = explain_pod(cluster, pod, config, registry)
+        trace = _explain(cluster, pod, config, registry, snapshots)
     except UsageError as e:  # a schedulerName without a profile: this scheduler would not touch the pod
         return PendingRow(pod.key, "ignored", message=str(e))
     row = PendingRow(pod.key, trace.outcome, fit_error=trace.fit_error, selected_node=trace.selected_node)
@@ -110,11 +140,34 @@ def pending_row(cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: R
         row.preemption = row.nominated_node is not None
         row.victims = list(trace.post_filter.victims)
     if trace.outcome == "unschedulable" and trace.filter:
-        nearest = analyse_filters(cluster, pod, config, registry).nearest()
+        own = snapshots.without(pod) if snapshots is not None else None
+        nearest = analyse_filters(cluster, pod, config, registry, snapshot=own).nearest()
         row.nearest_nodes = [n.node for n in nearest]
         if nearest:
             row.nearest_rejections = nearest[0].rejections
     return row
+
+
+def _explain(
+    cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: Registry | None, snapshots: Snapshots | None
+) -> Trace:
+    """``explain_pod``, on the shared snapshot when there is one (a fresh Framework each time, as there)."""
+    if snapshots is None:
+        return explain_pod(cluster, pod, config, registry)
+    if registry is None:
+        from kschedctl.plugins import in_tree_registry
+
+        registry = in_tree_registry()
+    profile = config.profile_for(pod.scheduler_name)
+    if profile is None:
+        return explain_pod(cluster, pod, config, registry)  # raises the UsageError explain_pod words
+    cluster.default_priority(pod)
+    return run_cycle(Framework(profile, registry, snapshots.without(pod)), pod, config)
+
+
+#: Below this many nodes × pods the rows are made one after another: their cycles share one snapshot and
+#: cost a few milliseconds each, so workers (each paying for its copy of the heap) would cost more.
+MIN_PARALLEL_WORK = 100_000
 
 
 def pending_rows(
@@ -124,15 +177,17 @@ def pending_rows(
     registry: Registry | None = None,
     *,
     progress: Callable[[int, int], None] | None = None,
+    jobs: int | None = None,
 ) -> list[PendingRow]:
-    """One row per pod, in namespace/name order (``progress`` hears pods done / total)."""
+    """One row per pod, in namespace/name order (``progress`` hears pods done / total); on ``jobs``
+    worker processes (None: the usable CPUs, 1: one after another here) when there is enough work."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
         registry = in_tree_registry()
-    rows: list[PendingRow] = []
-    for p in sorted(pods, key=lambda p: p.key):
-        rows.append(pending_row(cluster, p, config, registry))
-        if progress is not None:
-            progress(len(rows), len(pods))
-    return rows
+    ordered = sorted(pods, key=lambda p: p.key)
+    if len(ordered) * max(1, len(cluster.nodes)) < MIN_PARALLEL_WORK:
+        jobs = 1
+    snapshots = Snapshots(cluster)
+    row = partial(pending_row, cluster, config=config, registry=registry, snapshots=snapshots)
+    return run_jobs(row, ordered, jobs=jobs, progress=progress)

@@ -31,8 +31,13 @@ from kschedctl.explain.trace import Trace
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
+from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
+
+#: Below this many nodes × pods the pods are compared one after another: their cycles share one snapshot
+#: and cost a few milliseconds each, so workers (which each build their own frameworks) would cost more.
+MIN_PARALLEL_WORK = 100_000
 
 SAME = "same"
 NODE_CHANGED = "node-changed"
@@ -411,15 +416,20 @@ def diff_pods(
     *,
     strict: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    jobs: int | None = None,
 ) -> DiffReport:
     """Compare every pod; pods neither side has a profile for are skipped with a note
-    (with ``strict``, as for a single named pod, that is a usage error)."""
+    (with ``strict``, as for a single named pod, that is a usage error). The pods are compared on
+    ``jobs`` worker processes (None: the usable CPUs, 1: one after another here) when there is
+    enough work (``kschedctl.parallel``); ``progress`` hears pods done / total."""
     engine = DiffEngine(cluster, a, b, registry)
     report = DiffReport(a, b, len(cluster.nodes))
-    for i, (pod, workload) in enumerate(pods, 1):
-        if progress is not None:
-            progress(i - 1, len(pods))  # pods done before this one
-        d = engine.diff_pod(pod, workload)
+    if len(pods) * max(1, len(cluster.nodes)) < MIN_PARALLEL_WORK:
+        jobs = 1
+    if jobs != 1 and len(pods) > 1:
+        engine.shared_snapshot()  # built once: forked workers inherit it
+    diffs = run_jobs(lambda item: engine.diff_pod(*item), pods, jobs=jobs, progress=progress)
+    for (pod, _), d in zip(pods, diffs, strict=True):
         if d is None:
             names = {a.profile_name(pod), b.profile_name(pod)}
             msg = (
