@@ -1172,6 +1172,72 @@ _POD_SPEC_FIELDS: dict[str, Callable[[Any, str, Errors], None]] = {
 }
 
 
+def _clean_requests(raw: Any) -> dict[str, Fraction | None] | None:
+    """A ``requests``/``limits`` map of cpu, memory or ephemeral-storage amounts that are all valid
+    quantities, with their values; None when it is anything else (the full check then looks)."""
+    if type(raw) is not dict:
+        return None
+    out: dict[str, Fraction | None] = {}
+    for name, value in raw.items():
+        if name not in _STANDARD_CONTAINER_RESOURCES:
+            return None
+        verdict = _verdict(name, value)
+        if verdict is None or verdict[0] is None or verdict[1]:
+            return None
+        out[name] = verdict[0]
+    return out
+
+
+def _clean_resources(res: Any) -> bool:
+    """``_validate_resource_requirements`` would find nothing: standard resources only, valid amounts,
+    no request above its limit. False when unsure."""
+    if type(res) is not dict:
+        return False
+    limits = res.get("limits")
+    lim = _clean_requests(limits) if limits is not None else {}
+    requests = res.get("requests")
+    req = _clean_requests(requests) if requests is not None else {}
+    if lim is None or req is None:
+        return False
+    for name, q in req.items():
+        limit = lim.get(name)
+        if limit is not None and q is not None and q > limit:
+            return False
+    return True
+
+
+#: Container fields ``_validate_containers`` reads that ``_clean_containers`` leaves to it.
+_CONTAINER_FIELDS_CHECKED_IN_FULL = frozenset({"ports", "restartPolicy"})
+
+
+def _clean_containers(containers: Any, names: set[str]) -> bool:
+    """The common case of ``_validate_containers``, decided quickly: a non-empty list of mappings, each
+    with a name (a DNS label, not taken), an image string if any, clean resources, and none of the
+    fields only the full check reads. True (and the names added to ``names``) when the full check
+    would report nothing; False when unsure, and the full check runs."""
+    if type(containers) is not list or not containers:
+        return False
+    seen: set[str] = set()
+    for c in containers:
+        if type(c) is not dict:
+            return False
+        name = c.get("name")
+        if type(name) is not str or not name or name in seen or name in names:
+            return False
+        if not (len(name) <= 63 and _DNS1123_LABEL_RE.fullmatch(name)):
+            return False
+        image = c.get("image")
+        if image is not None and type(image) is not str:
+            return False
+        if "resources" in c and not _clean_resources(c["resources"]):
+            return False
+        if not _CONTAINER_FIELDS_CHECKED_IN_FULL.isdisjoint(c):
+            return False
+        seen.add(name)
+    names.update(seen)
+    return True
+
+
 def validate_pod_spec(spec: Any, path: str, errs: Errors) -> None:
     """``ValidatePodSpec``, for the fields the scheduler reads and the ones hand-written manifests miss."""
     if spec is None:
@@ -1179,10 +1245,11 @@ def validate_pod_spec(spec: Any, path: str, errs: Errors) -> None:
     elif not isinstance(spec, dict):
         return  # the model says it must be a mapping
     containers = spec.get("containers")
-    if not containers:
-        errs.append(required(f"{path}.containers"))
     names: set[str] = set()
-    _validate_containers(containers, f"{path}.containers", spec, names, errs)
+    if not _clean_containers(containers, names):  # the usual pod is decided quickly; any other in full
+        if not containers:
+            errs.append(required(f"{path}.containers"))
+        _validate_containers(containers, f"{path}.containers", spec, names, errs)
     if "initContainers" in spec:
         _validate_containers(spec["initContainers"], f"{path}.initContainers", spec, names, errs)
     for key, value in spec.items():

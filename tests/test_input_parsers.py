@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kschedctl.apivalidation import (
@@ -240,3 +240,66 @@ def test_a_wrong_value_anywhere_in_a_node_is_an_answer_or_one_input_error(path: 
         assert "\n" not in str(e) and str(e).startswith("cluster.yaml: ")
         return
     explain_pod(cluster, make_pod("web").req(cpu="100m").image("busybox:latest").build(), default_config())
+
+
+# --------------------------------------------------------------------------- the quick path for containers
+
+_names = st.sampled_from(["c", "main", "side-car", "Bad_Name", "a" * 64, "", "c2"])
+_amounts = st.sampled_from(["100m", "1", "2", "1Gi", "512Mi", "-1", "1e400", "abc", 3, 0.5, True, None, "0"])
+_resource_names = st.sampled_from(["cpu", "memory", "ephemeral-storage", "nvidia.com/gpu", "hugepages-2Mi", "pods", "bad name"])
+_resource_maps = st.dictionaries(_resource_names, _amounts, max_size=3)
+_resources = st.one_of(
+    st.fixed_dictionaries({}, optional={"requests": st.one_of(_resource_maps, st.just("x")), "limits": _resource_maps}),
+    st.just("not a mapping"),
+)
+_containers = st.fixed_dictionaries(
+    {},
+    optional={
+        "name": st.one_of(_names, st.just(7)),
+        "image": st.one_of(st.just("registry.example/app:1"), st.just(3)),
+        "resources": _resources,
+        "ports": st.just([{"containerPort": 80}]),
+        "restartPolicy": st.just("Always"),
+        "command": st.just(["sh"]),
+    },
+)
+
+
+_good = st.dictionaries(st.sampled_from(["cpu", "memory", "ephemeral-storage", "nvidia.com/gpu", "hugepages-2Mi", "pods"]),
+                        st.sampled_from(["100m", "1", "2", "250m", "1Gi", "512Mi", "0", 1]), max_size=2)
+_typical = st.fixed_dictionaries(
+    {"name": st.sampled_from(["c", "main", "c2"])},
+    optional={"image": st.just("img:1"), "resources": st.fixed_dictionaries({}, optional={"requests": _good, "limits": _good})},
+)
+
+
+_limited = st.fixed_dictionaries(
+    {"name": st.just("c"), "resources": st.fixed_dictionaries({"requests": _good, "limits": _good})}
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.one_of(st.lists(st.one_of(_typical, _limited, _containers, st.just("x")), max_size=3), st.none(), st.just({})),
+    st.booleans(),
+)
+@example([{"name": "c", "resources": {"requests": {"cpu": "2"}, "limits": {"cpu": "1"}}}], False)
+@example([{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}], False)
+@example([{"name": "c"}, {"name": "c"}], False)
+def test_the_quick_container_check_reports_what_the_full_one_does(containers: Any, init: bool) -> None:
+    """``validate_pod_spec`` decides common containers without the full walk: never another verdict."""
+    import kschedctl.apivalidation as v
+
+    spec: dict[str, Any] = {"containers": containers}
+    if init:
+        spec["initContainers"] = [{"name": "c", "image": "i", "restartPolicy": "Always"}]
+    quick: list[Any] = []
+    v.validate_pod_spec(spec, "spec", quick)
+    full: list[Any] = []
+    real = v._clean_containers
+    try:
+        v._clean_containers = lambda containers, names: False  # type: ignore[assignment]
+        v.validate_pod_spec(spec, "spec", full)
+    finally:
+        v._clean_containers = real
+    assert [str(e) for e in quick] == [str(e) for e in full]
