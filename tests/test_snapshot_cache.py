@@ -122,3 +122,74 @@ def test_a_file_that_fails_to_load_is_not_cached(snapshot: Path, tmp_path: Path)
         with pytest.raises(InputError, match='key "name" already set in map'):
             load_cluster([str(snapshot)])
     assert entries(tmp_path) == []
+
+
+# --------------------------------------------------------------------------- the validation verdict
+
+
+def verdicts(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "xdg" / "kschedctl" / "snapshots").glob("*.valid"))
+
+
+def count_validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    from kschedctl.snapshot import loader
+
+    seen: list[str] = []
+    real = loader.validate_object
+
+    def spy(kind: str, raw: dict[str, object]) -> list[object]:
+        seen.append(kind)
+        return real(kind, raw)
+
+    monkeypatch.setattr(loader, "validate_object", spy)
+    return seen
+
+
+@pytest.mark.parametrize("suffix", ["yaml", "json"])
+def test_a_validated_text_is_not_validated_again(
+    snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, suffix: str
+) -> None:
+    if suffix == "json":
+        import json
+
+        import yaml
+
+        doc = {"apiVersion": "v1", "kind": "List", "items": list(yaml.safe_load_all(NODES))}
+        snapshot = snapshot.with_suffix(".json")
+        snapshot.write_text(json.dumps(doc))
+    seen = count_validations(monkeypatch)
+    first = names_and_cpu(snapshot)
+    assert len(seen) == 30 and len(verdicts(tmp_path)) == 1
+    assert names_and_cpu(snapshot) == first
+    assert len(seen) == 30  # the second load checked nothing
+    snapshot.write_text(snapshot.read_text().replace("n29", "n-29"))  # another text: checked again
+    names_and_cpu(snapshot)
+    assert len(seen) == 60 and len(verdicts(tmp_path)) == 2
+
+
+def test_a_text_with_a_bad_object_gets_no_verdict(snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    snapshot.write_text(NODES.replace("cpu: '3'", "cpu: '-3'"))
+    for _ in range(2):
+        with pytest.raises(InputError, match="must be greater than or equal to 0"):
+            load_cluster([str(snapshot)])
+    assert verdicts(tmp_path) == []
+
+
+def test_the_verdict_belongs_to_the_validation_code(snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen = count_validations(monkeypatch)
+    names_and_cpu(snapshot)
+    monkeypatch.setattr(cache, "_validation_variant", lambda: "other-rules")  # the rules changed
+    names_and_cpu(snapshot)
+    assert len(seen) == 60
+    monkeypatch.setattr(cache, "_validation_variant", lambda: "")  # rules of unknown version: nothing kept
+    names_and_cpu(snapshot)
+    names_and_cpu(snapshot)
+    assert len(seen) == 120
+
+
+def test_no_verdict_without_the_cache(snapshot: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KSCHEDCTL_NO_CACHE", "1")
+    seen = count_validations(monkeypatch)
+    names_and_cpu(snapshot)
+    names_and_cpu(snapshot)
+    assert len(seen) == 60 and verdicts(tmp_path) == []

@@ -11,11 +11,18 @@ parsed again. The key also covers the kschedctl, Python and PyYAML versions and 
 cache format. Only files of at least ``MIN_SIZE`` characters are cached, at most
 ``MAX_ENTRIES`` entries are kept (least recently used go first), and
 ``KSCHEDCTL_NO_CACHE=1`` turns the cache off.
+
+Beside the parsed documents, the cache keeps a verdict per file content (YAML or JSON): an
+empty ``.valid`` file saying that every object of that text passed load-time validation
+(``apivalidation``), under the text's SHA-256 and a digest of the validation code
+(``VALIDATION_MODULES``), so that loading the same snapshot again does not check the same
+objects again. Only a load that validated every object writes it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import marshal
 import os
@@ -38,6 +45,11 @@ _VARIANT = hashlib.sha256(
 ).hexdigest()[:16]
 
 
+#: The modules whose code decides what load-time validation reports (``apivalidation.validate_object``):
+#: a validation verdict is kept per version of them.
+VALIDATION_MODULES = ("apivalidation.py", "snapshot/quantity.py", "snapshot/selectors.py")
+
+
 def enabled() -> bool:
     return os.environ.get(DISABLE_ENV, "") in ("", "0")
 
@@ -48,9 +60,56 @@ def cache_dir() -> Path:
     return root / "kschedctl" / "snapshots"
 
 
+@functools.lru_cache(maxsize=4)
+def _digest(text: str) -> str:
+    """The SHA-256 of the text (the parse cache and the validation verdict both use it)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def entry_path(text: str) -> Path:
-    digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
-    return cache_dir() / f"{digest}-{_VARIANT}.marshal"
+    return cache_dir() / f"{_digest(text)}-{_VARIANT}.marshal"
+
+
+@functools.lru_cache(maxsize=1)
+def _validation_variant() -> str:
+    h = hashlib.sha256(_VARIANT.encode())
+    package = Path(__file__).resolve().parent.parent
+    for name in VALIDATION_MODULES:
+        try:
+            h.update((package / name).read_bytes())
+        except OSError:  # no sources to tell versions apart: no verdict is kept
+            return ""
+    return h.hexdigest()[:16]
+
+
+def verdict_path(text: str) -> Path | None:
+    variant = _validation_variant()
+    return cache_dir() / f"{_digest(text)}-{variant}.valid" if variant else None
+
+
+def validated(text: str) -> bool:
+    """Whether every object of this exact text passed load-time validation before (``mark_validated``),
+    with the same validation code: checking them again would find nothing."""
+    if len(text) < MIN_SIZE or not enabled():
+        return False
+    path = verdict_path(text)
+    return path is not None and path.is_file()
+
+
+def mark_validated(text: str) -> None:
+    """Remember that every object of this text passed load-time validation (an empty file named by
+    the text's SHA-256 and the validation code's version; silently skipped when not possible)."""
+    if len(text) < MIN_SIZE or not enabled():
+        return
+    path = verdict_path(text)
+    if path is None or path.is_file():
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.touch()
+        _prune(path.parent, "*.valid")
+    except OSError:
+        return
 
 
 def read(text: str) -> list[Any] | None:
@@ -104,9 +163,9 @@ def write(text: str, docs: list[Any]) -> None:
         return
 
 
-def _prune(directory: Path) -> None:
+def _prune(directory: Path, pattern: str = "*.marshal") -> None:
     entries = []
-    for p in directory.glob("*.marshal"):
+    for p in directory.glob(pattern):
         with contextlib.suppress(OSError):
             entries.append((p.stat().st_mtime, p))
     entries.sort(reverse=True)

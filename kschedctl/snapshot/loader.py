@@ -34,6 +34,8 @@ class Document:
     source: str
     index: int  # 1-based document number within the source
     obj: dict[str, Any]
+    #: The object passed load-time validation before (the same text, ``cache.validated``): not checked again.
+    validated: bool = False
 
 
 #: The standard input stream already read by an option (``-f -`` and ``--snapshot -`` cannot share it).
@@ -123,6 +125,7 @@ def _parse_yaml(source: str, text: str) -> Iterator[Any]:
 
 def parse_documents(source: str, text: str) -> Iterator[Document]:
     """Yield the objects of one file, expanding ``kind: List`` (and ``*List``) items."""
+    validated = cache.validated(text)
     stripped = text.lstrip()
     docs: Iterable[Any]
     if stripped.startswith("{") or stripped.startswith("["):
@@ -144,9 +147,9 @@ def parse_documents(source: str, text: str) -> Iterator[Document]:
                     raise InputError(f"items[{i}] must be a Kubernetes object", source=source, document=n)
                 if item_kind and "kind" not in item:
                     item = {**item, "kind": item_kind}
-                yield Document(source, n, item)
+                yield Document(source, n, item, validated)
             continue
-        yield Document(source, n, doc)
+        yield Document(source, n, doc, validated)
 
 
 def iter_paths(paths: list[str]) -> Iterator[str]:
@@ -160,9 +163,12 @@ def iter_paths(paths: list[str]) -> Iterator[str]:
             yield p
 
 
-def iter_documents(paths: list[str]) -> Iterator[Document]:
+def iter_documents(paths: list[str], texts: list[str] | None = None) -> Iterator[Document]:
+    """The objects of every file (``texts``: where to note each file's text)."""
     for path in iter_paths(paths):
         source, text = _read_text(path)
+        if texts is not None:
+            texts.append(text)
         yield from parse_documents(source, text)
 
 
@@ -199,7 +205,7 @@ def build_object(doc: Document, *, validate: bool = True) -> Node | Pod | KubeOb
         )
     if kind not in KNOWN_KINDS:
         return None
-    if validate:
+    if validate and not doc.validated:
         check_object(doc)
     try:
         if kind == "Node":
@@ -224,9 +230,16 @@ def check_object(doc: Document, *, workload: bool = False) -> None:
 
 
 def load_cluster(paths: list[str], *, warn: Callable[[str], None] | None = None) -> Cluster:
-    """Load every object of the given files/directories ("-" = stdin) into a Cluster."""
+    """Load every object of the given files/directories ("-" = stdin) into a Cluster.
+
+    Every object passed validation once the cluster is built: that verdict is kept per file
+    content (``cache.mark_validated``) for the next load of the same text."""
+    texts: list[str] = []
     with bulk_build():
-        return build_cluster(iter_documents(paths), warn=warn)
+        cluster = build_cluster(iter_documents(paths, texts), warn=warn)
+    for text in texts:
+        cache.mark_validated(text)
+    return cluster
 
 
 def build_cluster(
