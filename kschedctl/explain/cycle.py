@@ -307,7 +307,9 @@ def _run_cycle(
             return _cycle_error(trace, st.message())
         out = fw.run_score(state, pod, feasible)
         for name in out.plugins:  # what was returned, also when the point failed part way
-            if name in out.raw:
+            if name in out.columns:
+                trace.score[name] = PluginScores.of_columns(out.weights[name], out.names, *out.columns[name])
+            elif name in out.raw:
                 trace.score[name] = PluginScores(
                     out.weights[name], out.raw[name], out.normalized.get(name, {}), out.weighted.get(name, {})
                 )
@@ -442,14 +444,12 @@ def _filter_nodes(
     feasible: list[NodeInfo] = []
     failed = diagnosis.node_to_status.node_to_status
     recorded_before = bool(failed)  # (the nominated node's verdict): each node is walked once below
-    evaluated = trace.evaluated_order
-    verdicts = trace.filter
     pos = 0
     fast = fw.fast_paths
     overshoot = fast and fw.all_filters_batched(state)
     nominated = bool(fw.snapshot.nominated)
     while pos < len(nodes):
-        statuses: list[Status] | None = None
+        statuses: list[Status | None] | None = None
         if fast and not (nominated and fw.has_nominated_pods(nodes[pos])):
             need = num_to_find + 1 - len(feasible)  # the node that passes beyond num_to_find is filtered too
             end = min(len(nodes), pos + (max(need + need // 8, 32) if overshoot else need))
@@ -463,28 +463,49 @@ def _filter_nodes(
             chunk = nodes[pos : pos + 1]
             statuses = [fw.run_filter_plugins_with_nominated_pods(state, pod, chunk[0])]
         pos += len(chunk)
-        for ni, st in zip(chunk, statuses, strict=True):
-            name = ni.name
-            evaluated.append(name)
-            verdicts[name] = NodeVerdict(name, st)
-            code = st.code
-            if code == Code.SUCCESS:
-                if len(feasible) >= num_to_find:
-                    trace.dropped_feasible = name
-                    trace.notes.append(
-                        f"{name} also passed Filter but was dropped: kube-scheduler stops once it finds more than "
-                        f"numFeasibleNodesToFind ({num_to_find}) feasible nodes"
-                    )
-                    return feasible, None
-                if recorded_before:
-                    failed.pop(name, None)
-                feasible.append(ni)
-            elif code == Code.ERROR:
+        done, outcome = _walk_verdicts(chunk, statuses, num_to_find, feasible, failed, recorded_before, diagnosis)
+        names = [ni.name for ni in chunk[:done]]
+        trace.evaluated_order.extend(names)
+        trace.record_filter(names, statuses[:done] if done < len(statuses) else statuses)
+        if outcome is not None:
+            st = outcome
+            if st.code == Code.ERROR:
                 return feasible, st.error or st.message()
-            else:
-                failed[name] = st
-                diagnosis.add_plugin_status(st)
+            trace.dropped_feasible = names[-1]
+            trace.notes.append(
+                f"{names[-1]} also passed Filter but was dropped: kube-scheduler stops once it finds more than "
+                f"numFeasibleNodesToFind ({num_to_find}) feasible nodes"
+            )
+            return feasible, None
     return feasible, None
+
+
+def _walk_verdicts(
+    chunk: list[NodeInfo],
+    statuses: list[Status | None],
+    num_to_find: int,
+    feasible: list[NodeInfo],
+    failed: dict[str, Status],
+    recorded_before: bool,
+    diagnosis: Diagnosis,
+) -> tuple[int, Status | None]:
+    """Read a chunk's verdicts in node order as the node-by-node loop does: how many nodes it took,
+    and why it stopped there (an Error status; a Success status for the feasible node beyond
+    ``num_to_find``, which is dropped), or None when it went through the chunk."""
+    for k, st in enumerate(statuses):
+        if st is None or st.code == Code.SUCCESS:
+            if len(feasible) >= num_to_find:
+                return k + 1, st or Status()
+            ni = chunk[k]
+            if recorded_before:
+                failed.pop(ni.name, None)
+            feasible.append(ni)
+        elif st.code == Code.ERROR:
+            return k + 1, st
+        else:
+            failed[chunk[k].name] = st
+            diagnosis.add_plugin_status(st)
+    return len(statuses), None
 
 
 def _unschedulable(fw: Framework, state: CycleState, pod: Pod, trace: Trace, diagnosis: Diagnosis) -> Trace:

@@ -35,12 +35,51 @@ class NodeVerdict:
         return {"code": self.status.code.label, "plugin": self.status.plugin, "reasons": list(self.status.reasons)}
 
 
-@dataclass
 class PluginScores:
-    weight: int
-    raw: dict[str, int]
-    normalized: dict[str, int]
-    weighted: dict[str, int]
+    """One Score plugin's weight and its raw, normalized and weighted score per node (dicts by node
+    name). From the whole-list path they arrive as lists over the node names and the dicts are made
+    when first read: a simulation reads none of them."""
+
+    __slots__ = ("_lists", "_names", "_normalized", "_raw", "_weighted", "weight")
+
+    def __init__(self, weight: int, raw: dict[str, int], normalized: dict[str, int], weighted: dict[str, int]) -> None:
+        self.weight = weight
+        self._raw: dict[str, int] | None = raw
+        self._normalized: dict[str, int] | None = normalized
+        self._weighted: dict[str, int] | None = weighted
+        self._names: list[str] = []
+        self._lists: tuple[list[int], list[int], list[int]] = ([], [], [])
+
+    @classmethod
+    def of_columns(
+        cls, weight: int, names: list[str], raw: list[int], normalized: list[int], weighted: list[int]
+    ) -> PluginScores:
+        ps = cls(weight, {}, {}, {})
+        ps._raw = ps._normalized = ps._weighted = None
+        ps._names = names
+        ps._lists = (raw, normalized, weighted)
+        return ps
+
+    def _column(self, k: int) -> dict[str, int]:
+        return dict(zip(self._names, self._lists[k], strict=True))
+
+    @property
+    def raw(self) -> dict[str, int]:
+        if self._raw is None:
+            self._raw = self._column(0)
+        return self._raw
+
+    @property
+    def normalized(self) -> dict[str, int]:
+        if self._normalized is None:
+            self._normalized = self._column(1)
+        return self._normalized
+
+    @property
+    def weighted(self) -> dict[str, int]:
+        if self._weighted is None:
+            self._weighted = self._column(2)
+        return self._weighted
 
     def to_dict(self) -> dict[str, Any]:
         return {"weight": self.weight, "raw": self.raw, "normalized": self.normalized, "weighted": self.weighted}
@@ -75,7 +114,6 @@ class Trace:
     pre_enqueue: list[PluginStatus] = field(default_factory=list)
     pre_filter: list[PluginStatus] = field(default_factory=list)
     pre_filter_node_names: list[str] | None = None
-    filter: dict[str, NodeVerdict] = field(default_factory=dict)
     feasible_nodes: list[str] = field(default_factory=list)
     post_filter: PostFilterRecord | None = None
     pre_score: list[PluginStatus] = field(default_factory=list)
@@ -119,6 +157,31 @@ class Trace:
     batch: BatchRecord | None = None
     #: The pod was placed on the batch's node hint, without scoring.
     batched: bool = False
+    #: ``filter``'s verdicts so far, and the Filter pass's (node names, statuses; None: Success) not made
+    #: into verdicts yet: a simulation reads neither, so thousands of nodes a cycle cost it nothing.
+    _verdicts: dict[str, NodeVerdict] = field(default_factory=dict, repr=False, compare=False)
+    _pending: list[tuple[list[str], list[Status | None]]] = field(default_factory=list, repr=False, compare=False)
+
+    @property
+    def filter(self) -> dict[str, NodeVerdict]:
+        """Each evaluated node's Filter verdict, in the order the nodes were evaluated."""
+        if self._pending:
+            verdicts = self._verdicts
+            for names, statuses in self._pending:
+                for name, st in zip(names, statuses, strict=True):
+                    verdicts[name] = NodeVerdict(name, Status() if st is None else st)
+            self._pending.clear()
+        return self._verdicts
+
+    @filter.setter
+    def filter(self, verdicts: dict[str, NodeVerdict]) -> None:
+        self._pending.clear()
+        self._verdicts = verdicts
+
+    def record_filter(self, names: list[str], statuses: list[Status | None]) -> None:
+        """The verdicts of these nodes, in this order (None: Success), after those recorded so far."""
+        if names:
+            self._pending.append((names, statuses))
 
     @property
     def schedulable(self) -> bool:

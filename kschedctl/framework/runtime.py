@@ -70,6 +70,10 @@ class ScoreOutcome:
     raw: dict[str, dict[str, int]] = field(default_factory=dict)
     normalized: dict[str, dict[str, int]] = field(default_factory=dict)
     weighted: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: The whole-list path's scores as lists over ``names`` (raw, normalized, weighted), per plugin, instead
+    #: of the dicts above: who needs a plugin's scores by node makes the dicts (``explain.trace.PluginScores``).
+    names: list[str] = field(default_factory=list)
+    columns: dict[str, tuple[list[int], list[int], list[int]]] = field(default_factory=dict)
     totals: dict[str, int] = field(default_factory=dict)
     #: When a score was out of range: which plugin gave it to which node (upstream's message names neither node nor raw value).
     detail: str | None = None
@@ -413,8 +417,11 @@ class Framework:
         skip = state.skip_filter_plugins
         return all(callable(getattr(pl, "filter_nodes", None)) for pl in self.lists["filter"] if pl.name not in skip)
 
-    def run_filter_plugins_for_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status] | None:
-        """``run_filter_plugins`` for a list of nodes without nominated pods: the same status for each.
+    def run_filter_plugins_for_nodes(
+        self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+    ) -> list[Status | None] | None:
+        """``run_filter_plugins`` for a list of nodes without nominated pods: the same status for each
+        (None for Success, which the caller makes a ``Status()`` of when it keeps one).
 
         Plugins run one after another over the nodes not rejected yet, through their
         ``filter_nodes`` when they have one (their ``filter`` node by node otherwise). Filters must
@@ -457,9 +464,7 @@ class Framework:
                 alive = still
         except Exception:  # the reference path reports it against the right node
             return None
-        for i in alive:
-            out[i] = Status()
-        return out  # type: ignore[return-value]  # every entry is set above
+        return out  # the nodes still alive passed every plugin: None
 
     def run_filter_plugin(self, pl: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """One Filter plugin on one node, its status as returned (an exception: its Error status)."""
@@ -601,32 +606,24 @@ class Framework:
         out = ScoreOutcome(Status())
         out.plugins = [pl.name for pl in plugins]
         out.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
-        names = [ni.name for ni in nodes]
+        names = out.names = [ni.name for ni in nodes]
         columns: list[list[int]] = []
         try:
             for pl in plugins:
-                scores = _raw_scores(pl, state, pod, nodes)
-                if scores is None:
+                raw = _raw_scores(pl, state, pod, nodes)
+                if raw is None:
                     return None
-                raw = out.raw[pl.name] = dict(zip(names, scores, strict=True))
+                raw = list(raw)  # the plugin's list stays the plugin's
                 ext = pl.score_extensions()
-                if ext is None:
-                    normalized = raw.copy()  # the same entries: copying beats building
-                else:
-                    scores = _normalized_scores(ext, state, pod, names, scores)
-                    if scores is None:
-                        return None
-                    normalized = dict(zip(names, scores, strict=True))
-                out.normalized[pl.name] = normalized
-                if scores and (min(scores) < MIN_NODE_SCORE or max(scores) > MAX_NODE_SCORE):
+                normalized = raw if ext is None else _normalized_scores(ext, state, pod, names, raw)
+                if normalized is None:
+                    return None
+                if normalized and (min(normalized) < MIN_NODE_SCORE or max(normalized) > MAX_NODE_SCORE):
                     return None
                 w = out.weights[pl.name]
-                if w == 1:
-                    out.weighted[pl.name] = normalized.copy()
-                else:
-                    scores = [v * w for v in scores]
-                    out.weighted[pl.name] = dict(zip(names, scores, strict=True))
-                columns.append(scores)
+                weighted = normalized if w == 1 else [v * w for v in normalized]
+                out.columns[pl.name] = (raw, normalized, weighted)
+                columns.append(weighted)
         except Exception:  # the reference path reports it
             return None
         totals = list(map(sum, zip(*columns, strict=True))) if columns else [0] * len(nodes)
