@@ -43,42 +43,46 @@ SIGNED_EXTENSION_POINTS = ("preFilter", "filter", "preScore", "score")
 
 class SortedScoredNodes:
     """The feasible nodes as ``newSortedNodeScores`` keeps them: Go's ``container/heap`` built from the
-    feasible list (Less: higher total, then higher extender randomizer), popped one by one."""
+    feasible list (Less: higher total, then higher extender randomizer), popped one by one.
+
+    The heap holds each node's sort key beside its name (the total, or (total, randomizer) when
+    extenders randomized), so that a comparison is one ``>`` of two keys."""
 
     def __init__(self, names: list[str], totals: dict[str, int], randomizer: dict[str, int] | None = None) -> None:
         self._h = list(names)
-        self._totals = totals
-        self._rand = randomizer or {}
+        if randomizer:
+            self._k: list[Any] = [(totals[n], randomizer.get(n, 0)) for n in names]
+        else:
+            self._k = [totals[n] for n in names]
         n = len(self._h)
         for i in range(n // 2 - 1, -1, -1):
             self._down(i, n)
 
-    def _less(self, i: int, j: int) -> bool:
-        a, b = self._h[i], self._h[j]
-        ta, tb = self._totals[a], self._totals[b]
-        return ta > tb or (ta == tb and self._rand.get(a, 0) > self._rand.get(b, 0))
-
     def _down(self, i0: int, n: int) -> None:
         h = self._h
+        k = self._k
         i = i0
         while True:
-            j1 = 2 * i + 1
-            if j1 >= n:
+            j = 2 * i + 1
+            if j >= n:
                 break
-            j = j1
-            if j1 + 1 < n and self._less(j1 + 1, j1):
-                j = j1 + 1
-            if not self._less(j, i):
+            if j + 1 < n and k[j + 1] > k[j]:  # Less(j+1, j): the higher key comes first
+                j += 1
+            if not k[j] > k[i]:
                 break
             h[i], h[j] = h[j], h[i]
+            k[i], k[j] = k[j], k[i]
             i = j
 
     def pop(self) -> str:
         """``heap.Pop``: the best node (ties: whichever the heap's shape puts first)."""
         h = self._h
+        k = self._k
         n = len(h) - 1
         h[0], h[n] = h[n], h[0]
+        k[0], k[n] = k[n], k[0]
         self._down(0, n)
+        k.pop()
         return h.pop()
 
     def peek(self) -> str | None:
