@@ -60,14 +60,16 @@ def cache_dir() -> Path:
     return root / "kschedctl" / "snapshots"
 
 
-@functools.lru_cache(maxsize=4)
-def _digest(text: str) -> str:
-    """The SHA-256 of the text (the parse cache and the validation verdict both use it)."""
+def key_of(text: str) -> str | None:
+    """The key of a file's text: its SHA-256 (None for a text the cache does not keep: too small, or
+    the cache is off). The parsed documents and the validation verdict are both filed under it."""
+    if len(text) < MIN_SIZE or not enabled():
+        return None
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def entry_path(text: str) -> Path:
-    return cache_dir() / f"{_digest(text)}-{_VARIANT}.marshal"
+def entry_path(key: str) -> Path:
+    return cache_dir() / f"{key}-{_VARIANT}.marshal"
 
 
 @functools.lru_cache(maxsize=1)
@@ -82,26 +84,26 @@ def _validation_variant() -> str:
     return h.hexdigest()[:16]
 
 
-def verdict_path(text: str) -> Path | None:
+def verdict_path(key: str) -> Path | None:
     variant = _validation_variant()
-    return cache_dir() / f"{_digest(text)}-{variant}.valid" if variant else None
+    return cache_dir() / f"{key}-{variant}.valid" if variant else None
 
 
-def validated(text: str) -> bool:
-    """Whether every object of this exact text passed load-time validation before (``mark_validated``),
-    with the same validation code: checking them again would find nothing."""
-    if len(text) < MIN_SIZE or not enabled():
+def validated(key: str | None) -> bool:
+    """Whether every object of the text with this key passed load-time validation before
+    (``mark_validated``), with the same validation code: checking them again would find nothing."""
+    if key is None:
         return False
-    path = verdict_path(text)
+    path = verdict_path(key)
     return path is not None and path.is_file()
 
 
-def mark_validated(text: str) -> None:
-    """Remember that every object of this text passed load-time validation (an empty file named by
-    the text's SHA-256 and the validation code's version; silently skipped when not possible)."""
-    if len(text) < MIN_SIZE or not enabled():
+def mark_validated(key: str | None) -> None:
+    """Remember that every object of the text with this key passed load-time validation (an empty file
+    named by the key and the validation code's version; silently skipped when not possible)."""
+    if key is None:
         return
-    path = verdict_path(text)
+    path = verdict_path(key)
     if path is None or path.is_file():
         return
     try:
@@ -112,11 +114,11 @@ def mark_validated(text: str) -> None:
         return
 
 
-def read(text: str) -> list[Any] | None:
-    """The documents cached for this text, or None (no entry, unreadable or failing its check)."""
-    if len(text) < MIN_SIZE or not enabled():
+def read(key: str | None) -> list[Any] | None:
+    """The documents cached for the text with this key, or None (no entry, unreadable or failing its check)."""
+    if key is None:
         return None
-    path = entry_path(text)
+    path = entry_path(key)
     try:
         data = path.read_bytes()
     except OSError:
@@ -138,15 +140,15 @@ def read(text: str) -> list[Any] | None:
     return docs
 
 
-def write(text: str, docs: list[Any]) -> None:
-    """Store the documents parsed from this text (silently skipped when that is not possible)."""
-    if len(text) < MIN_SIZE or not enabled():
+def write(key: str | None, docs: list[Any]) -> None:
+    """Store the documents parsed from the text with this key (silently skipped when that is not possible)."""
+    if key is None:
         return
     try:
         payload = marshal.dumps(docs)
     except ValueError:  # a type marshal cannot store (explicit !!timestamp, say): not cached
         return
-    path = entry_path(text)
+    path = entry_path(key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")

@@ -84,12 +84,12 @@ def _parse_json(source: str, text: str) -> list[Any]:
     return data if isinstance(data, list) else [data]
 
 
-def _parse_yaml(source: str, text: str) -> Iterator[Any]:
+def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
     """Each document of a YAML stream; a duplicate key, like a syntax error, is an InputError.
 
     A stream read to its end without error goes to the snapshot cache; one found there is
     served from it (``snapshot/cache.py``)."""
-    cached = cache.read(text)
+    cached = cache.read(key)
     if cached is not None:
         yield from cached
         return
@@ -120,18 +120,21 @@ def _parse_yaml(source: str, text: str) -> Iterator[Any]:
         raise InputError("invalid YAML: nested too deeply to be a Kubernetes object", source=source) from None
     finally:
         loader.dispose()
-    cache.write(text, docs)  # reached only when every document was read without error
+    cache.write(key, docs)  # reached only when every document was read without error
 
 
-def parse_documents(source: str, text: str) -> Iterator[Document]:
-    """Yield the objects of one file, expanding ``kind: List`` (and ``*List``) items."""
-    validated = cache.validated(text)
+def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[Document]:
+    """Yield the objects of one file, expanding ``kind: List`` (and ``*List``) items (``key``: the
+    text's key in the snapshot cache, ``cache.key_of``, when the caller has it)."""
+    if key is None:
+        key = cache.key_of(text)
+    validated = cache.validated(key)
     stripped = text.lstrip()
     docs: Iterable[Any]
     if stripped.startswith("{") or stripped.startswith("["):
         docs = _parse_json(source, text)
     else:
-        docs = _parse_yaml(source, text)
+        docs = _parse_yaml(source, text, key)
     n = 0
     for doc in docs:
         if doc is None:
@@ -163,13 +166,14 @@ def iter_paths(paths: list[str]) -> Iterator[str]:
             yield p
 
 
-def iter_documents(paths: list[str], texts: list[str] | None = None) -> Iterator[Document]:
-    """The objects of every file (``texts``: where to note each file's text)."""
+def iter_documents(paths: list[str], keys: list[str | None] | None = None) -> Iterator[Document]:
+    """The objects of every file (``keys``: where to note each file's key in the snapshot cache)."""
     for path in iter_paths(paths):
         source, text = _read_text(path)
-        if texts is not None:
-            texts.append(text)
-        yield from parse_documents(source, text)
+        key = cache.key_of(text)
+        if keys is not None:
+            keys.append(key)
+        yield from parse_documents(source, text, key)
 
 
 def _describe(obj: dict[str, Any]) -> str:
@@ -234,11 +238,11 @@ def load_cluster(paths: list[str], *, warn: Callable[[str], None] | None = None)
 
     Every object passed validation once the cluster is built: that verdict is kept per file
     content (``cache.mark_validated``) for the next load of the same text."""
-    texts: list[str] = []
+    keys: list[str | None] = []
     with bulk_build():
-        cluster = build_cluster(iter_documents(paths, texts), warn=warn)
-    for text in texts:
-        cache.mark_validated(text)
+        cluster = build_cluster(iter_documents(paths, keys), warn=warn)
+    for key in keys:
+        cache.mark_validated(key)
     return cluster
 
 
