@@ -24,14 +24,15 @@ what ``[fn(item) for item in items]`` returns, computed by worker processes:
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kschedctl.framework.failures import PluginFailure, collecting, report
+
+if TYPE_CHECKING:  # multiprocessing and concurrent.futures are imported when a pool is made (start-up)
+    from concurrent.futures import Future
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -67,6 +68,8 @@ def worker_count(jobs: int | None, n: int, min_jobs: int = 2) -> int:
 
 
 def _fork_context() -> Any:
+    import multiprocessing
+
     if sys.platform == "darwin" or "fork" not in multiprocessing.get_all_start_methods():
         return None
     return multiprocessing.get_context("fork")
@@ -170,6 +173,8 @@ def _pooled(
     progress: Callable[[int, int], None] | None,
 ) -> dict[int, list[_Outcome] | None]:
     """Each chunk's outcomes by its first job (None: its worker failed, or the pool did not start)."""
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
     global _current
     outcomes: dict[int, list[_Outcome] | None] = {}
     _current = (fn, items)
