@@ -42,20 +42,13 @@ from kschedctl.framework.interfaces import Handle, NodeScore, NodeToStatus, Post
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
-from kschedctl.plugins.dynamicresources.allocator import (
-    AllocationError,
-    AllocationTimeout,
-    Allocator,
-    DraCluster,
-    FailedOnNode,
-    subrequest_score,
-)
-from kschedctl.plugins.dynamicresources.api import Allocation, ResourceClaim
 from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import KubeObject
 from kschedctl.snapshot.selectors import NodeSelector
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the allocator (with its CEL evaluator) is imported when a pod has claims: start-up
+    from kschedctl.plugins.dynamicresources.allocator import DraCluster
+    from kschedctl.plugins.dynamicresources.api import Allocation, ResourceClaim
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.model import Pod
 
@@ -119,6 +112,8 @@ class DynamicResources:
 
     # -- helpers ------------------------------------------------------------------------
     def _dra_for(self, cluster: Cluster) -> DraCluster:
+        from kschedctl.plugins.dynamicresources.allocator import DraCluster
+
         dra = self._dra
         if dra is None or dra.cluster is not cluster:
             dra = DraCluster(cluster)
@@ -251,6 +246,13 @@ class DynamicResources:
         ]
         allocations: list[Allocation] | None = None
         if s.allocate and s.dra is not None:
+            from kschedctl.plugins.dynamicresources.allocator import (
+                AllocationError,
+                AllocationTimeout,
+                Allocator,
+                FailedOnNode,
+            )
+
             to_allocate = [c for _, c in s.to_allocate()]
             try:
                 allocations = Allocator(s.dra, node, to_allocate, self.filter_timeout).allocate()
@@ -294,6 +296,8 @@ class DynamicResources:
         allocations = s.node_allocations.get(node_info.name)
         if allocations is None:
             return 0, Status()
+        from kschedctl.plugins.dynamicresources.allocator import subrequest_score
+
         try:
             return subrequest_score(s.claims, allocations), Status()
         except ValueError as e:
