@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
@@ -168,9 +169,24 @@ def _run_cycle(
     batch: OpportunisticBatch | None = None,
     cycle: int = 1,
 ) -> Trace:
-    snapshot = fw.snapshot
+    """schedulingCycle and the binding cycle after it: PreEnqueue, schedulePod, then Reserve to
+    PostBind on the selected host. Every step that ends the cycle leaves its verdict in the trace."""
+    trace = _new_trace(fw, pod, config)
+    if _gated_at_pre_enqueue(fw, pod, trace):
+        return trace
+    if fw.snapshot.num_nodes() == 0:
+        trace.fit_error = NO_NODES_AVAILABLE
+        trace.notes.append("the snapshot has no nodes")
+        return trace
+    if not _schedule_pod(fw, pod, config, state, trace, _BatchTurn(batch, cycle), start_index):
+        return trace
+    return _reserve_to_bind(fw, state, pod, trace)
+
+
+def _new_trace(fw: Framework, pod: Pod, config: SchedulerConfig) -> Trace:
+    """An empty trace for ``pod``, with the configuration it runs and the profile's extenders ready."""
     trace = Trace(pod=pod.key, profile=fw.profile_name)
-    trace.num_all_nodes = snapshot.num_nodes()
+    trace.num_all_nodes = fw.snapshot.num_nodes()
     if config.source is None:
         trace.notes.append("default configuration (kube-scheduler v1.35)")
     else:
@@ -178,8 +194,11 @@ def _run_cycle(
     extender_log: list[ExtenderCall] = []
     fw.extenders = build_extenders(config.extenders, extender_log)
     trace.extender_calls = extender_log
+    return trace
 
-    # PreEnqueue ---------------------------------------------------------------------------------
+
+def _gated_at_pre_enqueue(fw: Framework, pod: Pod, trace: Trace) -> bool:
+    """Run PreEnqueue; True when a plugin keeps the pod out of the active queue (no cycle runs)."""
     trace.pre_enqueue = fw.run_pre_enqueue(pod)
     if trace.pre_enqueue and not trace.pre_enqueue[-1].status.is_success():
         trace.gated = True
@@ -187,163 +206,272 @@ def _run_cycle(
             "pod rejected at PreEnqueue: it stays in the unschedulable pool; no scheduling cycle runs and "
             "kube-scheduler writes no PodScheduled condition"
         )
-        return trace
+        return True
+    return False
 
-    if snapshot.num_nodes() == 0:
-        trace.fit_error = NO_NODES_AVAILABLE
-        trace.notes.append("the snapshot has no nodes")
-        return trace
 
+@dataclass(slots=True)
+class _BatchTurn:
+    """This cycle's part in OpportunisticBatching: the profile's batch state (None: no batching),
+    the queue's cycle number, and what the batch offered (its node hint and the pod's signature)."""
+
+    batch: OpportunisticBatch | None
+    cycle: int
+    hint: str | None = None
+    signature: str | None = None
+
+
+def _schedule_pod(
+    fw: Framework,
+    pod: Pod,
+    config: SchedulerConfig,
+    state: CycleState,
+    trace: Trace,
+    turn: _BatchTurn,
+    start_index: int,
+) -> bool:
+    """schedulePod: the feasible nodes, their scores and the selected host. False when the cycle
+    ends here (unschedulable, or an error), with the trace saying why."""
     diagnosis = Diagnosis()
+    feasible = _find_nodes_that_fit_pod(fw, pod, config, state, trace, diagnosis, turn, start_index)
+    if feasible is None:
+        return False
+    # as the reference records it: every node that passed Filter, the dropped one included
+    trace.feasible_nodes = sorted([ni.name for ni in feasible] + ([trace.dropped_feasible] if trace.dropped_feasible else []))
+    if not feasible:
+        _unschedulable(fw, state, pod, trace, diagnosis)
+        return False
+    scored = _prioritize_and_select(fw, state, pod, feasible, trace, turn)
+    if not scored:
+        return False
+    host = trace.selected_node
+    assert host is not None
+    if turn.batch is not None:
+        turn.batch.store_schedule_results(turn.signature, turn.hint, host, scored.rest, turn.cycle, trace.batch)
+        if trace.batch is not None and trace.batch.batched:
+            trace.batched = True
+    return True
 
-    # PreFilter ----------------------------------------------------------------------------------
+
+def _find_nodes_that_fit_pod(
+    fw: Framework,
+    pod: Pod,
+    config: SchedulerConfig,
+    state: CycleState,
+    trace: Trace,
+    diagnosis: Diagnosis,
+    turn: _BatchTurn,
+    start_index: int,
+) -> list[NodeInfo] | None:
+    """findNodesThatFitPod: PreFilter, then the nominated node (or the batch's hint) alone, then
+    every node PreFilter allows, then the filtering extenders. None when the cycle ended (an error,
+    or PreFilter rejected the pod: PostFilter has run)."""
     pre = fw.run_pre_filter(state, pod)
     trace.pre_filter = pre.records
     trace.filter_plugins = fw.plugin_names("filter")
     trace.skipped_filter_plugins = sorted(state.skip_filter_plugins)
     diagnosis.unschedulable_plugins = set(pre.unschedulable_plugins)
-    if pre.result is not None and pre.result.node_names is not None:
-        trace.pre_filter_node_names = sorted(pre.result.node_names)
-    feasible: list[NodeInfo] = []
+    allowed = pre.result.node_names if pre.result is not None else None
+    if allowed is not None:
+        trace.pre_filter_node_names = sorted(allowed)
     if not pre.status.is_success():
         if not pre.status.is_rejected():
-            return _cycle_error(trace, pre.status.message())
+            _cycle_error(trace, pre.status.message())
+            return None
         diagnosis.node_to_status.absent_nodes_status = pre.status
         diagnosis.pre_filter_msg = pre.status.message()
         diagnosis.add_plugin_status(pre.status)
-        return _unschedulable(fw, state, pod, trace, diagnosis)
+        _unschedulable(fw, state, pod, trace, diagnosis)
+        return None
+    if turn.batch is not None:
+        turn.hint, turn.signature, trace.batch = turn.batch.get_node_hint(state, pod, turn.cycle)
+    first = pod.nominated_node_name or turn.hint
+    feasible = _evaluate_first_node(fw, state, pod, first, trace, diagnosis) if first else []
+    if feasible:
+        return feasible
+    return _search_all_nodes(fw, pod, config, state, trace, diagnosis, allowed, start_index)
 
-    # OpportunisticBatching's node hint, then the nominated node (or the hint) first ---------------
-    hint: str | None = None
-    signature: str | None = None
-    if batch is not None:
-        hint, signature, trace.batch = batch.get_node_hint(state, pod, cycle)
-    percentage = fw.percentage_of_nodes_to_score
+
+def _evaluate_first_node(
+    fw: Framework, state: CycleState, pod: Pod, first: str, trace: Trace, diagnosis: Diagnosis
+) -> list[NodeInfo]:
+    """The nominated node (or OpportunisticBatching's hint) through Filter and the filtering
+    extenders: that node alone when it passes, else nothing (and every node is searched)."""
+    ni = fw.snapshot.get(first)
+    if pod.nominated_node_name:
+        trace.nominated_node_tried = pod.nominated_node_name
+    if ni is None:
+        return []
+    ok, err = _filter_nodes(fw, state, pod, [ni], 1, diagnosis, trace)
+    if err:  # upstream logs it and searches all nodes
+        trace.notes.append(f"evaluating the nominated node failed ({err}); all nodes were searched")
+        return []
+    if ok and fw.extenders:
+        try:
+            ok = _pass_extenders(fw, pod, ok, diagnosis, trace)
+        except ExtenderError as e:  # upstream logs it and searches all nodes
+            trace.notes.append(f"evaluating the nominated node failed ({e}); all nodes were searched")
+            return []
+    if ok:
+        if pod.nominated_node_name:
+            trace.notes.append(f"the pod's nominated node {ni.name} passed every filter, so no other node was tried")
+        else:
+            trace.notes.append(
+                f"OpportunisticBatching: the node hint {ni.name} (the next best node of the previous pod's sorted "
+                "scores, same signature) passed every filter, so no other node was filtered or scored"
+            )
+    return ok
+
+
+def _search_all_nodes(
+    fw: Framework,
+    pod: Pod,
+    config: SchedulerConfig,
+    state: CycleState,
+    trace: Trace,
+    diagnosis: Diagnosis,
+    allowed: set[str] | None,
+    start_index: int,
+) -> list[NodeInfo] | None:
+    """Filter the nodes PreFilter allows from ``nextStartNodeIndex`` on, until enough are feasible,
+    then ask the filtering extenders. None when the cycle ended in an error."""
+    nodes = fw.snapshot.node_info_list
+    if allowed is not None:
+        nodes = [ni for ni in nodes if ni.name in allowed]
+        plugins = " ".join(sorted(diagnosis.unschedulable_plugins))
+        diagnosis.node_to_status.absent_nodes_status = Status(
+            Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{plugins}]"
+        )
     # hasScoring: Score plugins or a prioritizing extender (it decides how many nodes to look for)
     has_scoring = fw.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)
-    first = pod.nominated_node_name or hint
-    if first:
-        ni = snapshot.get(first)
-        if pod.nominated_node_name:
-            trace.nominated_node_tried = pod.nominated_node_name
-        if ni is not None:
-            ok, err = _filter_nodes(fw, state, pod, [ni], 1, diagnosis, trace)
-            if err:  # upstream logs it and searches all nodes
-                trace.notes.append(f"evaluating the nominated node failed ({err}); all nodes were searched")
-                ok = []
-            if ok and fw.extenders:
-                try:
-                    ok = _pass_extenders(fw, pod, ok, diagnosis, trace)
-                except ExtenderError as e:  # upstream logs it and searches all nodes
-                    trace.notes.append(f"evaluating the nominated node failed ({e}); all nodes were searched")
-                    ok = []
-            if ok:
-                feasible = ok
-                if pod.nominated_node_name:
-                    trace.notes.append(f"the pod's nominated node {ni.name} passed every filter, so no other node was tried")
-                else:
-                    trace.notes.append(
-                        f"OpportunisticBatching: the node hint {ni.name} (the next best node of the previous pod's sorted "
-                        "scores, same signature) passed every filter, so no other node was filtered or scored"
-                    )
+    num_to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, config.percentage_of_nodes_to_score, len(nodes))
+    if not has_scoring and not _has_extender_filters(config):
+        num_to_find = 1
+    trace.num_nodes_to_find = num_to_find
+    if start_index and nodes:
+        k = start_index % len(nodes)
+        nodes = nodes[k:] + nodes[:k]
+    if not fw.has_filter_plugins():
+        feasible = nodes[:num_to_find]
+        trace.evaluated_order = [ni.name for ni in feasible]
+        trace.processed_nodes = len(feasible)
+    else:
+        feasible, err = _filter_nodes(fw, state, pod, nodes, num_to_find, diagnosis, trace)
+        trace.processed_nodes = len(feasible) + len(diagnosis.node_to_status)
+        if err:
+            _cycle_error(trace, err)
+            return None
+    if fw.extenders:
+        passed_filters = len(feasible)
+        try:
+            feasible = _pass_extenders(fw, pod, feasible, diagnosis, trace)
+        except ExtenderError as e:
+            _cycle_error(trace, str(e))
+            return None
+        if len(feasible) != passed_filters:
+            diagnosis.unschedulable_plugins.add("Extender")
+    return feasible
 
-    if not feasible:
-        nodes = snapshot.node_info_list
-        if pre.result is not None and pre.result.node_names is not None:
-            allowed = pre.result.node_names
-            nodes = [ni for ni in nodes if ni.name in allowed]
-            plugins = " ".join(sorted(diagnosis.unschedulable_plugins))
-            diagnosis.node_to_status.absent_nodes_status = Status(
-                Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{plugins}]"
-            )
-        num_to_find = num_feasible_nodes_to_find(percentage, config.percentage_of_nodes_to_score, len(nodes))
-        if not has_scoring and not _has_extender_filters(config):
-            num_to_find = 1
-        trace.num_nodes_to_find = num_to_find
-        if start_index and nodes:
-            k = start_index % len(nodes)
-            nodes = nodes[k:] + nodes[:k]
-        if not fw.has_filter_plugins():
-            feasible = nodes[:num_to_find]
-            trace.evaluated_order = [ni.name for ni in feasible]
-            trace.processed_nodes = len(feasible)
-        else:
-            feasible, err = _filter_nodes(fw, state, pod, nodes, num_to_find, diagnosis, trace)
-            trace.processed_nodes = len(feasible) + len(diagnosis.node_to_status)
-            if err:
-                return _cycle_error(trace, err)
-        if fw.extenders:
-            passed_filters = len(feasible)
-            try:
-                feasible = _pass_extenders(fw, pod, feasible, diagnosis, trace)
-            except ExtenderError as e:
-                return _cycle_error(trace, str(e))
-            if len(feasible) != passed_filters:
-                diagnosis.unschedulable_plugins.add("Extender")
 
-    # as the reference records it: every node that passed Filter, the dropped one included
-    trace.feasible_nodes = sorted([ni.name for ni in feasible] + ([trace.dropped_feasible] if trace.dropped_feasible else []))
-    if not feasible:
-        return _unschedulable(fw, state, pod, trace, diagnosis)
+@dataclass(slots=True)
+class _Selected:
+    """A host was selected; ``rest`` is the heap of the other scored nodes when one was built (what
+    OpportunisticBatching keeps for the next pod)."""
 
-    # Score ---------------------------------------------------------------------------------------
     rest: SortedScoredNodes | None = None
+
+
+def _prioritize_and_select(
+    fw: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo], trace: Trace, turn: _BatchTurn
+) -> _Selected | None:
+    """prioritizeNodes and selectHost (or neither, with one feasible node). None when scoring ended
+    the cycle in an error."""
     if len(feasible) == 1:
         host = feasible[0].name
         trace.max_score = 0
         trace.candidates = [host]
         trace.selected_node = host
-        if not (hint and host == hint and not pod.nominated_node_name):
+        if not (turn.hint and host == turn.hint and not pod.nominated_node_name):
             trace.notes.append("exactly one node is feasible: kube-scheduler does not run PreScore/Score")
-    elif not fw.has_score_plugins() and not fw.extenders:
+        return _Selected()
+    if not fw.has_score_plugins() and not fw.extenders:
         trace.totals = {ni.name: 1 for ni in feasible}
         trace.max_score = 1
         trace.candidates = sorted(trace.totals)
         rest = SortedScoredNodes([ni.name for ni in feasible], trace.totals)
         trace.selected_node = rest.pop()
-    else:
-        st, trace.pre_score = fw.run_pre_score(state, pod, feasible)
-        if not st.is_success():
-            return _cycle_error(trace, st.message())
-        out = fw.run_score(state, pod, feasible)
-        for name in out.plugins:  # what was returned, also when the point failed part way
-            if name in out.columns:
-                trace.score[name] = PluginScores.of_columns(out.weights[name], out.names, *out.columns[name])
-            elif name in out.raw:
-                trace.score[name] = PluginScores(
-                    out.weights[name], out.raw[name], out.normalized.get(name, {}), out.weighted.get(name, {})
-                )
-        if not out.status.is_success():
-            if out.detail:
-                trace.notes.append(out.detail)
-            return _cycle_error(trace, out.status.message())
-        totals = dict(out.totals)
-        randomized: set[str] = set()
-        if fw.extenders:
-            added = prioritize_with_extenders(fw.extenders, pod, feasible, trace.notes)
-            for n, v in added.added.items():
-                totals[n] = totals.get(n, 0) + v
-            randomized = added.randomized
-        trace.totals = totals
-        best = max(totals.values())
-        trace.max_score = best
-        trace.candidates = sorted(n for n, t in totals.items() if t == best)
-        order = [ni.name for ni in feasible]
-        lucky = [n for n in order if n in randomized and totals[n] == best]
-        if (batch is None or signature is None) and not lucky and len(trace.candidates) == 1:
-            # the heap's root holds the highest total: a unique one wins (and no batch keeps the rest)
-            trace.selected_node = trace.candidates[0]
-        else:
-            rest = SortedScoredNodes(order, totals)
-            trace.selected_node = lucky[0] if lucky else rest.pop()
-        if len(trace.candidates) > 1 and lucky:
-            trace.tie_break = (
-                f"{len(trace.candidates)} nodes share the top total {best}. Extenders scored these nodes, so "
-                "kube-scheduler v1.35 breaks the tie at random: every node an extender answered for gets a random "
-                "number and the highest wins"
-                + (" (nodes no extender answered for lose the tie)" if len(lucky) < len(trace.candidates) else "")
-                + f". Any of {', '.join(sorted(lucky))} can win; this dry run shows {trace.selected_node}."
+        _note_tie(trace)
+        return _Selected(rest)
+    prioritized = _prioritize_nodes(fw, state, pod, feasible, trace)
+    if prioritized is None:
+        return None
+    totals, randomized = prioritized
+    return _select_host(trace, [ni.name for ni in feasible], totals, randomized, keep_rest=turn.signature is not None)
+
+
+def _prioritize_nodes(
+    fw: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo], trace: Trace
+) -> tuple[dict[str, int], set[str]] | None:
+    """PreScore, Score (normalized and weighted) and the prioritizing extenders: each node's total
+    and the nodes an extender answered for (a tie among those is broken at random). None on an error."""
+    st, trace.pre_score = fw.run_pre_score(state, pod, feasible)
+    if not st.is_success():
+        _cycle_error(trace, st.message())
+        return None
+    out = fw.run_score(state, pod, feasible)
+    for name in out.plugins:  # what was returned, also when the point failed part way
+        if name in out.columns:
+            trace.score[name] = PluginScores.of_columns(out.weights[name], out.names, *out.columns[name])
+        elif name in out.raw:
+            trace.score[name] = PluginScores(
+                out.weights[name], out.raw[name], out.normalized.get(name, {}), out.weighted.get(name, {})
             )
+    if not out.status.is_success():
+        if out.detail:
+            trace.notes.append(out.detail)
+        _cycle_error(trace, out.status.message())
+        return None
+    totals = dict(out.totals)
+    randomized: set[str] = set()
+    if fw.extenders:
+        added = prioritize_with_extenders(fw.extenders, pod, feasible, trace.notes)
+        for n, v in added.added.items():
+            totals[n] = totals.get(n, 0) + v
+        randomized = added.randomized
+    return totals, randomized
+
+
+def _select_host(
+    trace: Trace, order: list[str], totals: dict[str, int], randomized: set[str], *, keep_rest: bool
+) -> _Selected:
+    """selectHost: the top total, from a heap over the feasible list (ties are not random unless an
+    extender scored). The heap is built only when a tie needs it or ``keep_rest`` (a batch) wants it."""
+    trace.totals = totals
+    best = max(totals.values())
+    trace.max_score = best
+    trace.candidates = sorted(n for n, t in totals.items() if t == best)
+    lucky = [n for n in order if n in randomized and totals[n] == best]
+    rest: SortedScoredNodes | None = None
+    if not keep_rest and not lucky and len(trace.candidates) == 1:
+        # the heap's root holds the highest total: a unique one wins (and no batch keeps the rest)
+        trace.selected_node = trace.candidates[0]
+    else:
+        rest = SortedScoredNodes(order, totals)
+        trace.selected_node = lucky[0] if lucky else rest.pop()
+    if len(trace.candidates) > 1 and lucky:
+        trace.tie_break = (
+            f"{len(trace.candidates)} nodes share the top total {best}. Extenders scored these nodes, so "
+            "kube-scheduler v1.35 breaks the tie at random: every node an extender answered for gets a random "
+            "number and the highest wins"
+            + (" (nodes no extender answered for lose the tie)" if len(lucky) < len(trace.candidates) else "")
+            + f". Any of {', '.join(sorted(lucky))} can win; this dry run shows {trace.selected_node}."
+        )
+    _note_tie(trace)
+    return _Selected(rest)
+
+
+def _note_tie(trace: Trace) -> None:
+    """Say how v1.35 picks among several nodes with the top total, unless an extender's rule said it."""
     if len(trace.candidates) > 1 and trace.tie_break is None:
         trace.tie_break = (
             f"{len(trace.candidates)} nodes share the top total {trace.max_score}. kube-scheduler v1.35 does not "
@@ -352,14 +480,12 @@ def _run_cycle(
             f"candidates can win; this dry run shows {trace.selected_node}."
         )
 
+
+def _reserve_to_bind(fw: Framework, state: CycleState, pod: Pod, trace: Trace) -> Trace:
+    """Reserve and Permit (the end of schedulingCycle), then bindingCycle: PreBind, Bind (or the
+    binding extender, never called) and PostBind. A failure unreserves and ends the trace there."""
     host = trace.selected_node
     assert host is not None
-    if batch is not None:
-        batch.store_schedule_results(signature, hint, host, rest, cycle, trace.batch)
-        if trace.batch is not None and trace.batch.batched:
-            trace.batched = True
-
-    # Reserve / Permit / PreBind / Bind ---------------------------------------------------------------
     st, trace.reserve = fw.run_reserve(state, pod, host)
     if not st.is_success():
         fw.run_unreserve(state, pod, host)
@@ -371,29 +497,31 @@ def _run_cycle(
     if st.is_wait():
         trace.notes.append(f"a Permit plugin asked to wait: {st.message()}")
     st, trace.pre_bind = fw.run_pre_bind(state, pod, host)
-    if not st.is_success():
-        fw.run_unreserve(state, pod, host)
-        return _late_failure(trace, host, st, binding_cycle=True)
-    binder = bind_extender(fw.extenders, pod)
-    if binder is not None:
-        # an extender binds instead of the Bind plugins; a dry run does not call it
-        binder.record_bind_not_called(pod, host)
-        trace.notes.append(
-            f"extender {binder.name} would bind the pod (POST {binder.bind_verb}) instead of the Bind plugins; "
-            "not called: kschedctl never binds"
-        )
-        st = Status()
-    else:
-        st, trace.bind = fw.run_bind(state, pod, host)
-        for pl in fw.lists["bind"]:
-            binding_for = getattr(pl, "binding_for", None)
-            if binding_for is not None and trace.bind and trace.bind[-1].plugin == pl.name:
-                trace.binding = binding_for(pod, host)
+    if st.is_success():
+        st = _bind(fw, state, pod, host, trace)
     if not st.is_success():
         fw.run_unreserve(state, pod, host)
         return _late_failure(trace, host, st, binding_cycle=True)
     trace.post_bind = fw.run_post_bind(state, pod, host)
     return trace
+
+
+def _bind(fw: Framework, state: CycleState, pod: Pod, host: str, trace: Trace) -> Status:
+    """The Bind plugins, or the extender that binds instead of them (a dry run does not call it)."""
+    binder = bind_extender(fw.extenders, pod)
+    if binder is not None:
+        binder.record_bind_not_called(pod, host)
+        trace.notes.append(
+            f"extender {binder.name} would bind the pod (POST {binder.bind_verb}) instead of the Bind plugins; "
+            "not called: kschedctl never binds"
+        )
+        return Status()
+    st, trace.bind = fw.run_bind(state, pod, host)
+    for pl in fw.lists["bind"]:
+        binding_for = getattr(pl, "binding_for", None)
+        if binding_for is not None and trace.bind and trace.bind[-1].plugin == pl.name:
+            trace.binding = binding_for(pod, host)
+    return st
 
 
 def _cycle_error(trace: Trace, message: str) -> Trace:
