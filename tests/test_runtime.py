@@ -21,7 +21,7 @@ from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import node_tree_order
 from kschedctl.framework.status import Code, Status
-from kschedctl.framework.types import NodeInfo
+from kschedctl.framework.types import NodeInfo, zone_key
 from kschedctl.snapshot.model import Pod
 from tests.builders import make_cluster, make_node, make_pod, make_snapshot
 
@@ -314,6 +314,23 @@ def test_profile_percentage_wins_over_global() -> None:
 def test_node_tree_order_interleaves_zones() -> None:
     pairs = [("a1", "A"), ("a2", "A"), ("b1", "B"), ("a3", "A"), ("c1", "C"), ("b2", "B")]
     assert node_tree_order(pairs) == ["a1", "b1", "c1", "a2", "b2", "a3"]
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        ({}, ""),
+        ({"topology.kubernetes.io/zone": "a"}, ":\x00:a"),
+        ({"topology.kubernetes.io/region": "r", "topology.kubernetes.io/zone": "a"}, "r:\x00:a"),
+        # the deprecated labels are read first, even when they differ from the GA ones (or are empty)
+        ({"topology.kubernetes.io/zone": "a", "failure-domain.beta.kubernetes.io/zone": "old"}, ":\x00:old"),
+        ({"topology.kubernetes.io/region": "r", "failure-domain.beta.kubernetes.io/region": "",
+          "topology.kubernetes.io/zone": "a"}, ":\x00:a"),
+        ({"failure-domain.beta.kubernetes.io/zone": ""}, ""),
+    ],
+)
+def test_zone_key_is_get_zone_key(labels: dict[str, str], expected: str) -> None:
+    assert zone_key(make_node("n").set("metadata.labels", labels).build()) == expected
 
 
 def test_filter_stops_after_enough_feasible_nodes() -> None:

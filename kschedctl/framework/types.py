@@ -305,11 +305,16 @@ def _swap_remove(items: list[PodInfo], uid: str) -> PodInfo | None:
     return None
 
 
+_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
+_BETA_REGION = "failure-domain.beta.kubernetes.io/region"
+
+
 def zone_key(node: Node) -> str:
-    """``utilnode.GetZoneKey``: region and zone, or "" when the node has neither."""
+    """``utilnode.GetZoneKey``: region and zone, or "" when the node has neither. The deprecated
+    ``failure-domain.beta`` label wins whenever the node has it (even empty), as upstream reads it first."""
     labels = node.labels
-    zone = labels.get("topology.kubernetes.io/zone") or labels.get("failure-domain.beta.kubernetes.io/zone") or ""
-    region = labels.get("topology.kubernetes.io/region") or labels.get("failure-domain.beta.kubernetes.io/region") or ""
+    zone = labels[_BETA_ZONE] if _BETA_ZONE in labels else labels.get("topology.kubernetes.io/zone", "")
+    region = labels[_BETA_REGION] if _BETA_REGION in labels else labels.get("topology.kubernetes.io/region", "")
     if not zone and not region:
         return ""
     return f"{region}:\x00:{zone}"
