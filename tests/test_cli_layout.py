@@ -157,7 +157,7 @@ def test_wide_output_units_order_and_no_python_literals() -> None:
 
 
 def test_cpu_is_in_cores_in_simulate_too() -> None:
-    out = run(200, "simulate", "-f", CART, "--snapshot", DEMO, "--replicas", "2").stdout
+    out = run(200, "simulate", "-f", CART, "--snapshot", DEMO, "--replicas", "2", "--no-pending").stdout
     assert "cpu requested (cores)" in out
     assert "2.15 → 3.15 / 7.91" in out or "3.55 → 4.55 / 15.89" in out
 

@@ -101,7 +101,7 @@ def test_diff_profiles(found: list[str]) -> None:
 
 
 def test_simulate(found: list[str]) -> None:
-    r = invoke("simulate", "-f", DEMO / "workload.yaml", *SNAPSHOT, *CONFIG, *found, "-o", "json")
+    r = invoke("simulate", "-f", DEMO / "workload.yaml", *SNAPSHOT, *CONFIG, *found, "--no-pending", "-o", "json")
     assert r.exit_code == 0, r.output
     placements = json.loads(r.stdout)["placements"]
     assert [p["node"] for p in placements] == ["gpu-a0", "gpu-b1", "gpu-b1", "gpu-a1"]  # fullest GPUs first

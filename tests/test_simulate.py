@@ -119,7 +119,7 @@ def test_simulation_agrees_with_explain_on_the_accumulated_cluster() -> None:
     pods = list(factory.pods(manifests.workloads[0], 8))
     raws = [dict(p.raw) for p in pods]
     cfg = default_config()
-    r = simulate_pods(factory.cluster, cfg, [(p, "cart") for p in pods])
+    r = simulate_pods(factory.cluster, cfg, [(p, "cart") for p in pods], options=RunOptions(pending=False))
     assert len(r.placed) == 8
     for i, placement in enumerate(r.placements):
         accumulated = extend_cluster(factory.cluster, [], always_copy=True)
@@ -447,7 +447,7 @@ def _zone(node: str) -> str:
 
 
 def test_cli_deployment_on_the_demo_cluster() -> None:
-    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "-o", "json")
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--no-pending", "-o", "json")
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     nodes = [p["node"] for p in data["placements"]]
@@ -461,7 +461,7 @@ def test_cli_deployment_on_the_demo_cluster() -> None:
 
 
 def test_cli_first_pod_that_does_not_fit_exits_1() -> None:
-    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--replicas", "9")
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--no-pending", "--replicas", "9")
     assert r.exit_code == 1, r.output
     assert "8 scheduled, 1 not scheduled" in r.output
     assert "First pod that does not fit: shop/cart-8 (unschedulable)" in r.output
@@ -488,7 +488,7 @@ def test_cli_preemption_on_the_demo_cluster(tmp_path: Path) -> None:
         make_pod("checkout", "shop").label("app", "checkout").priority_class("business-critical")
         .req(cpu="6", memory="40Gi").raw
     ))
-    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "-o", "json")
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--no-pending", "--replicas", "4", "-o", "json")
     assert r.exit_code == 1
     data = json.loads(r.output)
     last = data["placements"][-1]
@@ -497,28 +497,28 @@ def test_cli_preemption_on_the_demo_cluster(tmp_path: Path) -> None:
     assert data["summary"]["victims"] == 1 and data["summary"]["nominated"] == 1
     node = next(n for n in data["nodes"] if n["node"] == "memory-a0")
     assert node["removed"] == ["batch/etl-23"]
-    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--report-preemption", "-o", "json")
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--no-pending", "--replicas", "4", "--report-preemption", "-o", "json")
     assert r.exit_code == 1
     last = json.loads(r.output)["placements"][-1]
     assert last["preemption"] == {"nominatedNode": "memory-a0", "victims": ["batch/etl-23"], "applied": False}
     assert json.loads(r.output)["summary"]["victims"] == 0
-    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--retry-nominated", "-o", "json")
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--no-pending", "--replicas", "4", "--retry-nominated", "-o", "json")
     assert r.exit_code == 0, r.output
     data = json.loads(r.output)
     assert [(p["node"], p["attempt"]) for p in data["placements"]] == [
         ("memory-b0", 1), ("memory-a0", 1), ("memory-b0", 1), (None, 1), ("memory-a0", 2)
     ]
     assert data["summary"]["placed"] == 4 and data["summary"]["victims"] == 1
-    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4")
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--no-pending", "--replicas", "4")
     assert "preempted etl-23 on memory-a0; nominated to memory-a0, not retried" in r.output
     # the old flag still works: preemption is applied anyway, and it now means --retry-nominated
-    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--replicas", "4", "--preemption", "-o", "json")
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--no-pending", "--replicas", "4", "--preemption", "-o", "json")
     assert r.exit_code == 0, r.output
     assert any("--preemption is deprecated" in n for n in json.loads(r.output)["notes"])
 
 
 def test_cli_markdown() -> None:
-    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "-o", "markdown")
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--no-pending", "-o", "markdown")
     assert r.exit_code == 0
     assert r.output.startswith("### kschedctl simulate: 6 pods on 12 nodes, in queue order: 6 scheduled, 0 not scheduled")
     assert "| node " in r.output and "pods placed in" in r.output
@@ -838,7 +838,7 @@ def test_parallelism_above_one_says_ties_vary() -> None:
 
 
 def test_small_runs_show_no_rate() -> None:
-    r = invoke("simulate", "-f", CART, "--snapshot", DEMO)
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--no-pending")
     assert r.exit_code == 0
     assert "6 pods placed in" in r.output and "pods/s" not in r.output
     from kschedctl.render.simulate import speed_line
@@ -850,23 +850,23 @@ def test_small_runs_show_no_rate() -> None:
 def test_huge_replica_counts_are_expanded_lazily(tmp_path: Path) -> None:
     f = tmp_path / "huge.yaml"
     f.write_text(Path(CART).read_text().replace("replicas: 6", "replicas: 100000000"))
-    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "-o", "json")
+    r = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--no-pending", "-o", "json")
     assert r.exit_code == 1
     data = json.loads(r.output)
     assert len(data["placements"]) == 9  # 8 fit, the 9th does not; the rest are identical copies
     assert data["skipped"] == [{"workload": "Deployment shop/cart", "count": 99999991, "sameAs": "shop/cart-8"}]
     assert data["summary"]["pods"] == 100000000 and data["summary"]["notTried"] == 99999991
-    table = invoke("simulate", "-f", str(f), "--snapshot", DEMO)
+    table = invoke("simulate", "-f", str(f), "--snapshot", DEMO, "--no-pending")
     assert "99,999,991 more copies" in table.output and "identical to cart-8, which does not fit" in table.output
 
 
 def test_max_pods_caps_a_run_and_says_so() -> None:
-    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max-pods", "4", "-o", "json")
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--no-pending", "--max-pods", "4", "-o", "json")
     assert r.exit_code == 1
     data = json.loads(r.output)
     assert len(data["placements"]) == 4 and data["summary"]["capped"] is True
     assert any("2 more pod(s) were not simulated" in n and "--max-pods" in n for n in data["notes"])
-    assert "(stopped after 4 pods: --max-pods)" in invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max-pods", "4").output
+    assert "(stopped after 4 pods: --max-pods)" in invoke("simulate", "-f", CART, "--snapshot", DEMO, "--no-pending", "--max-pods", "4").output
 
 
 def test_identical_copies_only_for_workloads_whose_pods_cannot_be_told_apart() -> None:
@@ -890,9 +890,47 @@ def test_cli_preemption_flag_errors(extra: list[str], message: str) -> None:
     assert message in r.output
 
 
-def test_snapshot_pending_pods_are_mentioned() -> None:
+def test_snapshot_pending_pods_are_queued_first_by_default() -> None:
+    """The demo's pending pods were listed by the informers at start-up: queued (namespace, then name)
+    before the copies created afterwards; the gated one never reaches activeQ."""
     data = json.loads(invoke("simulate", "-f", CART, "--snapshot", DEMO, "-o", "json").output)
+    pods = [p["pod"] for p in data["placements"]]
+    first = ["shop/checkout-pending", "batch/report-pending", "ml/notebook-pending", "ml/train-pending",
+             "shop/canary-gated", "shop/web-7d9f-pending"]
+    assert pods[:6] == first  # checkout-pending has a higher priority, the rest by namespace/name
+    assert data["placements"][4]["outcome"] == "gated"
+    assert all(p.startswith("shop/cart-") for p in pods[6:])
+    assert data["options"]["pending"] is True
+    assert not any("pending pod(s) of the snapshot are not scheduled" in n for n in data["notes"])
+
+
+def test_no_pending_leaves_the_snapshot_pending_pods_out() -> None:
+    data = json.loads(invoke("simulate", "-f", CART, "--snapshot", DEMO, "--no-pending", "-o", "json").output)
+    assert all(p["pod"].startswith("shop/cart-") for p in data["placements"])
+    assert data["options"]["pending"] is False
     assert any("pending pod(s) of the snapshot are not scheduled" in n for n in data["notes"])
+
+
+def test_pending_pods_queue_before_new_pods_of_equal_priority_whatever_their_creation_time() -> None:
+    cluster = make_cluster(
+        [make_node("n1")],
+        pods=[
+            make_pod("z-late", namespace="a").priority(5).created("2030-01-01T00:00:00Z"),
+            make_pod("b-pending").priority(5).created("2030-01-01T00:00:00Z"),
+            make_pod("a-low").priority(1),
+            make_pod("gone").priority(5).set("metadata.deletionTimestamp", "2026-01-01T00:00:00Z"),
+        ],
+    )
+    pods = pods_of(
+        make_pod("new-old").priority(5).created("2020-01-01T00:00:00Z"),
+        make_pod("new-high").priority(9).created("2020-01-02T00:00:00Z"),
+    )
+    r = simulate_pods(cluster, default_config(), pods)
+    assert [p.pod for p in r.placements] == [
+        "default/new-high", "a/z-late", "default/b-pending", "default/new-old", "default/a-low"
+    ]
+    only_new = simulate_pods(cluster, default_config(), pods, options=RunOptions(pending=False))
+    assert [p.pod for p in only_new.placements] == ["default/new-high", "default/new-old"]
 
 
 # --------------------------------------------------------------------------- DRA across pods

@@ -253,6 +253,14 @@ def simulate_cmd(
         int,
         typer.Option("--max-pods", min=0, metavar="N", help="Stop after this many pods in queue order (0: no cap)."),
     ] = 10_000,
+    no_pending: Annotated[
+        bool,
+        typer.Option(
+            "--no-pending",
+            help="Leave the snapshot's pending pods out (by default they are scheduled too, queued first as at "
+            "scheduler start): only the pods of -f.",
+        ),
+    ] = False,
     output: OutputOpt = WhatIfOutput.table,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -262,7 +270,8 @@ def simulate_cmd(
     """Schedule a set of pods one after another, as kube-scheduler's scheduling loop does.
 
     Pods are taken in queue order (priority, then creation time, then file order), one attempt
-    each; workloads are expanded into the pods their controllers would create. Each placement is
+    each, after the snapshot's pending pods at equal priority (see --no-pending); workloads are
+    expanded into the pods their controllers would create. Each placement is
     seen by the next cycle; OpportunisticBatching reuses a cycle's sorted scores for the next pod
     with the same signature; a preemption deletes its victims and nominates the pod, which is not
     retried (see --report-preemption, --retry-nominated). Reports each pod's node, the first pod
@@ -336,6 +345,7 @@ def simulate_cmd(
                 retry_nominated=retry_nominated or preemption,
                 batching=not no_batching,
                 max_pods=max_pods,
+                pending=not no_pending,
             )
             result = simulate_streams(
                 factory.cluster,

@@ -59,6 +59,8 @@ def headline(r: dict[str, Any]) -> str:
 
 def placement_note(p: dict[str, Any], retried: bool = False) -> str:
     notes: list[str] = []
+    if p.get("pendingAtStart"):
+        notes.append("pending in the snapshot")
     if p.get("attempt", 1) > 1:
         notes.append("second attempt")
     if p.get("batched"):

@@ -393,6 +393,7 @@ class Pod:
         "preemption_policy",
         "priority",
         "priority_class_name",
+        "queued_at_start",
         "raw",
         "resize_infeasible",
         "resource_claims",
@@ -500,6 +501,9 @@ class Pod:
             for c in _list(conditions, "status.conditions")
         )
         self._info: Any = None
+        #: Position in the scheduling queue's initial list when the pod was already pending as a run began
+        #: (``kschedctl.whatif.simulate``); None: queued when created (PrioritySort reads creationTimestamp).
+        self.queued_at_start: int | None = None
         if self.pod_limits:
             self._default_pod_level_requests()
 

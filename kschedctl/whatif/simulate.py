@@ -8,7 +8,10 @@ framework Snapshot shared by the whole run (one method per step of the loop):
 * ``SchedulingQueue``: pods come out in QueueSort order (PrioritySort: higher priority first, then
   earlier queued, then file order). Pods and the copies workloads expand into arrive as streams,
   each already in queue order, merged lazily: a workload's pods are created only when popped, so
-  memory does not grow with the pods still waiting, and a run stops at ``max_pods`` attempts;
+  memory does not grow with the pods still waiting, and a run stops at ``max_pods`` attempts.
+  The snapshot's own pending pods are in the queue first (``RunOptions.pending``): the scheduler's
+  pod informer lists them when it starts (by namespace, then name, as the API server lists), so
+  they were queued before any pod created afterwards;
 * ``scheduling_cycle``: the explain cycle (``run_cycle``) with a fresh CycleState, the
   ``nextStartNodeIndex`` left by the previous cycles and the profile's OpportunisticBatching state
   (``kschedctl.framework.batch``: the next node of the previous pod's sorted scores, taken
@@ -76,6 +79,8 @@ class RunOptions:
     max_pods: int = DEFAULT_MAX_PODS
     #: Count, rather than schedule, the remaining copies of a workload once one does not fit.
     skip_identical_failures: bool = True
+    #: Schedule the snapshot's pending pods too (queued at start-up, before the pods of the run).
+    pending: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -83,6 +88,7 @@ class RunOptions:
             "retryNominated": self.retry_nominated,
             "batching": self.batching,
             "maxPods": self.max_pods,
+            "pending": self.pending,
         }
 
 
@@ -137,6 +143,8 @@ class Placement:
     notes: list[str] = field(default_factory=list)
     #: Nodes the cycle's Filter pass processed (how far ``nextStartNodeIndex`` moved).
     processed_nodes: int = 0
+    #: The pod was pending in the snapshot (queued at start-up), not one of the run's own pods.
+    pending_at_start: bool = False
 
     @property
     def placed(self) -> bool:
@@ -165,6 +173,7 @@ class Placement:
             "error": self.error,
             "preemption": self.preemption.to_dict() if self.preemption else None,
             "evictedBy": self.evicted_by,
+            "pendingAtStart": self.pending_at_start,
             "notes": list(self.notes),
         }
 
@@ -468,6 +477,19 @@ class Simulator:
             out.append(item[0])
         return out
 
+    def queued_at_start(self) -> list[PodStream]:
+        """The snapshot's pending pods, one stream each, as the informers' initial list queued them when the
+        scheduler started: by namespace, then name (the API server's list order), before every pod created
+        afterwards. Pods the run schedules itself (``exclude_pod_uids``) and pods being deleted (the
+        scheduler skips them) are left out; gated pods and pods of no profile stay out of activeQ."""
+        pods = sorted(
+            (p for p in self.cluster.pending_pods() if p.uid not in self.excluded and p.meta.deletion_timestamp is None),
+            key=lambda p: (p.namespace, p.name),
+        )
+        for i, pod in enumerate(pods):
+            pod.queued_at_start = i
+        return [PodStream([pod], None, 1) for pod in pods]
+
     # -- ScheduleOne -----------------------------------------------------------------------------
     def schedule_one(self, pod: Pod, order: int, workload: str | None = None, attempt: int = 1) -> Placement:
         """One pod popped from the queue: its scheduling cycle, then assume (and bind) or the failure handling."""
@@ -695,10 +717,10 @@ class Simulator:
                 "to run; this run follows node order from nextStartNodeIndex, as with parallelism 1"
             )
         pending = [p for p in self.cluster.pending_pods() if not p.scheduling_gates and p.uid not in self.excluded]
-        if pending:
+        if pending and not self.options.pending:
             result.notes.append(
                 f"{len(pending)} pending pod(s) of the snapshot are not scheduled in this run (a real queue holds them "
-                "too); nominated ones are counted on their nominated node"
+                "too; they are left out on request); nominated ones are counted on their nominated node"
             )
 
 
@@ -721,6 +743,8 @@ def simulate_streams(
     opts = options or RunOptions()
     sim = Simulator(cluster, config, registry, options=opts, exclude_pod_uids=exclude_pod_uids, owns_cluster=owns_cluster)
     result = SimulationResult("pods", sim.snapshot.num_nodes(), opts, config.parallelism)
+    if opts.pending:
+        streams = sim.queued_at_start() + streams
     queue = sim.queue(streams)
     if sim.queue_sort_error:
         result.error = sim.queue_sort_error
@@ -750,6 +774,7 @@ def simulate_streams(
         order += 1
         stream = streams[i]
         p = sim.schedule_one(pod, order, stream.workload)
+        p.pending_at_start = pod.queued_at_start is not None
         result.placements.append(p)
         if progress is not None:
             progress(order, total)
@@ -786,6 +811,7 @@ def _retry_nominated(sim: Simulator, result: SimulationResult, order: int) -> No
         order += 1
         workload = sim.nominated[pod.uid][1]
         p = sim.schedule_one(pod, order, workload, attempt=2)
+        p.pending_at_start = pod.queued_at_start is not None
         p.notes.append("second attempt of a nominated pod (--retry-nominated)")
         result.placements.append(p)
     if waiting:
