@@ -21,14 +21,15 @@ class _Args(BaseModel):
 
 class ResourceSpec(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str
+    #: Go's zero values for fields left out (kube-scheduler validates neither a name nor a point's score).
+    name: str = ""
     weight: int = 1
 
 
 class UtilizationShapePoint(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    utilization: int
-    score: int
+    utilization: int = 0
+    score: int = 0
 
 
 class RequestedToCapacityRatioParam(BaseModel):
