@@ -233,6 +233,20 @@ def _judge(d: Path, sequence: bool, case: dict[str, Any]) -> dict[str, Any]:
     return {"status": "disagree", "paths": status, "details": fdet or rdet, "kept": str(kept) if kept else None}
 
 
+def replay(args: argparse.Namespace) -> None:
+    """One case again, written out (no reference run): to study a finding by hand."""
+    name, seed = args.replay
+    src = next(d for d in sources(args.kind, None) if d.name == name)
+    kind = {"sequences": "sequence", "extenders": "extender"}.get(args.kind, "conformance")
+    scn = load_scenario(src, kind)
+    rng = random.Random(int(seed))
+    extra = [(1.5, seq_pending_in_cluster)] if args.pending else []
+    mutate(rng, scn, rng.choice([int(x) for x in args.mutations.split(",")]), extra=extra)
+    out = Path(args.keep or ".") / f"fz-{name}-{seed}"
+    write_scenario(scn, out)
+    print(out)
+
+
 def sources(kind: str, family: str | None) -> list[Path]:
     base = ROOT / "tests" / {"conformance": "conformance", "sequences": "sequences", "extenders": "extenders"}[kind]
     out = []
@@ -259,7 +273,12 @@ def main() -> None:
     ap.add_argument("--keep", help="keep disagreeing scenarios here")
     ap.add_argument("--log", help="append every case as a JSON line")
     ap.add_argument("--limit", type=int, default=0, help="stop after this many cases")
+    ap.add_argument("--replay", nargs=2, metavar=("SOURCE", "SEED"),
+                    help="write the case of this corpus scenario and seed into --keep (with --mutations, --pending as run)")
     args = ap.parse_args()
+    if args.replay:
+        replay(args)
+        return
     srcs = sources(args.kind, args.family)
     muts = [int(x) for x in args.mutations.split(",")]
     cases = []

@@ -382,7 +382,7 @@ def dup_something(rng: random.Random, scn: Scenario, pools: Pools) -> str | None
 
 
 def _fresh(rng: random.Random, base: str) -> str:
-    return f"{base[:40]}-fz{rng.randrange(10_000)}"
+    return f"{base[:40]}-fz{rng.randrange(10**9)}"
 
 
 def node_resources(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
