@@ -1139,6 +1139,46 @@ def _plugin_args(prof: Doc, name: str) -> Doc:
     return pc["args"]
 
 
+PRE_FILTER_PLUGINS = ["NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
+                      "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
+PRE_SCORE_PLUGINS = ["TaintToleration", "NodeAffinity", "NodeResourcesFit", "NodeResourcesBalancedAllocation",
+                     "VolumeBinding", "PodTopologySpread", "InterPodAffinity", "DynamicResources"]
+
+
+def plugin_sets(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
+    """Plugin lists as profiles write them: ``disabled: '*'`` and a custom order, the same plugin under
+    multiPoint and a point with other weights, weight 0, a point's own list beside multiPoint."""
+    prof = _profile(rng, scn)
+    plugins = prof.setdefault("plugins", {})
+    r = rng.random()
+    point, names = rng.choice([("filter", FILTER_PLUGINS), ("score", SCORE_PLUGINS), ("preFilter", PRE_FILTER_PLUGINS),
+                               ("preScore", PRE_SCORE_PLUGINS)])
+    if r < 0.4:
+        chosen = rng.sample(names, k=rng.randrange(1, len(names) + 1))
+        entry: list[Doc] = []
+        for n in chosen:
+            e: Doc = {"name": n}
+            if point == "score" and rng.random() < 0.7:
+                e["weight"] = rng.choice([0, 1, 2, 5, 10])
+            entry.append(e)
+        plugins[point] = {"disabled": [{"name": "*"}], "enabled": entry}
+        return f"{point}: disabled *, enabled {entry}"
+    if r < 0.7:
+        name = rng.choice(SCORE_PLUGINS)
+        mp = plugins.setdefault("multiPoint", {}).setdefault("enabled", [])
+        mp.append({"name": name, "weight": rng.choice([0, 1, 3, 7])})
+        if rng.random() < 0.6:
+            sc = plugins.setdefault("score", {}).setdefault("enabled", [])
+            sc.append({"name": name, "weight": rng.choice([0, 2, 4])})
+        return f"multiPoint/score weights for {name}: {plugins}"
+    name = rng.choice(names)
+    plugins.setdefault(point, {}).setdefault("disabled", []).append({"name": name})
+    if rng.random() < 0.5:
+        plugins[point].setdefault("enabled", []).append({"name": name, **({"weight": rng.choice([1, 4])} if point == "score" else {})})
+        return f"{point}: {name} disabled then enabled again (moves to the end)"
+    return f"{point}: disable {name}"
+
+
 def config_mutation(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
     r = rng.random()
     cfg = _config(scn)
@@ -1364,6 +1404,7 @@ MUTATIONS: list[tuple[float, Mutation, frozenset[str]]] = [
     (1, dra, frozenset({"conformance", "sequence"})),
     (1, storage, frozenset({"conformance"})),
     (2, config_mutation, frozenset({"conformance", "sequence", "extender"})),
+    (0.8, plugin_sets, frozenset({"conformance", "sequence"})),
     (1.5, seq_pods, frozenset({"sequence"})),
     (3, extender_mutation, frozenset({"extender"})),
 ]
