@@ -1286,6 +1286,42 @@ def seq_pods(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
     return set_priority(rng, scn, p, pools)
 
 
+def seq_order(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
+    """Creation order: timestamps swapped, equal, or removed (the queue breaks ties by creation)."""
+    if len(scn.pods) < 2:
+        return None
+    r = rng.random()
+    a, b = rng.sample(scn.pods, 2)
+    ma, mb = _meta(a), _meta(b)
+    if r < 0.5:
+        ma["creationTimestamp"], mb["creationTimestamp"] = mb.get("creationTimestamp"), ma.get("creationTimestamp")
+        return f"swap creation times of {ma['name']} and {mb['name']}"
+    if r < 0.8:
+        mb["creationTimestamp"] = ma.get("creationTimestamp")
+        return f"{mb['name']} created with {ma['name']}"
+    ma.pop("creationTimestamp", None)
+    return f"{ma['name']} without creationTimestamp"
+
+
+def seq_profiles(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
+    """A second profile (another strategy or weights) and some pods that name it."""
+    cfg = _config(scn)
+    profiles = cfg.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
+    if len(profiles) < 2:
+        second: Doc = {"schedulerName": "fz-second"}
+        if rng.random() < 0.6:
+            second["pluginConfig"] = [{"name": "NodeResourcesFit", "args": {"scoringStrategy": {
+                "type": "MostAllocated", "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}}]
+        if rng.random() < 0.5:
+            second["plugins"] = {"score": {"enabled": [{"name": rng.choice(SCORE_PLUGINS[:7]), "weight": rng.choice([2, 5, 10])}]}}
+        profiles.append(second)
+    name = _spec_name(profiles[-1])
+    chosen = rng.sample(scn.pods, k=max(1, len(scn.pods) // rng.choice([2, 3, 4])))
+    for p in chosen:
+        _spec(p)["schedulerName"] = name
+    return f"{len(chosen)} pods use profile {name}"
+
+
 def seq_pending_in_cluster(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
     """Pods of cluster.yaml without a node: pending before the scheduler starts."""
     if scn.kind != "sequence" or not scn.pods:
@@ -1406,6 +1442,8 @@ MUTATIONS: list[tuple[float, Mutation, frozenset[str]]] = [
     (2, config_mutation, frozenset({"conformance", "sequence", "extender"})),
     (0.8, plugin_sets, frozenset({"conformance", "sequence"})),
     (1.5, seq_pods, frozenset({"sequence"})),
+    (0.7, seq_order, frozenset({"sequence"})),
+    (0.5, seq_profiles, frozenset({"sequence"})),
     (3, extender_mutation, frozenset({"extender"})),
 ]
 

@@ -481,9 +481,13 @@ class Simulator:
         """The snapshot's pending pods, one stream each, as the informers' initial list queued them when the
         scheduler started: by namespace, then name (the API server's list order), before every pod created
         afterwards. Pods the run schedules itself (``exclude_pod_uids``) and pods being deleted (the
-        scheduler skips them) are left out; gated pods and pods of no profile stay out of activeQ."""
+        scheduler skips them) are left out; gated pods and pods of no profile stay out of activeQ.
+        Like the run's own pods, these Pod objects take the node and nomination the run gives them."""
+        pending = self.cluster.pending_pods()
+        for pod in pending:
+            pod.queued_at_start = None
         pods = sorted(
-            (p for p in self.cluster.pending_pods() if p.uid not in self.excluded and p.meta.deletion_timestamp is None),
+            (p for p in pending if p.uid not in self.excluded and p.meta.deletion_timestamp is None),
             key=lambda p: (p.namespace, p.name),
         )
         for i, pod in enumerate(pods):
