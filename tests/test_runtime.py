@@ -19,7 +19,7 @@ from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore, PreFilterResult
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import node_tree_order
+from kschedctl.framework.snapshot import Snapshot, node_tree_order
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, zone_key
 from kschedctl.snapshot.model import Pod
@@ -314,6 +314,25 @@ def test_profile_percentage_wins_over_global() -> None:
 def test_node_tree_order_interleaves_zones() -> None:
     pairs = [("a1", "A"), ("a2", "A"), ("b1", "B"), ("a3", "A"), ("c1", "C"), ("b2", "B")]
     assert node_tree_order(pairs) == ["a1", "b1", "c1", "a2", "b2", "a3"]
+
+
+@pytest.mark.parametrize(
+    ("listed", "expected"),
+    [
+        # files: the order a list of the same pods comes back in (namespace, then name)
+        (False, ["b/x", "b/y", "b-2/a", "c/a"]),
+        # a live read: the API server's own order (by storage key, "b-2/a" before "b/x") is kept
+        (True, ["b-2/a", "b/x", "b/y", "c/a"]),
+    ],
+)
+def test_node_info_pods_in_list_order(listed: bool, expected: list[str]) -> None:
+    pods = [make_pod(n, ns).node("n") for ns, n in [("b-2", "a"), ("b", "x"), ("b", "y"), ("c", "a")]]
+    cluster = make_cluster([make_node("n")], pods)
+    cluster.pods_listed = listed
+    snapshot = Snapshot(cluster)
+    late = make_pod("a", "a").node("n").build()
+    snapshot.assume(late, "n")  # a pod placed later is appended, as the cache's AssumePod does
+    assert [pi.pod.key for pi in snapshot.node_info_map["n"].pods] == [*expected, "a/a"]
 
 
 @pytest.mark.parametrize(

@@ -42,6 +42,12 @@ def node_tree_order(names_and_zones: Iterable[tuple[str, str]]) -> list[str]:
     return out
 
 
+def list_order(pods: list[Pod]) -> list[Pod]:
+    """Pods in the order a list of them comes back (namespace, then name), as the informer hands
+    them to the scheduler's cache at start-up."""
+    return sorted(pods, key=lambda p: (p.meta.namespace, p.meta.name))
+
+
 T = TypeVar("T")
 
 
@@ -56,7 +62,11 @@ class Snapshot:
         for node in cluster.nodes:
             by_name[node.name] = NodeInfo(node)
         self.used_pvc_set: set[str] = set()
-        for pod in cluster.pods:
+        # The cache learns the pods from the informer's initial list, in the order the list came back:
+        # that is the order of each NodeInfo's pods (preemption's victims keep it among equals). A live
+        # read is that list already; the pods of files are ordered as a list of them would be.
+        pods = cluster.pods if cluster.pods_listed else list_order(cluster.pods)
+        for pod in pods:
             if not pod.node_name or pod.uid in excluded:
                 continue
             ni = by_name.get(pod.node_name)
@@ -94,7 +104,7 @@ class Snapshot:
             ni for ni in self.node_info_list if ni.pods_with_required_anti_affinity
         ]
         self.nominated: dict[str, list[PodInfo]] = {}
-        for pod in cluster.pods:
+        for pod in pods:
             if not pod.node_name and pod.nominated_node_name and pod.uid not in excluded:
                 self.nominated.setdefault(pod.nominated_node_name, []).append(PodInfo.of(pod))
         self._derived: dict[str, Any] = {}

@@ -49,6 +49,9 @@ class Cluster:
     notes: list[str] = field(default_factory=list)
     #: Pods dropped because they are Succeeded or Failed (the scheduler never sees them).
     terminal_pods: list[Pod] = field(default_factory=list)
+    #: The pods are in the order an API server listed them (a live read): the scheduler's cache keeps it.
+    #: Otherwise (files) the snapshot sorts them as a list of the same objects would come back.
+    pods_listed: bool = False
 
     def __post_init__(self) -> None:
         self._index: dict[str, dict[str, KubeObject]] = {}

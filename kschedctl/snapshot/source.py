@@ -153,6 +153,7 @@ class Fetched:
             for note in self.notes:
                 warn(note)
         cluster = build_cluster(self.documents(), warn=warn, validate=False)  # the API server validated them
+        cluster.pods_listed = True
         cluster.notes[:0] = self.notes
         return cluster
 

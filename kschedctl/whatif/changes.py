@@ -454,4 +454,5 @@ def cluster_with(cluster: Cluster, node: Node) -> Cluster:
             c.add_object(o)
     c.notes = list(cluster.notes)
     c.terminal_pods = list(cluster.terminal_pods)
+    c.pods_listed = cluster.pods_listed
     return c

@@ -457,6 +457,7 @@ def extend_cluster(cluster: Cluster, objects: Iterable[KubeObject], *, always_co
         c.add_object(o)
     c.notes = list(cluster.notes)
     c.terminal_pods = list(cluster.terminal_pods)
+    c.pods_listed = cluster.pods_listed
     return c
 
 
