@@ -52,7 +52,7 @@ from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.resources import Resource
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.snapshot import Snapshot, list_order
 from kschedctl.framework.types import PodInfo
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
@@ -479,17 +479,15 @@ class Simulator:
 
     def queued_at_start(self) -> list[PodStream]:
         """The snapshot's pending pods, one stream each, as the informers' initial list queued them when the
-        scheduler started: by namespace, then name (the API server's list order), before every pod created
-        afterwards. Pods the run schedules itself (``exclude_pod_uids``) and pods being deleted (the
+        scheduler started: in the API server's list order (by namespace, then name; a live read's own order),
+        before every pod created afterwards. Pods the run schedules itself (``exclude_pod_uids``) and pods being deleted (the
         scheduler skips them) are left out; gated pods and pods of no profile stay out of activeQ.
         Like the run's own pods, these Pod objects take the node and nomination the run gives them."""
         pending = self.cluster.pending_pods()
         for pod in pending:
             pod.queued_at_start = None
-        pods = sorted(
-            (p for p in pending if p.uid not in self.excluded and p.meta.deletion_timestamp is None),
-            key=lambda p: (p.namespace, p.name),
-        )
+        listed = pending if self.cluster.pods_listed else list_order(pending)
+        pods = [p for p in listed if p.uid not in self.excluded and p.meta.deletion_timestamp is None]
         for i, pod in enumerate(pods):
             pod.queued_at_start = i
         return [PodStream([pod], None, 1) for pod in pods]

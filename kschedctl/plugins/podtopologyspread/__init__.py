@@ -81,7 +81,9 @@ __all__ = [
 
 
 def _not_found(key: StateKey[Any]) -> Status:
-    return Status.as_error(f'reading "{key.name}" from cycleState: not found')
+    # upstream words the two reads differently (filtering.go and scoring.go)
+    prefix = "error reading" if key is PRE_SCORE_STATE_KEY else "reading"
+    return Status.as_error(f'{prefix} "{key.name}" from cycleState: not found')
 
 
 class PodTopologySpread:
