@@ -701,3 +701,22 @@ def test_go_sort_large_ties_are_not_stable() -> None:
     go_sort_slice(data, lambda a, b: a[0] < b[0])
     assert [k for k, _ in data] == [0] * 20 + [1] * 20
     assert [i for _, i in data] != sorted(i for _, i in data)
+
+
+@pytest.mark.parametrize(
+    ("keys", "go_order"),
+    [
+        # indices in the order Go's sort.Slice leaves them (keys compared with <): data printed by a Go
+        # program; each of these takes pdqsort's pattern-breaking swaps, so the generator's shifts matter
+        ([3, 1, 2, 0, 1, 1, 0, 4, 0, 0, 0, 1, 0, 3], [6, 10, 9, 3, 12, 8, 5, 4, 1, 11, 2, 0, 13, 7]),
+        ([1, 0, 1, 0, 0, 4, 0, 3, 0, 2, 1, 1, 4, 2], [6, 8, 1, 3, 4, 10, 2, 0, 11, 9, 13, 7, 5, 12]),
+        ([4, 2, 3, 0, 3, 2, 1, 0, 4, 0, 4, 0, 1, 1, 1, 0, 0, 0, 2],
+         [9, 15, 7, 3, 17, 11, 16, 12, 14, 6, 13, 1, 5, 18, 4, 2, 10, 8, 0]),
+        ([4, 1, 0, 0, 2, 0, 0, 2, 1, 1, 1, 0, 4, 0, 3, 0, 0, 1, 0, 2, 0, 2],
+         [15, 11, 2, 3, 20, 5, 6, 18, 16, 13, 1, 10, 9, 8, 17, 7, 19, 4, 21, 14, 12, 0]),
+    ],
+)
+def test_go_sort_ties_land_where_go_puts_them(keys: list[int], go_order: list[int]) -> None:
+    idx = list(range(len(keys)))
+    go_sort_slice(idx, lambda a, b: keys[a] < keys[b])
+    assert idx == go_order

@@ -7,7 +7,10 @@ weak order (pods without a start time) is resolved the way the algorithm happens
 to probe it. Python's ``sorted`` is stable and would disagree, so this module
 re-implements the algorithm Go (1.19 and later) uses, step for step: insertion
 sort up to 12 elements, otherwise pdqsort with a deterministic xorshift for
-pattern breaking and heapsort as the fallback.
+pattern breaking and heapsort as the fallback. The xorshift is the 64-bit one
+(shifts 13, 7, 17) of the Go the reference scheduler is built with; Go releases
+before the fix of golang/go#70144 shifted by 13, 17, 5, which moves ties among
+13 or more victims.
 """
 
 from __future__ import annotations
@@ -189,9 +192,10 @@ class _Sorter:
         modulus = 1 << length.bit_length()
         base = a + (length // 4) * 2
         for idx in range(base - 1, base + 2):
+            # the 64-bit xorshift triple (13, 7, 17) of the sort package's generator
             state ^= (state << 13) & _MASK64
-            state ^= state >> 17
-            state ^= (state << 5) & _MASK64
+            state ^= state >> 7
+            state ^= (state << 17) & _MASK64
             other = state & (modulus - 1)
             if other >= length:
                 other -= length
