@@ -45,6 +45,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ.setdefault("KSCHEDCTL_NO_CACHE", "1")
 
+import fuzz_mutate  # noqa: E402
 import yaml  # noqa: E402
 from fuzz_mutate import Scenario, mutate, seq_pending_in_cluster  # noqa: E402
 
@@ -196,8 +197,7 @@ def run_case(case: dict[str, Any]) -> dict[str, Any]:
     kind = case["kind"]
     rng = random.Random(case["seed"])
     scn = load_scenario(src, "sequence" if kind == "sequences" else "extender" if kind == "extenders" else "conformance")
-    extra = [(1.5, seq_pending_in_cluster)] if case.get("pending") else []
-    mutate(rng, scn, rng.choice(case["mutations"]), extra=extra)
+    mutate(rng, scn, rng.choice(case["mutations"]), extra=_extra(case.get("pending"), case.get("favour")))
     out: dict[str, Any] = {"family": family_of(src.name), "source": src.name, "seed": case["seed"], "mutations": scn.log}
     t = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp:
@@ -266,6 +266,14 @@ def _judge(d: Path, sequence: bool, case: dict[str, Any]) -> dict[str, Any]:
     return {"status": "disagree", "paths": status, "details": (fdet or rdet)[:12], "kept": str(kept) if kept else None}
 
 
+def _extra(pending: bool | None, favour: str | None) -> list[tuple[float, Any]]:
+    """Mutations added to the menu: pending pods in cluster.yaml (sequences), a favoured mutation by name."""
+    extra: list[tuple[float, Any]] = [(1.5, seq_pending_in_cluster)] if pending else []
+    if favour:
+        extra.append((8.0, getattr(fuzz_mutate, favour)))
+    return extra
+
+
 def replay(args: argparse.Namespace) -> None:
     """One case again, written out (no reference run): to study a finding by hand."""
     name, seed = args.replay
@@ -273,8 +281,7 @@ def replay(args: argparse.Namespace) -> None:
     kind = {"sequences": "sequence", "extenders": "extender"}.get(args.kind, "conformance")
     scn = load_scenario(src, kind)
     rng = random.Random(int(seed))
-    extra = [(1.5, seq_pending_in_cluster)] if args.pending else []
-    mutate(rng, scn, rng.choice([int(x) for x in args.mutations.split(",")]), extra=extra)
+    mutate(rng, scn, rng.choice([int(x) for x in args.mutations.split(",")]), extra=_extra(args.pending, args.favour))
     out = Path(args.keep or ".") / f"fz-{name}-{seed}"
     write_scenario(scn, out)
     print(out)
@@ -302,12 +309,13 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--mutations", default="1,2,3,4", help="how many mutations a case applies (a choice)")
     ap.add_argument("--pending", action="store_true", help="sequences: also make pods of cluster.yaml pending")
+    ap.add_argument("--favour", metavar="MUTATION", help="a mutation of bench/fuzz_mutate.py to pick far more often (pod_crowd, pdb, ...)")
     ap.add_argument("-j", "--jobs", type=int, default=2)
     ap.add_argument("--keep", help="keep disagreeing scenarios here")
     ap.add_argument("--log", help="append every case as a JSON line")
     ap.add_argument("--limit", type=int, default=0, help="stop after this many cases")
     ap.add_argument("--replay", nargs=2, metavar=("SOURCE", "SEED"),
-                    help="write the case of this corpus scenario and seed into --keep (with --mutations, --pending as run)")
+                    help="write the case of this corpus scenario and seed into --keep (with --mutations, --pending, --favour as run)")
     args = ap.parse_args()
     if args.replay:
         replay(args)
@@ -318,7 +326,7 @@ def main() -> None:
     for i in range(args.per_source):
         for s in srcs:
             cases.append({"source": str(s), "kind": args.kind, "seed": args.seed * 1_000_003 + len(cases),
-                          "mutations": muts, "keep": args.keep, "pending": args.pending, "round": i})
+                          "mutations": muts, "keep": args.keep, "pending": args.pending, "favour": args.favour, "round": i})
     random.Random(args.seed).shuffle(cases)
     if args.limit:
         cases = cases[: args.limit]

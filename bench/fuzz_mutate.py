@@ -6,7 +6,8 @@ node sizes, labels, taints and cordons; bound pods moved, cloned, removed, relab
 reprioritised, terminating or nominated; the incoming pod's requests, priority, tolerations,
 selectors, node and pod (anti-)affinity terms, spread constraints, ports, gates, overhead and
 sidecars; PodDisruptionBudgets; DRA slices, claims and classes; volumes and storage capacity; and
-the configuration (strategies, weights, percentageOfNodesToScore, disabled plugins, plugin args).
+the configuration (strategies, weights, percentageOfNodesToScore, disabled plugins, plugin args);
+nodes crowded with equal pods across namespaces (preemption victims among equals).
 A generic mutation changes any leaf to a value of the same field seen elsewhere in the scenario
 (or a nearby number), so every field the corpus uses is varied. ``repair`` then restores what the
 API server would insist on (operators and their values, limits >= requests, …); what is still
@@ -620,6 +621,55 @@ def pod_clone(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
         scn.cluster.append(p)
         out.append(f"{p['metadata']['name']}@{p['spec']['nodeName']}")
     return f"clone pod {src['metadata']['name']}: {', '.join(out)}"
+
+
+def pod_crowd(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
+    """Many equal pods on one node, written out of list order and spread over namespaces whose names prefix
+    one another: preemption's victims among equals follow the cache's list order (namespace, then name)
+    and, from 13 on, Go's unstable sort. The incoming pod usually outranks them."""
+    pods = [p for p in scn.bound_pods() if not _spec(p).get("volumes") and not _spec(p).get("resourceClaims")]
+    if not pods:
+        return None
+    src = rng.choice(pods)
+    ns = _meta(src).get("namespace") or "default"
+    spaces = [ns, f"{ns[:60]}-b", f"{ns[:60]}-b-c"]
+    prio = rng.choice([-10, 0, 0, 50])
+    start = (src.get("status") or {}).get("startTime") or "2025-01-01T00:00:00Z"
+    n = rng.choice([6, 12, 13, 16, 24, 40])
+    for _ in range(n):
+        q = copy.deepcopy(src)
+        _new_pod_name(rng, q)
+        _meta(q)["namespace"] = rng.choice(spaces)
+        _meta(q).pop("ownerReferences", None)
+        spec = _spec(q)
+        spec.pop("priorityClassName", None)
+        spec["priority"] = prio
+        if rng.random() < 0.2:
+            q.setdefault("status", {})["startTime"] = "2025-01-02T00:00:00Z"
+        else:
+            q.setdefault("status", {})["startTime"] = start
+        scn.cluster.insert(rng.randrange(len(scn.cluster) + 1), q)
+    if scn.pods and rng.random() < 0.8:
+        _crowd_preemptor(rng, scn, scn.pods[0], src["spec"]["nodeName"])
+    return f"crowd node {src['spec']['nodeName']} with {n} copies of {src['metadata']['name']} (priority {prio})"
+
+
+def _crowd_preemptor(rng: random.Random, scn: Scenario, pod: Doc, node_name: str) -> None:
+    """The incoming pod outranks the crowd and, half the time, needs most of the crowded node's CPU there."""
+    spec = _spec(pod)
+    spec.pop("priorityClassName", None)
+    spec["priority"] = 100000
+    node = next((n for n in scn.nodes() if n["metadata"]["name"] == node_name), None)
+    cpu = ((node or {}).get("status") or {}).get("allocatable", {}).get("cpu")
+    if node is None or cpu is None or rng.random() < 0.5 or not _containers(pod):
+        return
+    want = Fraction(parse_quantity(cpu)) * rng.choice([Fraction(1, 2), Fraction(7, 10), Fraction(9, 10)])
+    res = _containers(pod)[0].setdefault("resources", {})
+    res.setdefault("requests", {})["cpu"] = format_quantity(Fraction(int(want * 1000), 1000), "cpu")
+    res.pop("limits", None)
+    host = _labels(node).get("kubernetes.io/hostname")
+    if host and rng.random() < 0.7:
+        spec["nodeSelector"] = {"kubernetes.io/hostname": host}
 
 
 def pod_remove(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
@@ -1420,6 +1470,7 @@ MUTATIONS: list[tuple[float, Mutation, frozenset[str]]] = [
     (1.2, pod_move, frozenset({"conformance", "sequence", "extender"})),
     (1.2, pod_clone, frozenset({"conformance", "sequence", "extender"})),
     (0.7, pod_remove, frozenset({"conformance", "sequence", "extender"})),
+    (0.6, pod_crowd, frozenset({"conformance", "sequence"})),
     (1, pod_resources, frozenset({"conformance", "sequence", "extender"})),
     (1, pod_labels, frozenset({"conformance", "sequence"})),
     (0.5, pod_terminating, frozenset({"conformance", "sequence"})),
