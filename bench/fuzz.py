@@ -14,9 +14,11 @@ both the fast paths and the reference per-node path (``Framework(fast_paths=Fals
 
 Every case ends as one of: ``agree``; ``disagree`` (fast path, reference path or both; the
 scenario is kept under --keep with the reference's expected file and the mutations made);
-``known`` (a disagreement already understood, see ``known_quirk``); ``unstable`` (the reference gave
-different answers in three runs: what upstream leaves to chance, left out); ``rejected`` (kschedctl refused the input as the API server would: a mutation made it
-invalid); ``oracle-error``; ``crash`` (kschedctl raised: always a bug). A summary per family is
+``known`` (a disagreement already understood, see ``known_quirk``); ``unstable`` (the reference
+gave different answers in three runs: what upstream leaves to chance, left out); ``rejected``
+(kschedctl refused the input as the API server would, a mutation made it invalid; or both refused
+it); ``oracle-error`` (the reference refused what kschedctl accepted); ``crash`` (kschedctl raised:
+always a bug). A summary per family is
 printed at the end and every case is appended to --log as one JSON line.
 """
 
@@ -242,7 +244,11 @@ def _judge(d: Path, sequence: bool, case: dict[str, Any]) -> dict[str, Any]:
         return {"status": "rejected", "details": [str(e)]}
     exp, err = oracle(d, sequence)
     if exp is None:
-        return {"status": "oracle-error", "details": [err]}
+        # the reference refused the scenario (a configuration kube-scheduler rejects, mostly): so must kschedctl
+        st, det = run_kschedctl(d, True)
+        if st == "rejected":
+            return {"status": "rejected", "details": [f"both refuse: {err}", *det[:1]]}
+        return {"status": "oracle-error", "details": [err, f"kschedctl: {st}", *det[:3]]}
     (d / exp_name).write_text(json.dumps(exp, indent=2) + "\n")
     outcome = _outcome(exp, sequence)
     fast, fdet = run_kschedctl(d, True)
