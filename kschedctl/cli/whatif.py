@@ -29,10 +29,12 @@ from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
+    from kschedctl.config.types import SchedulerConfig
     from kschedctl.framework.registry import Registry
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.source import Source
     from kschedctl.whatif.diff import Side
+    from kschedctl.whatif.simulate import RunOptions, SimulationResult
     from kschedctl.whatif.workloads import Manifests
 
 
@@ -210,57 +212,63 @@ def diff_profiles_cmd(
 # --------------------------------------------------------------------------- simulate
 
 
+FilenameOpt = Annotated[
+    list[str],
+    typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (Deployment, ReplicaSet, StatefulSet, Job); - for stdin. Repeatable."),
+]
+ConfigFileOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", metavar="FILE", help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1).")
+]
+ReplicasOpt = Annotated[
+    int | None,
+    typer.Option("--replicas", min=0, metavar="N", help="Pods per workload instead of its replicas; a bare Pod becomes a template."),
+]
+MaxOpt = Annotated[bool, typer.Option("--max", help="Place copies of the one pod/workload template until one does not fit.")]
+LimitOpt = Annotated[int, typer.Option("--limit", min=0, metavar="N", help="With --max: stop after this many pods (0: no limit).")]
+ReportPreemptionOpt = Annotated[
+    bool,
+    typer.Option("--report-preemption", help="Only report what DefaultPreemption would do: no victim is deleted and no pod nominated."),
+]
+RetryNominatedOpt = Annotated[
+    bool,
+    typer.Option("--retry-nominated", help="After every pod had its attempt, schedule each pod that preemption nominated once more."),
+]
+DeprecatedPreemptionOpt = Annotated[
+    bool, typer.Option("--preemption", hidden=True, help="Deprecated: preemption is applied by default; same as --retry-nominated.")
+]
+NoBatchingOpt = Annotated[
+    bool, typer.Option("--no-batching", help="Turn OpportunisticBatching off (as --feature-gates=OpportunisticBatching=false).")
+]
+MaxPodsOpt = Annotated[int, typer.Option("--max-pods", min=0, metavar="N", help="Stop after this many pods in queue order (0: no cap).")]
+NoPendingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-pending",
+        help="Leave the snapshot's pending pods out (by default they are scheduled too, queued first as at "
+        "scheduler start): only the pods of -f.",
+    ),
+]
+
+DEPRECATED_PREEMPTION_NOTE = (
+    "--preemption is deprecated: preemption is applied by default now (victims deleted, the pod nominated); "
+    "it is read as --retry-nominated, which schedules nominated pods again after the run"
+)
+
+
 @app.command("simulate")
 def simulate_cmd(
-    filename: Annotated[
-        list[str],
-        typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (Deployment, ReplicaSet, StatefulSet, Job); - for stdin. Repeatable."),
-    ],
+    filename: FilenameOpt,
     snapshot: LiveSnapshotOpt = None,
-    config: Annotated[
-        Path | None, typer.Option("--config", "-c", metavar="FILE", help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1).")
-    ] = None,
-    replicas: Annotated[
-        int | None,
-        typer.Option("--replicas", min=0, metavar="N", help="Pods per workload instead of its replicas; a bare Pod becomes a template."),
-    ] = None,
-    max_: Annotated[
-        bool, typer.Option("--max", help="Place copies of the one pod/workload template until one does not fit.")
-    ] = False,
-    limit: Annotated[int, typer.Option("--limit", min=0, metavar="N", help="With --max: stop after this many pods (0: no limit).")] = 0,
-    report_preemption: Annotated[
-        bool,
-        typer.Option(
-            "--report-preemption",
-            help="Only report what DefaultPreemption would do: no victim is deleted and no pod nominated.",
-        ),
-    ] = False,
-    retry_nominated: Annotated[
-        bool,
-        typer.Option(
-            "--retry-nominated",
-            help="After every pod had its attempt, schedule each pod that preemption nominated once more.",
-        ),
-    ] = False,
-    preemption: Annotated[
-        bool, typer.Option("--preemption", hidden=True, help="Deprecated: preemption is applied by default; same as --retry-nominated.")
-    ] = False,
-    no_batching: Annotated[
-        bool,
-        typer.Option("--no-batching", help="Turn OpportunisticBatching off (as --feature-gates=OpportunisticBatching=false)."),
-    ] = False,
-    max_pods: Annotated[
-        int,
-        typer.Option("--max-pods", min=0, metavar="N", help="Stop after this many pods in queue order (0: no cap)."),
-    ] = 10_000,
-    no_pending: Annotated[
-        bool,
-        typer.Option(
-            "--no-pending",
-            help="Leave the snapshot's pending pods out (by default they are scheduled too, queued first as at "
-            "scheduler start): only the pods of -f.",
-        ),
-    ] = False,
+    config: ConfigFileOpt = None,
+    replicas: ReplicasOpt = None,
+    max_: MaxOpt = False,
+    limit: LimitOpt = 0,
+    report_preemption: ReportPreemptionOpt = False,
+    retry_nominated: RetryNominatedOpt = False,
+    preemption: DeprecatedPreemptionOpt = False,
+    no_batching: NoBatchingOpt = False,
+    max_pods: MaxPodsOpt = 10_000,
+    no_pending: NoPendingOpt = False,
     output: OutputOpt = WhatIfOutput.table,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
@@ -286,60 +294,18 @@ def simulate_cmd(
         from kschedctl.config import load_config
         from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
         from kschedctl.snapshot.loader import read_stdin_once
-        from kschedctl.whatif.simulate import (
-            APPLY,
-            REPORT,
-            RunOptions,
-            simulate_max,
-            simulate_streams,
-            workload_streams,
-        )
-        from kschedctl.whatif.workloads import PodFactory
+        from kschedctl.whatif.simulate import APPLY, REPORT, RunOptions
 
         read_stdin_once(("-f", filename), ("--snapshot", snapshot or []))
-        if max_ and replicas is not None:
-            raise UsageError("--max and --replicas do not go together: --max finds the number of replicas")
-        if limit and not max_:
-            raise UsageError("--limit goes with --max")
-        if report_preemption and (retry_nominated or preemption):
-            raise UsageError("--report-preemption nominates no pod, so there is nothing to retry (--retry-nominated)")
-        if max_ and (retry_nominated or preemption):
-            raise UsageError("--max counts the copies that fit without preemption; --retry-nominated does not apply")
+        _check_simulate_flags(replicas, max_, limit, report_preemption, retry_nominated or preemption)
         registry = build_registry(plugin_module)
         cfg = load_config(str(config) if config else None, registry)
         cluster = _read(_open(snapshot, kubeconfig, context, request_timeout))
         manifests = _read_manifests(filename, cluster)
         current().phase("building NodeInfos")
-        notes: list[str] = []
-        if preemption:
-            notes.append(
-                "--preemption is deprecated: preemption is applied by default now (victims deleted, the pod nominated); "
-                "it is read as --retry-nominated, which schedules nominated pods again after the run"
-            )
         if max_:
-            if len(manifests.workloads) != 1:
-                raise UsageError(
-                    f"--max needs exactly one pod or workload template, the files hold {len(manifests.workloads)}"
-                )
-            w = manifests.workloads[0]
-            w.as_template = True
-            factory = PodFactory(manifests, cluster, private=True)
-            result = simulate_max(
-                factory.cluster,
-                cfg,
-                factory.pods(w, None),
-                registry,
-                workload=w.display,
-                limit=limit,
-                batching=not no_batching,
-                owns_cluster=True,
-                progress=current().counter("placing copies"),
-            )
+            result = _simulate_max(manifests, cluster, cfg, registry, limit=limit, batching=not no_batching)
         else:
-            factory = PodFactory(manifests, cluster, private=True)
-            streams, excluded = workload_streams(manifests, factory, replicas)
-            if not any(s.count for s in streams):
-                raise UsageError("the workloads ask for no pods (replicas 0)")
             options = RunOptions(
                 preemption=REPORT if report_preemption else APPLY,
                 retry_nominated=retry_nominated or preemption,
@@ -347,23 +313,79 @@ def simulate_cmd(
                 max_pods=max_pods,
                 pending=not no_pending,
             )
-            result = simulate_streams(
-                factory.cluster,
-                cfg,
-                streams,
-                registry,
-                options=options,
-                exclude_pod_uids=excluded,
-                owns_cluster=True,
-                progress=current().counter("scheduling pods"),
-            )
+            result = _simulate_run(manifests, cluster, cfg, registry, replicas, options)
         # the manifests' notes include what admitting each workload's first pod said (pods are made lazily)
-        result.notes[:0] = manifests.notes + notes
+        result.notes[:0] = manifests.notes + ([DEPRECATED_PREEMPTION_NOTE] if preemption else [])
         _emit(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
         if result.error:
             return EXIT_NO
-        if max_:
-            return EXIT_OK
-        return EXIT_OK if result.all_placed else EXIT_NO
+        return EXIT_OK if max_ or result.all_placed else EXIT_NO
 
     guarded(body)
+
+
+def _check_simulate_flags(replicas: int | None, max_: bool, limit: int, report_preemption: bool, retry: bool) -> None:
+    """Refuse flags that contradict each other, saying why."""
+    if max_ and replicas is not None:
+        raise UsageError("--max and --replicas do not go together: --max finds the number of replicas")
+    if limit and not max_:
+        raise UsageError("--limit goes with --max")
+    if report_preemption and retry:
+        raise UsageError("--report-preemption nominates no pod, so there is nothing to retry (--retry-nominated)")
+    if max_ and retry:
+        raise UsageError("--max counts the copies that fit without preemption; --retry-nominated does not apply")
+
+
+def _simulate_max(
+    manifests: Manifests, cluster: Cluster, cfg: SchedulerConfig, registry: Registry, *, limit: int, batching: bool
+) -> SimulationResult:
+    """``--max``: copies of the one pod or workload template until one does not fit (or ``limit``)."""
+    from kschedctl.cli.progress import current
+    from kschedctl.whatif.simulate import simulate_max
+    from kschedctl.whatif.workloads import PodFactory
+
+    if len(manifests.workloads) != 1:
+        raise UsageError(f"--max needs exactly one pod or workload template, the files hold {len(manifests.workloads)}")
+    w = manifests.workloads[0]
+    w.as_template = True
+    factory = PodFactory(manifests, cluster, private=True)
+    return simulate_max(
+        factory.cluster,
+        cfg,
+        factory.pods(w, None),
+        registry,
+        workload=w.display,
+        limit=limit,
+        batching=batching,
+        owns_cluster=True,
+        progress=current().counter("placing copies"),
+    )
+
+
+def _simulate_run(
+    manifests: Manifests,
+    cluster: Cluster,
+    cfg: SchedulerConfig,
+    registry: Registry,
+    replicas: int | None,
+    options: RunOptions,
+) -> SimulationResult:
+    """The pods of the files (workloads expanded as their controllers would, lazily) through the loop."""
+    from kschedctl.cli.progress import current
+    from kschedctl.whatif.simulate import simulate_streams, workload_streams
+    from kschedctl.whatif.workloads import PodFactory
+
+    factory = PodFactory(manifests, cluster, private=True)
+    streams, excluded = workload_streams(manifests, factory, replicas)
+    if not any(s.count for s in streams):
+        raise UsageError("the workloads ask for no pods (replicas 0)")
+    return simulate_streams(
+        factory.cluster,
+        cfg,
+        streams,
+        registry,
+        options=options,
+        exclude_pod_uids=excluded,
+        owns_cluster=True,
+        progress=current().counter("scheduling pods"),
+    )
