@@ -78,6 +78,19 @@ def _labels(d: Doc) -> dict[str, str]:
     return m["labels"]
 
 
+def _relabel(rng: random.Random, kind: str, obj: Doc, keys: list[str], pools: Pools) -> str | None:
+    """Remove one of ``keys`` from the object's labels (sometimes) or set it to a value from the pools."""
+    if not keys:
+        return None
+    labels = _labels(obj)
+    key = rng.choice(keys)
+    if key in labels and rng.random() < 0.3:
+        del labels[key]
+        return f"{kind} {obj['metadata']['name']} label {key} removed"
+    labels[key] = pools.label_value(rng, key)
+    return f"{kind} {obj['metadata']['name']} label {key}={labels[key]}"
+
+
 def _containers(pod: Doc) -> list[Doc]:
     return [c for c in (_spec(pod).get("containers") or []) if isinstance(c, dict)]
 
@@ -407,17 +420,7 @@ def node_label(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
     nodes = scn.nodes()
     if not nodes:
         return None
-    n = rng.choice(nodes)
-    labels = _labels(n)
-    keys = sorted(pools.node_label_keys - {"kubernetes.io/hostname"})
-    if not keys:
-        return None
-    key = rng.choice(keys)
-    if key in labels and rng.random() < 0.3:
-        del labels[key]
-        return f"node {n['metadata']['name']} label {key} removed"
-    labels[key] = pools.label_value(rng, key)
-    return f"node {n['metadata']['name']} label {key}={labels[key]}"
+    return _relabel(rng, "node", rng.choice(nodes), sorted(pools.node_label_keys - {"kubernetes.io/hostname"}), pools)
 
 
 def node_taint(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
@@ -719,17 +722,7 @@ def pod_labels(rng: random.Random, scn: Scenario, pools: Pools, *, incoming: boo
     pods = scn.pods if incoming else scn.cluster_pods()
     if not pods:
         return None
-    p = rng.choice(pods)
-    labels = _labels(p)
-    keys = sorted(pools.pod_label_keys)
-    if not keys:
-        return None
-    key = rng.choice(keys)
-    if key in labels and rng.random() < 0.3:
-        del labels[key]
-        return f"pod {p['metadata']['name']} label {key} removed"
-    labels[key] = pools.label_value(rng, key)
-    return f"pod {p['metadata']['name']} label {key}={labels[key]}"
+    return _relabel(rng, "pod", rng.choice(pods), sorted(pools.pod_label_keys), pools)
 
 
 def pod_terminating(rng: random.Random, scn: Scenario, pools: Pools) -> str | None:
