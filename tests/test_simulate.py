@@ -530,6 +530,8 @@ def test_cli_markdown() -> None:
         (["--max", "--replicas", "2"], "--max and --replicas do not go together"),
         (["--limit", "2"], "--limit goes with --max"),
         (["--replicas", "0"], "the workloads ask for no pods"),
+        (["--report-preemption", "--retry-nominated"], "nothing to retry"),
+        (["--max", "--retry-nominated"], "--retry-nominated does not apply"),
     ],
 )
 def test_cli_usage_errors(extra: list[str], message: str) -> None:
@@ -875,19 +877,6 @@ def test_identical_copies_only_for_workloads_whose_pods_cannot_be_told_apart() -
     cluster = make_cluster([make_node("n1")])
     m = _manifests(DEPLOYMENT + "---\n" + STATEFULSET, cluster)
     assert [identical_copies(w) for w in m.workloads] == [True, False]
-
-
-@pytest.mark.parametrize(
-    ("extra", "message"),
-    [
-        (["--report-preemption", "--retry-nominated"], "nothing to retry"),
-        (["--max", "--retry-nominated"], "--retry-nominated does not apply"),
-    ],
-)
-def test_cli_preemption_flag_errors(extra: list[str], message: str) -> None:
-    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, *extra)
-    assert r.exit_code == 2
-    assert message in r.output
 
 
 def test_snapshot_pending_pods_are_queued_first_by_default() -> None:

@@ -19,6 +19,7 @@ from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 
 if TYPE_CHECKING:
     from kschedctl.framework.registry import RegisteredPlugin
+    from kschedctl.testing import SnapshotHandle
 
 
 class PluginsOutput(StrEnum):
@@ -28,7 +29,7 @@ class PluginsOutput(StrEnum):
     markdown = "markdown"
 
 
-def _probe_handle() -> Any:
+def _probe_handle() -> SnapshotHandle:
     """A Handle over an empty cluster, enough to construct a plugin and look at its methods (the one
     plugin authors' tests use)."""
     from kschedctl.testing import SnapshotHandle

@@ -242,7 +242,7 @@ def _schedule_pod(
         _unschedulable(fw, state, pod, trace, diagnosis)
         return False
     scored = _prioritize_and_select(fw, state, pod, feasible, trace, turn)
-    if not scored:
+    if scored is None:
         return False
     host = trace.selected_node
     assert host is not None
