@@ -37,6 +37,7 @@ import yaml
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.explain.trace import Trace
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.registry import Registry, register_plugin_object
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Status
@@ -475,7 +476,8 @@ class SnapshotHandle:
     and ``extenders`` is empty. To run a plugin together with others, use ``schedule``.
     """
 
-    def __init__(self, source: Cluster | Snapshot | None = None) -> None:
+    def __init__(self, source: Cluster | Snapshot | None = None, features: Features = DEFAULT_FEATURES) -> None:
+        self.features = features
         if isinstance(source, Snapshot):
             self._snapshot = source
         else:

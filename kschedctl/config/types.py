@@ -14,6 +14,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
+
 EXTENSION_POINT_FIELDS = (
     "multiPoint",
     "preEnqueue",
@@ -74,6 +76,8 @@ class Profile:
     plugins: Plugins
     plugin_config: dict[str, BaseModel | dict[str, Any]] = field(default_factory=dict)
     percentage_of_nodes_to_score: int | None = None
+    #: The version and feature gates whose rules this profile's plugins follow.
+    features: Features = DEFAULT_FEATURES
 
     def args(self, plugin: str) -> BaseModel | dict[str, Any] | None:
         return self.plugin_config.get(plugin)
@@ -86,6 +90,8 @@ class SchedulerConfig:
     parallelism: int = 16
     extenders: list[Extender] = field(default_factory=list)
     source: str | None = None
+    #: The version and feature gates the whole configuration was defaulted and validated for.
+    features: Features = DEFAULT_FEATURES
 
     def profile_for(self, scheduler_name: str) -> Profile | None:
         for p in self.profiles:

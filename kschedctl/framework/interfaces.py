@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.features import Features
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 
@@ -108,6 +109,9 @@ class Handle(Protocol):
 
     @property
     def cluster(self) -> Cluster: ...
+
+    @property
+    def features(self) -> Features: ...
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status: ...
 

@@ -154,6 +154,8 @@ class Framework:
         #: and their indexed PreFilter/PreScore) where they can; False runs the reference path, every
         #: plugin node by node. Both give the same trace (tests/test_fast_paths.py).
         self.fast_paths = fast_paths
+        #: The Kubernetes version and feature gates the plugins follow (``Handle.features``).
+        self.features = profile.features
         #: The configured extenders (``Handle.Extenders()``), set by the cycle that runs this framework.
         self.extenders: list[Any] = []
         plugins = profile.plugins
