@@ -37,6 +37,8 @@ IN_TREE_MODULES: dict[str, str] = {
     "InterPodAffinity": "kschedctl.plugins.interpodaffinity",
     "DynamicResources": "kschedctl.plugins.dynamicresources",
     "DefaultPreemption": "kschedctl.plugins.defaultpreemption",
+    # in the registry of v1.35 and v1.36 alike; it acts only with its gate on (v1.36's default)
+    "NodeDeclaredFeatures": "kschedctl.plugins.nodedeclaredfeatures",
 }
 
 

@@ -2,10 +2,18 @@
 
 For each configured resource (cpu and memory by default) the fraction
 requested/allocatable is computed with the pod placed on the node (plain requests,
-no non-zero defaults; fractions capped at 1). The score is ``(1 - std) * 100``
+no non-zero defaults; fractions capped at 1). A node's *balance* is ``(1 - std) * 100``
 truncated to an integer, where std is the population standard deviation of the
 fractions (half the difference when there are two). Pods requesting none of the
 configured resources make PreScore return Skip, so the plugin does not score them.
+
+The score changed in v1.36 with no feature gate; both rules are here, chosen when the
+plugin is built from ``handle.features``:
+
+* up to v1.35 (``noderesources/balanced_allocation.go`` of v1.35.4) the score is the balance
+  with the pod placed;
+* from v1.36 (the same file in v1.36.2) it is the change of balance the pod causes: the
+  balance with the pod minus the balance without it, mapped onto 50..100 (75: unchanged).
 """
 
 from __future__ import annotations
@@ -17,16 +25,18 @@ from kschedctl.config.field import aggregate
 from kschedctl.config.validation import validate_node_resources_balanced_allocation_args
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
-from kschedctl.plugins.noderesources.columns import score_columns
+from kschedctl.plugins.noderesources.columns import balance_change_columns, score_columns
 from kschedctl.plugins.noderesources.fit import request_signature
 from kschedctl.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
     WeightedResource,
     balanced_resource_scorer,
     is_best_effort,
+    score_balance_change,
 )
 
 if TYPE_CHECKING:
@@ -47,6 +57,14 @@ class BalancedAllocation:
         self.scorer = ResourceAllocationScorer(
             NAME, resources, balanced_resource_scorer, use_requested=True, pod_level_resources=True, use_status=True
         )
+        features: Features = handle.features if handle is not None else DEFAULT_FEATURES
+        #: v1.36 scores the change of balance, earlier versions the balance after placing the pod.
+        self.scores_change = features.at_least(36)
+        self._score_node = self._balance_change if self.scores_change else self.scorer.score
+        self._score_columns = balance_change_columns if self.scores_change else score_columns
+
+    def _balance_change(self, node_info: NodeInfo, reqs: list[int]) -> tuple[int, Status]:
+        return score_balance_change(self.scorer, node_info, reqs)
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         reqs = self.scorer.pod_request_list(pod)
@@ -61,7 +79,7 @@ class BalancedAllocation:
             reqs = self.scorer.pod_request_list(pod)
             if is_best_effort(reqs):
                 return 0, Status()
-        return self.scorer.score(node_info, reqs)
+        return self._score_node(node_info, reqs)
 
     def score_extensions(self) -> None:
         return None
@@ -77,7 +95,7 @@ class BalancedAllocation:
             reqs = self.scorer.pod_request_list(pod)
             if is_best_effort(reqs):
                 return [0] * len(nodes), Status()
-        return score_columns(self.scorer, nodes, reqs)
+        return self._score_columns(self.scorer, nodes, reqs)
 
 
 def _resources(args: NodeResourcesBalancedAllocationArgs) -> list[WeightedResource]:

@@ -10,7 +10,8 @@ loop per resource instead of a few function calls per node:
   requested amount with the pod placed there, exactly as ``allocatable_and_requested``;
 * ``least_allocated_columns`` / ``most_allocated_columns`` / ``balanced_columns``: the
   strategies on those columns, with the same integer and float64 operations in the same
-  order. Nodes whose columns need the general rule (a resource with no allocatable, more
+  order; ``balance_change_columns`` is v1.36's BalancedAllocation, ``balanced_columns`` on the
+  columns with and without the pod. Nodes whose columns need the general rule (a resource with no allocatable, more
   than two resources for the balanced score) are scored by the reference function.
 """
 
@@ -27,6 +28,7 @@ from kschedctl.plugins.noderesources.resource_allocation import (
     MOST_ALLOCATED,
     ResourceAllocationScorer,
     balanced_resource_scorer,
+    score_balance_change,
 )
 
 if TYPE_CHECKING:
@@ -208,3 +210,22 @@ def score_columns(scorer: ResourceAllocationScorer, nodes: list[NodeInfo], pod_r
     fn = scorer.scorer
     n = len(nodes)
     return [fn([c[1][j] for c in cols], [c[0][j] for c in cols]) for j in range(n)], Status()
+
+
+def balance_change_columns(
+    scorer: ResourceAllocationScorer, nodes: list[NodeInfo], pod_request_list: list[int]
+) -> tuple[list[int], Status]:
+    """``score_balance_change`` for each node (v1.36's BalancedAllocation)."""
+    if not scorer.resources:
+        return [], Status(Code.ERROR, "resources not found")
+    with_pod = allocation_columns(scorer, nodes, pod_request_list)
+    without = [
+        (allocs, [u - q if a else 0 for a, u in zip(allocs, used, strict=True)])
+        for (allocs, used), q in zip(with_pod, pod_request_list, strict=True)
+    ]
+    if any(min(reqs, default=0) < 0 for _, reqs in with_pod + without):  # only the reference handles negative amounts
+        return [score_balance_change(scorer, ni, pod_request_list)[0] for ni in nodes], Status()
+    after = balanced_columns(with_pod, balanced_resource_scorer)
+    before = balanced_columns(without, balanced_resource_scorer)
+    half = MAX_NODE_SCORE // 2  # balance_change_score inline: both balances are 50..100 here, so // is Go's /
+    return [half + (half + w - b) // 2 for w, b in zip(after, before, strict=True)], Status()

@@ -24,6 +24,11 @@ Rules that matter for exact agreement:
   request, or one the node does not list in allocatable, is left out (its
   allocatable entry stays 0 and the strategies skip it).
 * Any resource whose allocatable is 0 is skipped by every strategy.
+
+v1.36 (``noderesources/resource_allocation.go`` and ``balanced_allocation.go`` of v1.36.2) builds
+the same vectors plus a third one, what the node requests without the pod, and its
+BalancedAllocation compares the balance with and without the pod (``score_balance_change``);
+the other strategies ignore the new vector.
 """
 
 from __future__ import annotations
@@ -194,6 +199,22 @@ def balanced_resource_scorer(requested: list[int], allocatable: list[int]) -> in
     return int((1 - std) * float(MAX_NODE_SCORE))
 
 
+def without_pod(requested: list[int], allocatable: list[int], pod_request_list: list[int]) -> list[int]:
+    """What the node's pods already request of each resource that is scored (0 for the others)."""
+    return [q - p if a else 0 for q, a, p in zip(requested, allocatable, pod_request_list, strict=True)]
+
+
+def balance_change_score(with_pod: int, without: int) -> int:
+    """v1.36's BalancedAllocation: how much placing the pod changes the node's balance.
+
+    Both balances are ``balanced_resource_scorer`` values (50..100 for fractions in 0..1); their
+    difference (-50..50) is shifted and halved back onto 50..100 with Go's integer division, so
+    an unchanged balance scores 75, a better one up to 100 and a worse one down to 50.
+    """
+    half = MAX_NODE_SCORE // 2
+    return half + go_div(half + with_pod - without, 2)
+
+
 # --------------------------------------------------------------------------------------------
 # the shared scorer
 # --------------------------------------------------------------------------------------------
@@ -254,9 +275,8 @@ class ResourceAllocationScorer:
             return a, node_info.requested.scalar.get(resource, 0) + pod_request
         return 0, 0
 
-    def score(self, node_info: NodeInfo, pod_request_list: list[int]) -> tuple[int, Status]:
-        if not self.resources:
-            return 0, Status(Code.ERROR, "resources not found")
+    def vectors(self, node_info: NodeInfo, pod_request_list: list[int]) -> tuple[list[int], list[int]]:
+        """(requested with the pod, allocatable) of every configured resource; both 0 where left out."""
         n = len(self.resources)
         requested = [0] * n
         allocatable = [0] * n
@@ -266,7 +286,23 @@ class ResourceAllocationScorer:
                 continue
             allocatable[i] = a
             requested[i] = q
+        return requested, allocatable
+
+    def score(self, node_info: NodeInfo, pod_request_list: list[int]) -> tuple[int, Status]:
+        if not self.resources:
+            return 0, Status(Code.ERROR, "resources not found")
+        requested, allocatable = self.vectors(node_info, pod_request_list)
         return self.scorer(requested, allocatable), Status()
+
+
+def score_balance_change(scorer: ResourceAllocationScorer, node_info: NodeInfo, pod_request_list: list[int]) -> tuple[int, Status]:
+    """v1.36's BalancedAllocation Score of one node: the balance with the pod against the balance without it."""
+    if not scorer.resources:
+        return 0, Status(Code.ERROR, "resources not found")
+    requested, allocatable = scorer.vectors(node_info, pod_request_list)
+    allocated = without_pod(requested, allocatable, pod_request_list)
+    with_pod = balanced_resource_scorer(requested, allocatable)
+    return balance_change_score(with_pod, balanced_resource_scorer(allocated, allocatable)), Status()
 
 
 def is_best_effort(pod_request_list: list[int]) -> bool:
