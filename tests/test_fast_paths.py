@@ -12,6 +12,7 @@ FitError, preemption, plugin explanations.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 
 from kschedctl.config import parse_config
 from kschedctl.explain.cycle import run_cycle
+from kschedctl.framework.features import V135_GATES, Features
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.plugins import in_tree_registry
@@ -179,16 +181,30 @@ def trace_of(cluster: Any, pod: Any, config: Any, fast: bool) -> dict[str, Any]:
     return run_cycle(fw, pod, config, details=True).to_dict()
 
 
+#: v1.36's rules (BalancedAllocation scores the change of balance) with its default NodeDeclaredFeatures.
+V136 = Features(minor=36, gates={**V135_GATES, "NodeDeclaredFeatures": True}, release="v1.36.2")
+
+
+def with_v136(raw_config: dict[str, Any]) -> dict[str, Any]:
+    """The configuration as v1.36 defaults it: NodeDeclaredFeatures enabled too."""
+    out = copy.deepcopy(raw_config)
+    profiles = out.setdefault("profiles", [{"schedulerName": "default-scheduler"}])
+    profiles[0]["plugins"] = {"multiPoint": {"enabled": [{"name": "NodeDeclaredFeatures"}]}}
+    return out
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(scenarios())
-def test_fast_and_reference_paths_give_the_same_trace(scenario: Any) -> None:
+@given(scenarios(), st.booleans())
+def test_fast_and_reference_paths_give_the_same_trace(scenario: Any, v136: bool) -> None:
     node_builders, pod_builders, incoming, raw_config, with_service = scenario
     objects = [make_object("Namespace", "default", labels={"team": "t1"}), make_object("Namespace", "other")]
     if with_service:  # default spreading has a selector to use
         objects.append(make_object("Service", "svc", incoming.raw["metadata"]["namespace"],
                                    spec={"selector": {"app": incoming.raw["metadata"]["labels"]["app"]}}))
     cluster = make_cluster(node_builders, pod_builders, objects)
-    config = parse_config(raw_config)
+    config = parse_config(with_v136(raw_config) if v136 else raw_config)
+    if v136:
+        config.profiles[0].features = V136
     pod = incoming.build()
     cluster.default_priority(pod)
     reference = trace_of(cluster, pod, config, fast=False)

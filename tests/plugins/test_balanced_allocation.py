@@ -1,4 +1,5 @@
-"""NodeResourcesBalancedAllocation: PreScore Skip for best-effort pods, std-deviation score with Go float math."""
+"""NodeResourcesBalancedAllocation: PreScore Skip for best-effort pods, std-deviation score with Go float math;
+v1.35's balance after placing the pod and v1.36's change of balance."""
 
 from __future__ import annotations
 
@@ -8,18 +9,21 @@ import pytest
 
 from kschedctl.config.args import NodeResourcesBalancedAllocationArgs
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.features import DEFAULT_FEATURES, V135_GATES, Features
 from kschedctl.framework.status import Code
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.noderesources import balanced_allocation as ba
-from kschedctl.plugins.noderesources.resource_allocation import balanced_resource_scorer
+from kschedctl.plugins.noderesources.resource_allocation import balance_change_score, balanced_resource_scorer
 from tests.builders import FakeHandle, NodeBuilder, PodBuilder, make_node, make_pod, node_info
 
+V136 = Features(minor=36, gates={**V135_GATES, "NodeDeclaredFeatures": True}, release="v1.36.2")
 
-def _plugin(resources: list[str] | None = None) -> ba.BalancedAllocation:
+
+def _plugin(resources: list[str] | None = None, features: Features = DEFAULT_FEATURES) -> ba.BalancedAllocation:
     if resources is None:
-        return ba.new(None, FakeHandle())
+        return ba.new(None, FakeHandle(features=features))
     model = NodeResourcesBalancedAllocationArgs.model_validate({"resources": [{"name": r} for r in resources]})
-    return ba.new(model, FakeHandle())
+    return ba.new(model, FakeHandle(features=features))
 
 
 def node(extra: dict[str, str] | None = None) -> NodeBuilder:
@@ -119,6 +123,81 @@ def test_score(pod: PodBuilder, ni: NodeInfo, resources: list[str] | None, want:
 )
 def test_pre_score(pod: PodBuilder, resources: list[str] | None, code: Code) -> None:
     assert _plugin(resources).pre_score(CycleState(), pod.build(), []).code == code
+
+
+@pytest.mark.parametrize(
+    ("pod", "ni", "resources", "v135", "v136"),
+    [
+        # Empty node, balanced pod: 100 either way before; v1.36: unchanged balance -> 75.
+        pytest.param(make_pod().req(cpu="1", memory="4Gi"), node_info(node()), None, 100, 75, id="balanced-on-empty"),
+        # 0.5 / 0.25 -> 87 with the pod, 100 without: 50 + (50 + 87 - 100) / 2 = 68.
+        pytest.param(make_pod().req(cpu="2", memory="4Gi"), node_info(node()), None, 87, 68, id="unbalances-empty"),
+        # The pod evens out a cpu-heavy node: 75 without, 100 with -> 87.
+        pytest.param(
+            make_pod().req(memory="8Gi"), node_info(node(), existing({"cpu": "2"})), None, 100, 87, id="improves-balance"
+        ),
+        # The pod tilts a balanced node: 100 without, 75 with -> 62.
+        pytest.param(
+            make_pod().req(cpu="2"), node_info(node(), existing({"cpu": "1", "memory": "4Gi"})), None, 75, 62, id="worsens-balance"
+        ),
+        # cpu capped at 1 with the pod; 0.75 / 0 without: both 62 -> 75.
+        pytest.param(
+            make_pod().req(cpu="2", memory="4Gi"), node_info(node(), existing({"cpu": "3"})), None, 62, 75, id="capped"
+        ),
+        # Three resources: 79 with, 100 without -> 64.
+        pytest.param(
+            make_pod().req(cpu="1", memory="8Gi", ephemeral_storage="75Gi"),
+            node_info(node({"ephemeral-storage": "100Gi"})),
+            ["cpu", "memory", "ephemeral-storage"],
+            79,
+            64,
+            id="three-resources",
+        ),
+        # A requested extended resource counts on both sides: 88 with, 100 without -> 69.
+        pytest.param(
+            make_pod().res({"cpu": "2", "memory": "4Gi", "example.com/foo": "1"}),
+            node_info(node({"example.com/foo": "4"})),
+            ["cpu", "memory", "example.com/foo"],
+            88,
+            69,
+            id="extended-requested",
+        ),
+        # One resource: std 0 on both sides.
+        pytest.param(make_pod().req(cpu="3"), node_info(node()), ["cpu"], 100, 75, id="single-resource"),
+    ],
+)
+def test_score_by_version(pod: PodBuilder, ni: NodeInfo, resources: list[str] | None, v135: int, v136: int) -> None:
+    p = pod.build()
+    for features, want in ((DEFAULT_FEATURES, v135), (V136, v136)):
+        pl = _plugin(resources, features)
+        st = CycleState()
+        assert pl.pre_score(st, p, [ni]).code == Code.SUCCESS
+        v, s = pl.score(st, p, ni)
+        assert (v, s.code) == (want, Code.SUCCESS)
+        assert pl.score(CycleState(), p, ni)[0] == want  # without PreScore's state
+        scores, s = pl.score_nodes(st, p, [ni, ni])
+        assert s.is_success()
+        assert scores == [want, want]
+
+
+@pytest.mark.parametrize(
+    ("with_pod", "without", "want"),
+    [
+        (100, 100, 75),
+        (100, 50, 100),
+        (50, 100, 50),
+        (87, 100, 68),  # (50 - 13) / 2 = 18 (integer division)
+        (75, 62, 81),
+    ],
+)
+def test_balance_change_score(with_pod: int, without: int, want: int) -> None:
+    assert balance_change_score(with_pod, without) == want
+
+
+def test_rule_chosen_from_the_version() -> None:
+    assert not _plugin().scores_change
+    assert _plugin(features=V136).scores_change
+    assert _plugin(features=Features(minor=37)).scores_change
 
 
 def test_score_without_pre_score() -> None:
