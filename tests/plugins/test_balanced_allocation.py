@@ -164,6 +164,15 @@ def test_pre_score(pod: PodBuilder, resources: list[str] | None, code: Code) -> 
         ),
         # One resource: std 0 on both sides.
         pytest.param(make_pod().req(cpu="3"), node_info(node()), ["cpu"], 100, 75, id="single-resource"),
+        # A configured resource the node does not list is left out on both sides.
+        pytest.param(
+            make_pod().req(cpu="2", memory="4Gi", ephemeral_storage="1Gi"),
+            node_info(node()),
+            ["cpu", "memory", "ephemeral-storage"],
+            87,
+            68,
+            id="zero-allocatable-skipped",
+        ),
     ],
 )
 def test_score_by_version(pod: PodBuilder, ni: NodeInfo, resources: list[str] | None, v135: int, v136: int) -> None:

@@ -212,6 +212,37 @@ def score_columns(scorer: ResourceAllocationScorer, nodes: list[NodeInfo], pod_r
     return [fn([c[1][j] for c in cols], [c[0][j] for c in cols]) for j in range(n)], Status()
 
 
+def _two_resource_changes(cols: Columns, pod_request_list: list[int]) -> list[int] | None:
+    """``balance_change_columns`` for two resources every node can allocate, with the two-resource
+    balance ``(1 - |f0 - f1| / 2) * 100`` computed inline before and after; None when an amount is
+    negative (the reference path handles those)."""
+    (a0s, q0s), (a1s, q1s) = cols
+    p0, p1 = pod_request_list
+    if p0 < 0 or p1 < 0 or min(q0s) < p0 or min(q1s) < p1:
+        return None
+    half = MAX_NODE_SCORE // 2
+    scale = float(MAX_NODE_SCORE)
+    out: list[int] = []
+    append = out.append
+    for a0, q0, a1, q1 in zip(a0s, q0s, a1s, q1s, strict=True):
+        x = q0 / a0
+        y = q1 / a1
+        xb = (q0 - p0) / a0
+        yb = (q1 - p1) / a1
+        if x > 1:
+            x = 1.0
+        if y > 1:
+            y = 1.0
+        if xb > 1:
+            xb = 1.0
+        if yb > 1:
+            yb = 1.0
+        after = int((1 - abs((x - y) / 2)) * scale)
+        before = int((1 - abs((xb - yb) / 2)) * scale)
+        append(half + (half + after - before) // 2)  # both balances are 50..100: // is Go's /
+    return out
+
+
 def balance_change_columns(
     scorer: ResourceAllocationScorer, nodes: list[NodeInfo], pod_request_list: list[int]
 ) -> tuple[list[int], Status]:
@@ -219,6 +250,10 @@ def balance_change_columns(
     if not scorer.resources:
         return [], Status(Code.ERROR, "resources not found")
     with_pod = allocation_columns(scorer, nodes, pod_request_list)
+    if len(with_pod) == 2 and all(with_pod[0][0]) and all(with_pod[1][0]):  # the common case, in one pass
+        changes = _two_resource_changes(with_pod, pod_request_list)
+        if changes is not None:
+            return changes, Status()
     without = [
         (allocs, [u - q if a else 0 for a, u in zip(allocs, used, strict=True)])
         for (allocs, used), q in zip(with_pod, pod_request_list, strict=True)
