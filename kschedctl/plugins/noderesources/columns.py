@@ -10,9 +10,10 @@ loop per resource instead of a few function calls per node:
   requested amount with the pod placed there, exactly as ``allocatable_and_requested``;
 * ``least_allocated_columns`` / ``most_allocated_columns`` / ``balanced_columns``: the
   strategies on those columns, with the same integer and float64 operations in the same
-  order; ``balance_change_columns`` is v1.36's BalancedAllocation, ``balanced_columns`` on the
-  columns with and without the pod. Nodes whose columns need the general rule (a resource with no allocatable, more
-  than two resources for the balanced score) are scored by the reference function.
+  order. Nodes whose columns need the general rule (a resource with no allocatable, more
+  than two resources for the balanced score) are scored by the reference function;
+* ``balance_change_columns``: v1.36's BalancedAllocation, the balance on the columns with the
+  pod against the balance on the columns without it.
 """
 
 from __future__ import annotations
