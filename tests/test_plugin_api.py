@@ -70,7 +70,7 @@ def test_plugins_command_table(example_on_path: None) -> None:
     assert r.exit_code == 0, r.output
     assert "StickyNode" in r.output and f"module {MODULE}" in r.output
     assert "preFilter, filter, postBind" in r.output and "StickyNodeArgs" in r.output
-    assert len(in_tree_registry().names()) == 20
+    assert len(in_tree_registry().names()) == 23
 
 
 def test_explain_with_plugin_module(example_on_path: None) -> None:

@@ -99,7 +99,7 @@ def test_registry_adds_only_what_it_is_given() -> None:
     r = registry(boom_plugin)
     entry = r.get("Boom")
     assert entry is not None and entry.source == "module tests.boom_plugin"
-    assert len(registry().names()) == 20
+    assert len(registry().names()) == 23
 
 
 def test_schedule_runs_one_cycle_and_returns_the_trace() -> None:

@@ -39,6 +39,11 @@ IN_TREE_MODULES: dict[str, str] = {
     "DefaultPreemption": "kschedctl.plugins.defaultpreemption",
     # in the registry of v1.35 and v1.36 alike; it acts only with its gate on (v1.36's default)
     "NodeDeclaredFeatures": "kschedctl.plugins.nodedeclaredfeatures",
+    # the pod-group plugins (alpha gates, off by default); only GangScheduling runs outside a
+    # pod-group cycle, which kschedctl does not run yet (kschedctl.framework.podgroups)
+    "GangScheduling": "kschedctl.plugins.gangscheduling",
+    "TopologyPlacementGenerator": "kschedctl.plugins.topologyaware",
+    "PodGroupPodsCount": "kschedctl.plugins.podgrouppodscount",
 }
 
 

@@ -1,0 +1,169 @@
+"""Pod groups (v1.36 alpha): PodGroup parsing, the per-group pod state, and the plugins
+GangScheduling (PreEnqueue, Permit), TopologyPlacementGenerator and PodGroupPodsCount."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.podgroups import (
+    Placement,
+    PodGroup,
+    PodGroupAssignments,
+    PodGroupState,
+    find_pod_group,
+    pod_group_name,
+    pod_group_states,
+)
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.status import Code
+from kschedctl.plugins import gangscheduling, podgrouppodscount, topologyaware
+from kschedctl.snapshot.model import KubeObject
+from tests.builders import (
+    NodeBuilder,
+    PodBuilder,
+    SnapshotHandle,
+    make_cluster,
+    make_node,
+    make_object,
+    make_pod,
+)
+
+
+def pod_group(name: str = "pg", *, min_count: int | None = None, topology: list[str] | None = None) -> KubeObject:
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}} if min_count else {"basic": {}}}
+    if topology:
+        spec["schedulingConstraints"] = {"topology": [{"key": k} for k in topology]}
+    return make_object("PodGroup", name, "default", apiVersion="scheduling.k8s.io/v1alpha2", spec=spec)
+
+
+def member(name: str, group: str = "pg", node: str | None = None) -> PodBuilder:
+    p = make_pod(name).set("spec.schedulingGroup", {"podGroupName": group})
+    return p.node(node) if node else p
+
+
+def zone_node(name: str, zone: str | None) -> NodeBuilder:
+    b = make_node(name)
+    return b.label("zone", zone) if zone else b
+
+
+def handle(pods: list[PodBuilder], objects: list[KubeObject], nodes: list[NodeBuilder] | None = None) -> SnapshotHandle:
+    cluster = make_cluster(nodes or [make_node("n1"), make_node("n2")], pods, objects)
+    return SnapshotHandle(Snapshot(cluster))
+
+
+def test_parse_and_lookup() -> None:
+    h = handle([], [pod_group(min_count=3, topology=["zone", "rack"]), pod_group("basic")])
+    assert find_pod_group(h.cluster, "default", "pg") == PodGroup("default", "pg", 3, ("zone", "rack"))
+    assert find_pod_group(h.cluster, "default", "basic") == PodGroup("default", "basic", None, ())
+    assert find_pod_group(h.cluster, "other", "pg") is None
+    assert pod_group_name(member("a").build()) == "pg"
+    assert pod_group_name(make_pod("b").build()) is None
+
+
+def test_state_follows_assume_and_forget() -> None:
+    bound, waiting = member("bound", node="n1").build(), member("waiting").build()
+    states = pod_group_states([bound, waiting, make_pod("loner").build()])
+    assert list(states) == [("default", "pg")]
+    s = states[("default", "pg")]
+    assert (s.all_pods_count(), s.scheduled_pods_count(), sorted(s.unscheduled_pods())) == (2, 1, ["waiting"])
+    s.assume(waiting)
+    assert (s.scheduled_pods_count(), s.unscheduled_pods()) == (2, {})
+    assert [p.name for p in s.scheduled_pods()] == ["bound", "waiting"]
+    s.forget(waiting)
+    assert (s.scheduled_pods_count(), sorted(s.unscheduled_pods())) == (1, ["waiting"])
+    s.assume(make_pod("stranger").build())  # not a member: ignored
+    assert s.all_pods_count() == 2
+    assert PodGroupState().scheduled_pods() == []
+
+
+@pytest.mark.parametrize(
+    ("pods", "objects", "incoming", "code", "reasons"),
+    [
+        pytest.param([], [], make_pod("p"), Code.SUCCESS, [], id="no-group"),
+        pytest.param(
+            [], [], member("p"), Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            ['waiting for pods\'s pod group "pg" to appear in scheduling queue'], id="group-missing",
+        ),
+        pytest.param([], [pod_group()], member("p"), Code.SUCCESS, [], id="basic-policy"),
+        pytest.param(
+            [member("a")], [pod_group(min_count=3)], member("p"), Code.UNSCHEDULABLE_AND_UNRESOLVABLE,
+            [gangscheduling.WAITING_FOR_MIN_COUNT], id="too-few-pods",
+        ),
+        pytest.param([member("a"), member("b", node="n1")], [pod_group(min_count=3)], member("p"), Code.SUCCESS, [],
+                     id="enough-pods"),
+    ],
+)
+def test_gang_pre_enqueue(
+    pods: list[PodBuilder], objects: list[KubeObject], incoming: PodBuilder, code: Code, reasons: list[str]
+) -> None:
+    st = gangscheduling.new(None, handle(pods, objects)).pre_enqueue(incoming.build())
+    assert (st.code, st.reasons) == (code, reasons)
+
+
+@pytest.mark.parametrize(
+    ("pods", "objects", "code", "timeout"),
+    [
+        pytest.param([], [pod_group(min_count=2)], Code.WAIT, gangscheduling.PERMIT_TIMEOUT_SECONDS, id="first-of-two-waits"),
+        pytest.param([member("a", node="n1")], [pod_group(min_count=2)], Code.SUCCESS, 0.0, id="completes-quorum"),
+        pytest.param([], [pod_group()], Code.SUCCESS, 0.0, id="basic-policy"),
+        pytest.param([], [], Code.ERROR, 0.0, id="group-missing"),
+    ],
+)
+def test_gang_permit(pods: list[PodBuilder], objects: list[KubeObject], code: Code, timeout: float) -> None:
+    st, t = gangscheduling.new(None, handle(pods, objects)).permit(CycleState(), member("p").build(), "n1")
+    assert (st.code, t) == (code, timeout)
+    if code == Code.WAIT:
+        assert st.reasons == [gangscheduling.WAITING_FOR_QUORUM]
+
+
+def test_gang_permit_without_group() -> None:
+    st, t = gangscheduling.new(None, handle([], [])).permit(CycleState(), make_pod("p").build(), "n1")
+    assert (st.code, t) == (Code.SUCCESS, 0.0)
+
+
+NODES = [zone_node("a1", "a"), zone_node("a2", "a"), zone_node("b1", "b"), zone_node("x", None)]
+
+
+@pytest.mark.parametrize(
+    ("pods", "topology", "want"),
+    [
+        pytest.param([], None, [("", ["a1", "a2", "b1", "x"])], id="no-constraint-parent"),
+        pytest.param([], ["zone"], [("a", ["a1", "a2"]), ("b", ["b1"])], id="per-zone"),
+        pytest.param([member("s", node="b1")], ["zone"], [("b", ["b1"])], id="scheduled-pods-pin-domain"),
+    ],
+)
+def test_topology_placements(pods: list[PodBuilder], topology: list[str] | None, want: list[tuple[str, list[str]]]) -> None:
+    h = handle(pods, [pod_group(min_count=2, topology=topology)], NODES)
+    pl = topologyaware.new(None, h)
+    pg = find_pod_group(h.cluster, "default", "pg")
+    assert pg is not None
+    placements, st = pl.generate_placements(pg, Placement(list(h.snapshot.node_info_list)))
+    assert st.is_success()
+    assert [(p.name, [ni.name for ni in p.nodes]) for p in placements] == want
+
+
+def test_topology_scheduled_pods_in_two_domains() -> None:
+    h = handle([member("s1", node="a1"), member("s2", node="b1")], [pod_group(topology=["zone"])], NODES)
+    pg = find_pod_group(h.cluster, "default", "pg")
+    assert pg is not None
+    placements, st = topologyaware.new(None, h).generate_placements(pg, Placement(list(h.snapshot.node_info_list)))
+    assert (placements, st.code) == ([], Code.ERROR)
+    assert "more than 1 domain found for pod group" in st.message()
+
+
+def test_pods_count_scores_and_normalizes() -> None:
+    h = handle([member("s", node="n1")], [pod_group(min_count=3)])
+    pl = podgrouppodscount.new(None, h)
+    pg = PodGroup("default", "pg", 3)
+    p = member("p").build()
+    place = Placement(list(h.snapshot.node_info_list), "all")
+    scores = [pl.score_placement(pg, PodGroupAssignments(place, [(p, "n1"), (p, "n2")]))[0],
+              pl.score_placement(pg, PodGroupAssignments(place, [(p, "n2")]))[0]]
+    assert scores == [3, 2]
+    assert pl.normalize_placement_scores(pg, scores).is_success()
+    assert scores == [100, 66]
+    st = pl.normalize_placement_scores(pg, [0, 0])
+    assert st.code == Code.ERROR
