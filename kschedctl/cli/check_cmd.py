@@ -91,12 +91,13 @@ def check(
     """
     def body() -> int:
         from kschedctl.check.junit import write_junit
-        from kschedctl.check.report import exit_status, render_check
+        from kschedctl.check.report import exit_status
         from kschedctl.check.runner import discover_scenarios, has_cluster
         from kschedctl.check.suite import Shared, run_suite
         from kschedctl.check.update import apply_updates
         from kschedctl.cli.progress import current, done
         from kschedctl.config import load_config
+        from kschedctl.render.check import render_check
 
         scenarios = discover_scenarios(paths, changed=changed)
         if changed and not scenarios:
