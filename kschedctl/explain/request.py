@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from kschedctl.framework.registry import Registry
-from kschedctl.snapshot.cluster import Cluster
+if TYPE_CHECKING:
+    from kschedctl.framework.registry import Registry
+    from kschedctl.snapshot.cluster import Cluster
 
 #: Progress of a counted step: (done, total).
 Counter = Callable[[int, int | None], None]
