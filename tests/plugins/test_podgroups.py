@@ -1,5 +1,6 @@
 """Pod groups (v1.36 alpha): PodGroup parsing, the per-group pod state, and the plugins
-GangScheduling (PreEnqueue, Permit), TopologyPlacementGenerator and PodGroupPodsCount."""
+GangScheduling (PreEnqueue, Permit), TopologyPlacementGenerator, PodGroupPodsCount and
+NodeResourcesFit's PlacementScore."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Any
 import pytest
 
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.features import V135_GATES, Features
 from kschedctl.framework.podgroups import (
     Placement,
     PodGroup,
@@ -20,6 +22,7 @@ from kschedctl.framework.podgroups import (
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code
 from kschedctl.plugins import gangscheduling, podgrouppodscount, topologyaware
+from kschedctl.plugins.noderesources import fit
 from kschedctl.snapshot.model import KubeObject
 from tests.builders import (
     NodeBuilder,
@@ -167,3 +170,34 @@ def test_pods_count_scores_and_normalizes() -> None:
     assert scores == [100, 66]
     st = pl.normalize_placement_scores(pg, [0, 0])
     assert st.code == Code.ERROR
+
+
+TOPOLOGY_AWARE = Features(
+    minor=36, gates={**V135_GATES, "GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}, release="v1.36.2"
+)
+
+
+@pytest.mark.parametrize(
+    ("resources", "want"),
+    [
+        # cpu: 2 pods x 1 + 1 already on a1 = 3 of 8 -> 37; memory: 2 x 4Gi + 2Gi = 10Gi of 32Gi -> 31.
+        pytest.param(None, (37 + 31) // 2, id="default-resources"),
+        pytest.param([{"name": "cpu", "weight": 2}, {"name": "memory", "weight": 1}], (37 * 2 + 31) // 3, id="weighted"),
+    ],
+)
+def test_fit_score_placement(resources: list[dict[str, Any]] | None, want: int) -> None:
+    nodes = [make_node("a1").alloc(cpu="4", memory="16Gi"), make_node("a2").alloc(cpu="4", memory="16Gi")]
+    cluster = make_cluster(nodes, [make_pod("old").req(cpu="1", memory="2Gi").node("a1")], [])
+    h = SnapshotHandle(Snapshot(cluster), features=TOPOLOGY_AWARE)
+    args = {"scoringStrategy": {"type": "LeastAllocated", **({"resources": resources} if resources else {})}}
+    pl = fit.new(args, h)
+    p = member("p").req(cpu="1", memory="4Gi").build()
+    place = Placement(list(h.snapshot.node_info_list), "a")
+    score, st = pl.score_placement(PodGroup("default", "pg", 2), PodGroupAssignments(place, [(p, "a1"), (p, "a2")]))
+    assert (score, st.code) == (want, Code.SUCCESS)
+
+
+def test_fit_score_placement_needs_the_gate() -> None:
+    pl = fit.new(None, SnapshotHandle(Snapshot(make_cluster([make_node("a1")], [], []))))
+    score, st = pl.score_placement(PodGroup("default", "pg"), PodGroupAssignments(Placement([])))
+    assert (score, st.code) == (0, Code.ERROR)

@@ -26,6 +26,7 @@ from kschedctl.config.validation import validate_node_resources_fit_args
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, PreFilterResult
+from kschedctl.framework.podgroups import TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, PodGroup, PodGroupAssignments
 from kschedctl.framework.resources import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -46,6 +47,7 @@ from kschedctl.plugins.noderesources.resource_allocation import (
     least_allocated_scorer,
     most_allocated_scorer,
     requested_to_capacity_ratio_scorer,
+    score_placement,
 )
 from kschedctl.snapshot.quantity import milli_value, value
 
@@ -191,6 +193,9 @@ class Fit:
         self.ignored_groups = ignored_groups
         self.scorer = scorer
         self.handle = handle
+        #: v1.36 with TopologyAwareWorkloadScheduling: MostAllocated over the strategy's resources,
+        #: for PlacementScore in a pod-group cycle (None otherwise).
+        self.placement_scorer: ResourceAllocationScorer | None = None
 
     @property
     def strategy(self) -> str:
@@ -247,6 +252,14 @@ class Fit:
             reqs = self.scorer.pod_request_list(pod)
         return score_columns(self.scorer, nodes, reqs)
 
+    # PlacementScore (v1.36, pod-group cycle) --------------------------------------------------
+    def score_placement(self, pod_group: PodGroup, assignments: PodGroupAssignments) -> tuple[int, Status]:
+        """MostAllocated over all nodes of the placement with every pod it places."""
+        if self.placement_scorer is None:
+            return 0, Status.as_error("placement scoring needs the TopologyAwareWorkloadScheduling feature gate")
+        pods = [pod for pod, _ in assignments.proposed]
+        return score_placement(self.placement_scorer, assignments.placement.nodes, pods), Status()
+
 
 # --------------------------------------------------------------------------------------------
 # construction and argument validation
@@ -290,6 +303,15 @@ def build_scorer(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
     )
 
 
+def build_placement_scorer(args: NodeResourcesFitArgs) -> ResourceAllocationScorer:
+    """v1.36's placement scorer of NewFit: MostAllocated over the scoring strategy's resources."""
+    resources = _resources(list(args.scoring_strategy.resources))
+    return ResourceAllocationScorer(
+        MOST_ALLOCATED, resources, most_allocated_scorer(resources), use_requested=False, pod_level_resources=False,
+        use_status=False,
+    )
+
+
 def new(args: NodeResourcesFitArgs | dict[str, Any] | None, handle: Handle | None) -> Fit:
     if args is None:
         args = NodeResourcesFitArgs()
@@ -298,9 +320,12 @@ def new(args: NodeResourcesFitArgs | dict[str, Any] | None, handle: Handle | Non
     err = validate_args(args)
     if err:
         raise ValueError(err)
-    return Fit(
+    fit = Fit(
         frozenset(args.ignored_resources),
         frozenset(args.ignored_resource_groups),
         build_scorer(args),
         handle,
     )
+    if handle is not None and handle.features.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
+        fit.placement_scorer = build_placement_scorer(args)
+    return fit

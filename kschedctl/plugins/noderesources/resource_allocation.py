@@ -305,6 +305,29 @@ def score_balance_change(scorer: ResourceAllocationScorer, node_info: NodeInfo, 
     return balance_change_score(with_pod, balanced_resource_scorer(allocated, allocatable)), Status()
 
 
+def score_placement(scorer: ResourceAllocationScorer, placement_nodes: list[NodeInfo], pods: list[Pod]) -> int:
+    """v1.36's ``scorePlacement``: the strategy over a whole placement (pod-group cycle).
+
+    The placed pods' requests are summed, then every node of the placement adds its allocatable
+    and what it already has requested. The sum so far stands in for the pod's request when a node
+    decides whether to leave out a scalar resource, as upstream passes it along.
+    """
+    n = len(scorer.resources)
+    requested = [0] * n
+    for pod in pods:
+        for i, q in enumerate(scorer.pod_request_list(pod)):
+            requested[i] += q
+    allocatable = [0] * n
+    for ni in placement_nodes:
+        with_group, alloc = scorer.vectors(ni, requested)
+        for i in range(n):
+            if alloc[i]:
+                allocated = with_group[i] - requested[i]  # what the node already has requested
+                allocatable[i] += alloc[i]
+                requested[i] += allocated
+    return scorer.scorer(requested, allocatable)
+
+
 def is_best_effort(pod_request_list: list[int]) -> bool:
     """No request at all for any configured resource."""
     return all(q == 0 for q in pod_request_list)
