@@ -1,6 +1,6 @@
 """Pod groups (v1.36 alpha): PodGroup parsing, the per-group pod state, and the plugins
 GangScheduling (PreEnqueue, Permit), TopologyPlacementGenerator, PodGroupPodsCount and
-NodeResourcesFit's PlacementScore."""
+NodeResourcesFit's PlacementScore; running the PlacementGenerate and PlacementScore extension points."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kschedctl.framework import placement
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.features import V135_GATES, Features
 from kschedctl.framework.podgroups import (
@@ -20,7 +21,7 @@ from kschedctl.framework.podgroups import (
     pod_group_states,
 )
 from kschedctl.framework.snapshot import Snapshot
-from kschedctl.framework.status import Code
+from kschedctl.framework.status import Code, Status
 from kschedctl.plugins import gangscheduling, podgrouppodscount, topologyaware
 from kschedctl.plugins.noderesources import fit
 from kschedctl.snapshot.model import KubeObject
@@ -201,3 +202,67 @@ def test_fit_score_placement_needs_the_gate() -> None:
     pl = fit.new(None, SnapshotHandle(Snapshot(make_cluster([make_node("a1")], [], []))))
     score, st = pl.score_placement(PodGroup("default", "pg"), PodGroupAssignments(Placement([])))
     assert (score, st.code) == (0, Code.ERROR)
+
+
+class _Scorer:
+    """A PlacementScore plugin giving fixed raw scores, optionally without normalization."""
+
+    def __init__(self, name: str, raw: list[int], *, normalize: bool = True, fail: bool = False) -> None:
+        self.name = name
+        self.raw = list(raw)
+        self.fail = fail
+        if normalize:
+            self.normalize_placement_scores = self._double
+
+    def score_placement(self, pod_group: PodGroup, assignments: PodGroupAssignments) -> tuple[int, Status]:
+        if self.fail:
+            return 0, Status.as_error("boom")
+        return self.raw.pop(0), Status()
+
+    def _double(self, pod_group: PodGroup, scores: list[int]) -> Status:
+        scores[:] = [s * 2 for s in scores]
+        return Status()
+
+
+def _assignments(*names: str) -> list[PodGroupAssignments]:
+    return [PodGroupAssignments(Placement([], n)) for n in names]
+
+
+@pytest.mark.parametrize(
+    ("plugins", "weights", "totals", "best", "error"),
+    [
+        pytest.param([_Scorer("A", [10, 40], normalize=False)], {"A": 2}, [20, 80], ["b"], None, id="weighted"),
+        pytest.param(
+            [_Scorer("A", [10, 40]), _Scorer("B", [30, 0], normalize=False)], {"A": 1, "B": 1}, [50, 80], ["b"], None,
+            id="normalized-then-summed",
+        ),
+        pytest.param([_Scorer("A", [25, 25], normalize=False)], {}, [25, 25], ["a", "b"], None, id="tie-set"),
+        pytest.param([_Scorer("A", [60, 0])], {}, None, None, "returns an invalid score 120", id="out-of-range"),
+        pytest.param([_Scorer("A", [1, 1], fail=True)], {}, None, None,
+                     'running PlacementScore plugins: plugin "A" failed with: boom', id="plugin-error"),
+    ],
+)
+def test_run_placement_score(
+    plugins: list[Any], weights: dict[str, int], totals: list[int] | None, best: list[str] | None, error: str | None
+) -> None:
+    scores, st = placement.run_placement_score(plugins, weights, PodGroup("default", "pg"), _assignments("a", "b"))
+    if error is not None:
+        assert st.code == Code.ERROR and error in st.message()
+        return
+    assert [s.total for s in scores] == totals
+    assert [p.name for p in placement.best_placements(scores)] == best
+
+
+def test_run_placement_generate() -> None:
+    h = handle([], [pod_group(topology=["zone"])], NODES)
+    pg = find_pod_group(h.cluster, "default", "pg")
+    assert pg is not None
+    nodes = list(h.snapshot.node_info_list)
+    parent, st = placement.run_placement_generate([], pg, nodes)
+    assert st.is_success() and [(p.name, len(p.nodes)) for p in parent] == [("", 4)]
+    per_zone, st = placement.run_placement_generate([topologyaware.new(None, h)], pg, nodes)
+    assert [p.name for p in per_zone] == ["a", "b"]
+    none, st = placement.run_placement_generate([topologyaware.new(None, h)], pg, [nodes[-1]])  # x has no zone
+    assert (none, st.code, st.reasons, st.plugin) == (
+        [], Code.UNSCHEDULABLE, ["no feasible placements found"], "TopologyPlacementGenerator"
+    )
