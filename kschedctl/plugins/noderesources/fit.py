@@ -191,6 +191,9 @@ class Fit:
         self.ignored_groups = ignored_groups
         self.scorer = scorer
         self.handle = handle
+        # a request above the node's whole allocatable is UnschedulableAndUnresolvable from v1.34
+        # (fit.go's InsufficientResource.Unresolvable); v1.33 has only Unschedulable
+        self.unresolvable = handle is None or handle.features.at_least(34)
 
     @property
     def strategy(self) -> str:
@@ -212,7 +215,7 @@ class Fit:
         short = fits_request(req, node_info, self.ignored_resources, self.ignored_groups)
         if not short:
             return Status()
-        return insufficiency_status(short)
+        return insufficiency_status(short, self.unresolvable)
 
     # PreScore / Score -----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -239,7 +242,7 @@ class Fit:
         if req is None:
             return [self.filter(state, pod, ni) for ni in nodes]
         ignored, groups = self.ignored_resources, self.ignored_groups
-        return fit_statuses(req, nodes, lambda r, ni: fits_request(r, ni, ignored, groups))
+        return fit_statuses(req, nodes, lambda r, ni: fits_request(r, ni, ignored, groups), self.unresolvable)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         reqs = state.get(_PRE_SCORE_KEY)
