@@ -221,6 +221,30 @@ def test_gated_validation_follows_the_version() -> None:
     assert "DRASchedulingFilterTimeout feature gate is disabled" in str(e.value)
 
 
+@pytest.mark.parametrize(
+    ("minor", "args", "error"),
+    [
+        # v1.33 has no DynamicResourcesArgs: its args are kept as given, like an out-of-tree plugin's
+        (33, {"filterTimeout": "5s"}, None),
+        (34, {"filterTimeout": "5s"}, None),
+        (34, {"bindingTimeout": "5s"}, 'unknown field "bindingTimeout"'),
+        (35, {"bindingTimeout": "5s"}, "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled"),
+    ],
+)
+def test_dynamic_resources_args_kind_per_version(minor: int, args: dict[str, str], error: str | None) -> None:
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": [{"name": "DynamicResources", "args": args}]}],
+    }
+    if error is None:
+        assert parse_config(doc, features=resolve_features(minor)).profiles[0].args("DynamicResources") is not None
+        return
+    with pytest.raises(ConfigError) as e:
+        parse_config(doc, features=resolve_features(minor))
+    assert error in str(e.value)
+
+
 # ------------------------------------------------------------------------------------------ loader
 
 DEVICE_CLASS = """apiVersion: resource.k8s.io/v1

@@ -141,7 +141,7 @@ def _resolve(
     features: Features = DEFAULT_FEATURES,
 ) -> SchedulerConfig:
     try:
-        doc = decode_configuration(data, duplicates)
+        doc = decode_configuration(data, duplicates, features.minor)
     except DecodeError as e:
         raise _fail(source, str(e), e.field) from None
     cfg = set_defaults(doc, _defaulting_gates(features), features.minor)

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.config.decode import API_VERSION, ARGS_TYPES, EXTENSION_POINTS
+from kschedctl.config.decode import API_VERSION, ARGS_TYPES, EXTENSION_POINTS, args_types
 from kschedctl.config.types import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet
 
 #: v1.35 default values of the feature gates that change scheduler configuration defaults (the full
@@ -258,6 +258,8 @@ class DefaultedConfig:
     extenders: list[dict[str, Any]]
     #: The feature gates defaulting followed; validation reads the same ones.
     gates: Mapping[str, bool] = field(default_factory=lambda: FEATURE_GATES)
+    #: The minor version whose defaulting this is (which plugins have args kinds depends on it).
+    minor: int = 35
 
 
 def default_profile(
@@ -265,17 +267,18 @@ def default_profile(
 ) -> DefaultedProfile:
     """``setDefaults_KubeSchedulerProfile`` (the scheduler name is handled by the caller)."""
     plugins = merge_plugins(default_plugins(gates, minor), plugins_from_v1(raw.get("plugins")))
+    kinds = ARGS_KINDS if minor >= 35 else frozenset(args_types(minor))
     entries: list[PluginConfigEntry] = []
     existing: set[str] = set()
     for pc in raw.get("pluginConfig") or []:
         name = pc.get("name", "")
         existing.add(name)
-        if name in ARGS_KINDS:
+        if name in kinds:
             entries.append(PluginConfigEntry(name, default_args(name, pc.get("args"), gates), True))
         else:
             entries.append(PluginConfigEntry(name, copy.deepcopy(pc.get("args")), False))
     for name in plugins_names(plugins):
-        if name in existing or name not in ARGS_KINDS:
+        if name in existing or name not in kinds:
             continue
         entries.append(PluginConfigEntry(name, default_args(name, None, gates), True))
     return DefaultedProfile(
@@ -335,4 +338,5 @@ def set_defaults(doc: dict[str, Any], gates: Mapping[str, bool] | None = None, m
         profiles=profiles,
         extenders=[copy.deepcopy(e) for e in doc.get("extenders") or []],
         gates=FEATURE_GATES if gates is None else gates,
+        minor=minor,
     )

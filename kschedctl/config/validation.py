@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from kschedctl.apivalidation import label_value_errors, parse_go_int64, qualified_name_errors
+from kschedctl.config.decode import ARGS_TYPES, args_types
 from kschedctl.config.defaults import FEATURE_GATES, DefaultedConfig, DefaultedProfile
 from kschedctl.config.field import (
     DUPLICATE,
@@ -446,8 +447,10 @@ def _percentage(path: str, value: int | None) -> list[FieldError]:
 
 
 def _validate_profile(
-    path: str, api_version: str, prof: DefaultedProfile, gates: Mapping[str, bool]
+    path: str, api_version: str, prof: DefaultedProfile, gates: Mapping[str, bool], minor: int = 35
 ) -> list[FieldError]:
+    # validatePluginConfig's table is the version's: a plugin without an args kind there is not checked
+    unregistered = frozenset(ARGS_TYPES) - frozenset(args_types(minor))
     errs: list[FieldError] = []
     if not prof.scheduler_name:
         errs.append(required(child(path, "schedulerName")))
@@ -476,7 +479,7 @@ def _validate_profile(
             errs.append(invalid(pc_path, pc.name, _invalid_plugin_detail(version, api_version)))
             continue
         validator = CONFIG_ARGS_VALIDATORS.get(pc.name)
-        if validator is None:
+        if validator is None or pc.name in unregistered:
             continue
         if not pc.known:
             # args that did not decode into the validator's type (only "NodeResourcesFitArgs" can get here)
@@ -635,7 +638,7 @@ def validate_configuration(cfg: DefaultedConfig) -> list[FieldError]:
         existing: dict[str, int] = {}
         for i, prof in enumerate(cfg.profiles):
             path = f"profiles[{i}]"
-            errs.extend(_validate_profile(path, cfg.api_version, prof, cfg.gates))
+            errs.extend(_validate_profile(path, cfg.api_version, prof, cfg.gates, cfg.minor))
             if prof.scheduler_name in existing:
                 # Go passes the *field.Path of the first occurrence, which json.Marshal prints as {}:
                 # name the duplicated value and where it first appears instead.
