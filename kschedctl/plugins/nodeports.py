@@ -67,9 +67,6 @@ class NodePorts:
     #: Sidecars' host ports count (from v1.34); v1.33 reads containers' only.
     sidecar_ports = True
 
-    def _used(self, node_info: NodeInfo) -> HostPortInfo:
-        return node_info.used_ports if self.sidecar_ports else _container_used_ports(node_info)
-
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         want = host_ports(pod) if self.sidecar_ports else container_host_ports(pod)
         if not want:
@@ -84,7 +81,8 @@ class NodePorts:
         want = state.get(PRE_FILTER_KEY)
         if want is None:
             return Status.as_error(f'reading "{_STATE_NAME}" from cycleState: not found')
-        if fits_ports(want, self._used(node_info)):
+        used = node_info.used_ports if self.sidecar_ports else _container_used_ports(node_info)
+        if fits_ports(want, used):
             return Status()
         return Status(Code.UNSCHEDULABLE, ERR_REASON)
 
@@ -98,7 +96,7 @@ class NodePorts:
         if want is None:
             return [self.filter(state, pod, ni) for ni in nodes]
         if not self.sidecar_ports:
-            return [None if fits_ports(want, self._used(ni)) else Status(Code.UNSCHEDULABLE, ERR_REASON) for ni in nodes]
+            return [None if fits_ports(want, _container_used_ports(ni)) else Status(Code.UNSCHEDULABLE, ERR_REASON) for ni in nodes]
         return [None if fits_ports(want, ni.used_ports) else Status(Code.UNSCHEDULABLE, ERR_REASON) for ni in nodes]
 
 
