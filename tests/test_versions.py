@@ -307,3 +307,26 @@ def test_opportunistic_batching_only_from_v1_35(minor: int, batches: bool) -> No
     scenario = Path(__file__).parent / "sequences" / "dev-029-host-ports-batching"
     result, _ = simulate_sequence(scenario, features=resolve_features(minor))
     assert any(p.batched for p in result.placements) is batches
+
+
+@pytest.mark.parametrize(
+    ("minor", "fit_error"),
+    [
+        (
+            33,
+            "0/1 nodes are available: 1 node(s) had untolerated taint {k: v}. "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        ),
+        (
+            35,
+            "0/1 nodes are available: 1 node(s) had untolerated taint(s). no new claims to deallocate, "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        ),
+    ],
+)
+def test_a_cycle_under_each_version(minor: int, fit_error: str) -> None:
+    """v1.33: DynamicResources is not in the default profile, so its PostFilter says nothing."""
+    from kschedctl.testing import schedule
+
+    trace = schedule(make_pod("p"), nodes=[make_node("a").taint("k", "v")], features=resolve_features(minor))
+    assert trace.fit_error == fit_error
