@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kschedctl.config import default_config, parse_config
+from kschedctl.config.defaults import FEATURE_GATES
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.config.versions import (
     RELEASES,
@@ -128,6 +129,7 @@ def test_resolve_features_defaults() -> None:
         assert dict(f.gates) == default_gates(minor)
     v135 = resolve_features(35)
     assert all(v135.enabled(g) == on for g, on in DEFAULT_FEATURES.gates.items())
+    assert all(v135.enabled(g) == on for g, on in FEATURE_GATES.items())  # what config defaulting reads by default
 
 
 @pytest.mark.parametrize(
