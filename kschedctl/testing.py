@@ -521,10 +521,17 @@ def registry(*plugins: PluginLike) -> Registry:
 ConfigLike = str | dict[str, Any] | Path | SchedulerConfig | None
 
 
-def load_config(config: ConfigLike = None, plugins: Iterable[PluginLike] = (), *, reg: Registry | None = None) -> SchedulerConfig:
+def load_config(
+    config: ConfigLike = None,
+    plugins: Iterable[PluginLike] = (),
+    *,
+    reg: Registry | None = None,
+    features: Features = DEFAULT_FEATURES,
+) -> SchedulerConfig:
     """A KubeSchedulerConfiguration, defaulted and validated as ``--config`` is: YAML (or JSON) text,
-    an already parsed dict, a ``pathlib.Path`` to a file, or None for the v1.35 defaults. The args of
-    the enabled ``plugins`` are validated with their ``ARGS_MODEL`` (a ``ConfigError`` when invalid)."""
+    an already parsed dict, a ``pathlib.Path`` to a file, or None for the defaults. The args of
+    the enabled ``plugins`` are validated with their ``ARGS_MODEL`` (a ``ConfigError`` when invalid).
+    ``features``: the version and gates (``kschedctl.config.versions.resolve_features``), v1.35 by default."""
     from kschedctl.config import load_config as load_file
     from kschedctl.config import parse_config
 
@@ -532,13 +539,13 @@ def load_config(config: ConfigLike = None, plugins: Iterable[PluginLike] = (), *
         return config
     r = reg if reg is not None else registry(*plugins)
     if config is None or isinstance(config, Path):
-        return load_file(None if config is None else str(config), r)
+        return load_file(None if config is None else str(config), r, features)
     data = yaml.safe_load(config) if isinstance(config, str) else copy.deepcopy(config)
     if not isinstance(data, dict):
         from kschedctl.errors import ConfigError
 
         raise ConfigError("a KubeSchedulerConfiguration must be a mapping")
-    return parse_config(data, "<config>", r)
+    return parse_config(data, "<config>", r, features)
 
 
 def schedule(
@@ -551,17 +558,19 @@ def schedule(
     cluster: Cluster | str | None = None,
     plugins: Iterable[PluginLike] = (),
     details: bool = False,
+    features: Features = DEFAULT_FEATURES,
 ) -> Trace:
     """Run one scheduling cycle for ``pod`` as ``kschedctl explain pod`` does and return its Trace.
 
     The cluster is ``cluster`` (a Cluster, or snapshot YAML text) plus ``nodes``, ``pods`` and
-    ``objects``; ``config`` as for ``load_config`` (None: the v1.35 defaults); ``plugins`` the
+    ``objects``; ``config`` as for ``load_config`` (None: the defaults); ``plugins`` the
     out-of-tree plugins the configuration may enable. ``details`` adds what ``-o json`` adds
-    (per-node figures, the plugins' own ``explain``/``explain_node``)."""
+    (per-node figures, the plugins' own ``explain``/``explain_node``). ``features``: the version
+    the cycle follows (its configuration defaults and plugin rules), v1.35 by default."""
     from kschedctl.explain.cycle import explain_pod
 
     r = registry(*plugins)
-    cfg = load_config(config, reg=r)
+    cfg = load_config(config, reg=r, features=features)
     base = cluster_from_yaml(cluster) if isinstance(cluster, str) else cluster
     if base is not None:  # a new Cluster: the caller's stays as it was
         nodes = [*base.nodes, *nodes]

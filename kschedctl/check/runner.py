@@ -15,6 +15,11 @@ binding short while it waits for a volume provisioner). Scheduler-extender calls
 inside a call as sets (upstream sends them in the order its parallel Filter finished),
 URLs without their port (the test extender runs on a free port), and ``selected.host``
 (the tied node one run happened to pick) is informational.
+
+A run may follow another Kubernetes version (``features``, ``kschedctl.config.versions``): it is then
+compared with that version's expectation, ``expected-v1.<minor>.json`` (or ``.yaml``), when the scenario
+has one, else with the usual one. An expectation that holds only ``{"refused": "<message>"}`` says
+that version's API machinery refuses the input: the run must fail on reading it with that message.
 """
 
 from __future__ import annotations
@@ -22,14 +27,16 @@ from __future__ import annotations
 import copy
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from kschedctl.config import load_config
 from kschedctl.config.types import SchedulerConfig
-from kschedctl.errors import InputError
+from kschedctl.errors import ConfigError, InputError
 from kschedctl.explain.cycle import explain_pod
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.registry import Registry
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import admit_pod, iter_documents, load_cluster, load_pods
@@ -227,11 +234,21 @@ def load_expected(d: Path, names: tuple[str, ...] = EXPECTED_NAMES) -> dict[str,
     return docs[0]
 
 
-def scenario_cluster(d: Path, cluster: Cluster | None) -> Cluster:
+def versioned_names(names: tuple[str, ...], features: Features) -> tuple[str, ...]:
+    """The expectation files to look for under ``features``: that version's own (``expected-v1.33.json``
+    beside ``expected.json``) first, then the usual ones; v1.35, the default, has only the usual ones."""
+    if features.minor == DEFAULT_FEATURES.minor:
+        return names
+    tag = f"-v1.{features.minor}"
+    own = tuple(n.replace(".", tag + ".", 1) for n in names)
+    return own + names
+
+
+def scenario_cluster(d: Path, cluster: Cluster | None, features: Features = DEFAULT_FEATURES) -> Cluster:
     """The scenario's own cluster.yaml, else a copy of the shared ``cluster`` (``--snapshot`` or the live
     cluster) that this scenario may add to (the namespace of its pod) without the others seeing it."""
     if has_cluster(d):
-        return load_cluster([str(d / "cluster.yaml")])
+        return load_cluster([str(d / "cluster.yaml")], features=features)
     if cluster is None:
         raise InputError("no cluster.yaml: check this scenario against --snapshot FILE or the live cluster", source=str(d))
     from kschedctl.whatif.workloads import extend_cluster
@@ -239,12 +256,26 @@ def scenario_cluster(d: Path, cluster: Cluster | None) -> Cluster:
     return extend_cluster(cluster, [], always_copy=True)
 
 
-def scenario_config(d: Path, registry: Registry | None, default: SchedulerConfig | None) -> SchedulerConfig:
+def scenario_config(
+    d: Path, registry: Registry | None, default: SchedulerConfig | None, features: Features = DEFAULT_FEATURES
+) -> SchedulerConfig:
     """The scenario's own config.yaml, else ``default`` (``check --config``), else kube-scheduler's defaults."""
     cfg_path = d / "config.yaml"
     if cfg_path.is_file() or default is None:
-        return load_config(str(cfg_path) if cfg_path.is_file() else None, registry)
+        return load_config(str(cfg_path) if cfg_path.is_file() else None, registry, features)
     return default
+
+
+def refused_result(d: Path, exp_file: Path, refused: Any, run: Callable[[], ScenarioResult]) -> ScenarioResult:
+    """A scenario whose expectation is a refusal: it agrees when reading its input fails with that message."""
+    try:
+        outcome = run()
+    except (InputError, ConfigError) as e:
+        got = e.message if isinstance(e, InputError) else str(e)
+        diffs = [] if got == refused else [Difference("refused", refused, got)]
+        return ScenarioResult(d.name, str(d), not diffs, diffs, {"refused": got}, expected_file=str(exp_file), reference=True)
+    diffs = [Difference("refused", refused, None)]
+    return ScenarioResult(d.name, str(d), False, diffs, outcome.actual, expected_file=str(exp_file), reference=True)
 
 
 def run_scenario(
@@ -253,28 +284,47 @@ def run_scenario(
     *,
     cluster: Cluster | None = None,
     config: SchedulerConfig | None = None,
+    features: Features = DEFAULT_FEATURES,
 ) -> ScenarioResult:
     """Run one scenario. Bad input (a file that does not parse, an object the API server would
     refuse, an invalid configuration) raises InputError or ConfigError naming the file.
 
     ``cluster``: the cluster of scenarios without cluster.yaml; ``config``: the configuration of
-    scenarios without config.yaml (both read once by the caller for every scenario)."""
+    scenarios without config.yaml (both read once by the caller for every scenario); ``features``:
+    the version and gates the run follows (its own expectation file is used when there is one)."""
     if not is_scenario(d):
         from kschedctl.check.sequence import is_sequence, run_sequence
 
         if is_sequence(d):
-            return run_sequence(d, registry, cluster=cluster, config=config)
+            return run_sequence(d, registry, cluster=cluster, config=config, features=features)
+    names = versioned_names(EXPECTED_NAMES, features)
+    exp_file = expected_file(d, names)
+    expected = load_expected(d, names)
+    if set(expected) == {"refused"}:
+        return refused_result(
+            d, exp_file, expected["refused"], lambda: _run_single(d, registry, cluster, config, features, exp_file, {})
+        )
+    return _run_single(d, registry, cluster, config, features, exp_file, expected)
+
+
+def _run_single(
+    d: Path,
+    registry: Registry | None,
+    cluster: Cluster | None,
+    config: SchedulerConfig | None,
+    features: Features,
+    exp_file: Path,
+    expected: dict[str, Any],
+) -> ScenarioResult:
     name = d.name
-    exp_file = expected_file(d)
-    expected = load_expected(d)
-    snapshot = scenario_cluster(d, cluster)
+    snapshot = scenario_cluster(d, cluster, features)
     pod_file = str(d / "pod.yaml")
-    pods = load_pods(pod_file)
+    pods = load_pods(pod_file, features=features)
     if len(pods) != 1:
         raise InputError(f"a scenario's pod.yaml holds exactly one Pod, this one holds {len(pods)}", source=pod_file)
     pod = pods[0]
     admit_pod(snapshot, pod, pod_file)
-    trace = explain_pod(snapshot, pod, scenario_config(d, registry, config), registry)
+    trace = explain_pod(snapshot, pod, scenario_config(d, registry, config, features), registry)
     actual = trace.to_dict()
     reference = "k8sVersion" in expected
     diffs = compare(comparable(expected), comparable(actual), exact=reference)

@@ -43,9 +43,11 @@ from kschedctl.check.runner import (
     load_expected,
     scenario_cluster,
     scenario_config,
+    versioned_names,
 )
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import InputError
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.registry import Registry
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import iter_documents, load_cluster
@@ -70,24 +72,32 @@ def is_sequence(d: Path) -> bool:
     return has_cluster(d) or any((d / n).is_file() for n in EXPECTED_NAMES)
 
 
-def load_expected_sequence(d: Path) -> dict[str, Any]:
+def load_expected_sequence(d: Path, names: tuple[str, ...] = EXPECTED_NAMES) -> dict[str, Any]:
     """The sequence's expectations; a file that does not parse is bad input (one line naming it)."""
-    data = load_expected(d, EXPECTED_NAMES)
+    data = load_expected(d, names)
     placements = data.get("placements")
     if placements is not None and not isinstance(placements, list | dict):
-        raise InputError("must be a list or a mapping of pod to expectations", source=str(expected_file(d, EXPECTED_NAMES)), field="placements")
+        raise InputError("must be a list or a mapping of pod to expectations", source=str(expected_file(d, names)), field="placements")
     return data
 
 
 def simulate_sequence(
-    d: Path, registry: Registry | None = None, *, cluster: Cluster | None = None, config: SchedulerConfig | None = None
+    d: Path,
+    registry: Registry | None = None,
+    *,
+    cluster: Cluster | None = None,
+    config: SchedulerConfig | None = None,
+    features: Features = DEFAULT_FEATURES,
 ) -> tuple[SimulationResult, Cluster]:
     """Run the scenario as ``simulate`` does (every pod scheduled, nothing capped or skipped).
 
     ``cluster`` (for a scenario without cluster.yaml) is deep-copied: a run changes the pods it holds
     (nominations), and the other scenarios must see it as it was read."""
-    cluster = load_cluster([str(d / "cluster.yaml")]) if has_cluster(d) else copy.deepcopy(scenario_cluster(d, cluster))
-    cfg = scenario_config(d, registry, config)
+    if has_cluster(d):
+        cluster = load_cluster([str(d / "cluster.yaml")], features=features)
+    else:
+        cluster = copy.deepcopy(scenario_cluster(d, cluster))
+    cfg = scenario_config(d, registry, config, features)
     manifests = parse_manifests(iter_documents([str(d / "pods.yaml")]), cluster)
     factory = PodFactory(manifests, cluster, private=True)
     streams, excluded = workload_streams(manifests, factory)
@@ -193,14 +203,21 @@ def compare_partial(expected: dict[str, Any], actual: dict[str, Any]) -> list[Di
 
 
 def run_sequence(
-    d: Path, registry: Registry | None = None, *, cluster: Cluster | None = None, config: SchedulerConfig | None = None
+    d: Path,
+    registry: Registry | None = None,
+    *,
+    cluster: Cluster | None = None,
+    config: SchedulerConfig | None = None,
+    features: Features = DEFAULT_FEATURES,
 ) -> ScenarioResult:
-    """Run one sequence scenario. Bad input raises, as for single-pod scenarios."""
-    exp_file = expected_file(d, EXPECTED_NAMES)
-    expected = load_expected_sequence(d)
+    """Run one sequence scenario (under ``features``' version, against its own expectation file when the
+    scenario has one: ``expected-sequence-v1.36.json``). Bad input raises, as for single-pod scenarios."""
+    names = versioned_names(EXPECTED_NAMES, features)
+    exp_file = expected_file(d, names)
+    expected = load_expected_sequence(d, names)
     domains = expected.get("domains")
     keys = [str(k) for k in domains] if isinstance(domains, dict) else []
-    result, run_cluster = simulate_sequence(d, registry, cluster=cluster, config=config)
+    result, run_cluster = simulate_sequence(d, registry, cluster=cluster, config=config, features=features)
     actual = actual_sequence(result, run_cluster, keys)
     reference = "k8sVersion" in expected
     if reference:

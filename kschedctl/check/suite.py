@@ -22,6 +22,7 @@ from pathlib import Path
 from kschedctl.check.runner import ScenarioResult, run_scenario
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import KschedctlError
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.registry import Registry
 from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
@@ -42,13 +43,15 @@ class Shared:
     cluster: Cluster | None = None
     #: The configuration of scenarios without config.yaml (None: kube-scheduler's defaults).
     config: SchedulerConfig | None = None
+    #: The version and feature gates every scenario runs under (its expected-v1.XX file when it has one).
+    features: Features = DEFAULT_FEATURES
 
 
 def run_one(d: Path, shared: Shared) -> ScenarioResult:
     """One scenario, timed; bad input becomes the result's error instead of an exception."""
     start = time.perf_counter()
     try:
-        result = run_scenario(d, shared.registry, cluster=shared.cluster, config=shared.config)
+        result = run_scenario(d, shared.registry, cluster=shared.cluster, config=shared.config, features=shared.features)
     except KschedctlError as e:
         result = ScenarioResult(d.name, str(d), False, error=str(e), exception=e)
     result.seconds = time.perf_counter() - start

@@ -1,20 +1,25 @@
-"""Load a KubeSchedulerConfiguration (``kubescheduler.config.k8s.io/v1``) the way kube-scheduler v1.35 does.
+"""Load a KubeSchedulerConfiguration (``kubescheduler.config.k8s.io/v1``) the way kube-scheduler does.
 
 The pipeline mirrors kube-scheduler's: read the YAML (or JSON) file, decode it
-strictly into the v1 types (``decode``), apply v1.35 defaulting and plugin-set
+strictly into the v1 types (``decode``), apply defaulting and plugin-set
 merging (``defaults``), validate (``validation``), and finally turn the result
 into the plain ``SchedulerConfig`` the framework runtime consumes. Every
 rejection is a ``ConfigError`` whose message is kube-scheduler's own text,
 prefixed with the file name when there is one.
 
-Public API: ``load_config(path | None)``, ``parse_config(data, source)``,
-``default_config()``. Given a plugin ``registry`` (with out-of-tree plugins),
-``load_config``/``parse_config`` also validate the args of every enabled
-out-of-tree plugin against that plugin's own ``ARGS_MODEL``.
+Public API: ``load_config(path | None, registry, features=...)``,
+``parse_config(data, source, registry, features=...)``, ``default_config(features)``.
+``features`` (``kschedctl.config.versions.resolve_features``) chooses the version and
+feature gates whose defaults (plugin set, weights, args) and validation apply; it is
+v1.35.4 with its default gates unless given, and the result (``SchedulerConfig.features``,
+every ``Profile.features``) carries it to the plugins. Given a plugin ``registry`` (with
+out-of-tree plugins), ``load_config``/``parse_config`` also validate the args of every
+enabled out-of-tree plugin against that plugin's own ``ARGS_MODEL``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -27,6 +32,7 @@ from kschedctl.config.field import aggregate, go_duration_string
 from kschedctl.config.types import EXTENSION_INTERFACES, Extender, Profile, SchedulerConfig
 from kschedctl.config.validation import plugins_needed, validate_configuration, validate_plugin_instantiation
 from kschedctl.errors import ConfigError
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
     from kschedctl.framework.registry import Registry
@@ -37,24 +43,30 @@ _DEFAULT_SOURCE = "<config>"
 _DEFAULT_EXTENDER_TIMEOUT_SECONDS = 5.0
 
 
-def default_config() -> SchedulerConfig:
-    """The v1.35 default configuration (what kube-scheduler runs without ``--config``)."""
-    return _resolve({"apiVersion": API_VERSION, "kind": KIND}, None, None)
+def default_config(features: Features = DEFAULT_FEATURES) -> SchedulerConfig:
+    """The default configuration (what kube-scheduler runs without ``--config``) of ``features``' version."""
+    return _resolve({"apiVersion": API_VERSION, "kind": KIND}, None, None, features=features)
 
 
 def parse_config(
-    data: dict[str, Any], source: str = _DEFAULT_SOURCE, registry: Registry | None = None
+    data: dict[str, Any],
+    source: str = _DEFAULT_SOURCE,
+    registry: Registry | None = None,
+    features: Features = DEFAULT_FEATURES,
 ) -> SchedulerConfig:
     """Decode, default and validate an already parsed KubeSchedulerConfiguration document."""
-    return _resolve(data, source, None, registry)
+    return _resolve(data, source, None, registry, features)
 
 
-def load_config(path: str | None, registry: Registry | None = None) -> SchedulerConfig:
-    """Read a KubeSchedulerConfiguration file; None gives the v1.35 default configuration.
+def load_config(
+    path: str | None, registry: Registry | None = None, features: Features = DEFAULT_FEATURES
+) -> SchedulerConfig:
+    """Read a KubeSchedulerConfiguration file; None gives the default configuration.
 
-    ``registry``: the plugins kschedctl runs with; out-of-tree ones get their args validated."""
+    ``registry``: the plugins kschedctl runs with; out-of-tree ones get their args validated.
+    ``features``: the version and gates whose defaulting and validation apply (v1.35 by default)."""
     if path is None:
-        return default_config()
+        return default_config(features)
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -66,7 +78,7 @@ def load_config(path: str | None, registry: Registry | None = None) -> Scheduler
             f"{path}: error converting YAML to JSON: yaml: invalid UTF-8 ({e.reason})"
         ) from None
     data, duplicates = _read_yaml(text, path)
-    return _resolve(data, path, duplicates, registry)
+    return _resolve(data, path, duplicates, registry, features)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -122,13 +134,17 @@ def _fail(source: str | None, message: str, field: str | None = None) -> ConfigE
 
 
 def _resolve(
-    data: Any, source: str | None, duplicates: list[str] | None, registry: Registry | None = None
+    data: Any,
+    source: str | None,
+    duplicates: list[str] | None,
+    registry: Registry | None = None,
+    features: Features = DEFAULT_FEATURES,
 ) -> SchedulerConfig:
     try:
-        doc = decode_configuration(data, duplicates)
+        doc = decode_configuration(data, duplicates, features.minor)
     except DecodeError as e:
         raise _fail(source, str(e), e.field) from None
-    cfg = set_defaults(doc)
+    cfg = set_defaults(doc, _defaulting_gates(features), features.minor)
     errors = validate_configuration(cfg)
     if errors:
         raise _fail(source, aggregate(errors))
@@ -138,7 +154,13 @@ def _resolve(
     init_error = validate_plugin_instantiation(cfg)
     if init_error is not None:
         raise _fail(source, init_error)
-    return _build(cfg, source, registry, doc)
+    return _build(cfg, source, registry, doc, features)
+
+
+def _defaulting_gates(features: Features) -> Mapping[str, bool] | None:
+    """The gates defaulting reads: v1.35's own table for the default run (so its results stay what they
+    were), else the run's full gate set."""
+    return None if features is DEFAULT_FEATURES else features.gates
 
 
 def _args_model(entry: PluginConfigEntry) -> BaseModel | dict[str, Any]:
@@ -230,7 +252,7 @@ def _user_index(doc: dict[str, Any] | None, i: int, ep: str, name: str) -> str:
 
 
 def _check_plugins_exist(
-    p: DefaultedProfile, i: int, registry: Registry, source: str | None, doc: dict[str, Any] | None
+    p: DefaultedProfile, i: int, registry: Registry, source: str | None, doc: dict[str, Any] | None, minor: int = 35
 ) -> None:
     """kube-scheduler's "<Interface> "<name>" does not exist", naming the field and what to do about it.
 
@@ -248,7 +270,7 @@ def _check_plugins_exist(
             hint = f'did you mean "{close[0]}"? If' if close else "if"
             raise _fail(
                 source,
-                f'{iface} "{ref.name}" does not exist: it is not a kube-scheduler v1.35 plugin and no out-of-tree plugin '
+                f'{iface} "{ref.name}" does not exist: it is not a kube-scheduler v1.{minor} plugin and no out-of-tree plugin '
                 f"of that name is registered; {hint} it is an out-of-tree plugin, install the distribution that provides "
                 "it (entry-point group kschedctl.plugins) or pass --plugin-module pkg.module (or path/to/plugin.py)",
                 _user_index(doc, i, ep, ref.name),
@@ -256,7 +278,11 @@ def _check_plugins_exist(
 
 
 def _build(
-    cfg: DefaultedConfig, source: str | None, registry: Registry | None = None, doc: dict[str, Any] | None = None
+    cfg: DefaultedConfig,
+    source: str | None,
+    registry: Registry | None = None,
+    doc: dict[str, Any] | None = None,
+    features: Features = DEFAULT_FEATURES,
 ) -> SchedulerConfig:
     profiles = []
     for i, p in enumerate(cfg.profiles):
@@ -265,12 +291,13 @@ def _build(
             plugin_config.setdefault(entry.name, _args_model(entry))
         if registry is not None:
             _out_of_tree_args(p, plugin_config, registry, source)
-            _check_plugins_exist(p, i, registry, source, doc)
-        profiles.append(Profile(p.scheduler_name, p.plugins, plugin_config, p.percentage_of_nodes_to_score))
+            _check_plugins_exist(p, i, registry, source, doc, features.minor)
+        profiles.append(Profile(p.scheduler_name, p.plugins, plugin_config, p.percentage_of_nodes_to_score, features))
     return SchedulerConfig(
         profiles,
         percentage_of_nodes_to_score=cfg.percentage_of_nodes_to_score,
         parallelism=cfg.parallelism,
         extenders=[_extender(e) for e in cfg.extenders],
         source=source,
+        features=features,
     )

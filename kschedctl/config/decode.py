@@ -189,6 +189,24 @@ ARGS_TYPES: dict[str, GoType] = {
 #: Kinds registered in kube-scheduler's scheme for kubescheduler.config.k8s.io/v1.
 REGISTERED_KINDS = {KIND} | {f"{name}Args" for name in ARGS_TYPES}
 
+#: DynamicResourcesArgs as v1.34's kube-scheduler/config/v1 has it (bindingTimeout came in v1.35);
+#: v1.33 has no DynamicResourcesArgs at all. The other args kinds are the same in every supported version.
+_DYNAMIC_RESOURCES_ARGS_V134 = _struct("v1", "DynamicResourcesArgs", {**_TYPE_META, "filterTimeout": DURATION})
+
+
+def args_types(minor: int = 35) -> dict[str, GoType]:
+    """The plugin args kinds v1.<minor> registers, by plugin name."""
+    if minor >= 35:
+        return ARGS_TYPES
+    out = {n: t for n, t in ARGS_TYPES.items() if n != "DynamicResources"}
+    if minor == 34:
+        out["DynamicResources"] = _DYNAMIC_RESOURCES_ARGS_V134
+    return out
+
+
+def registered_kinds(types: dict[str, GoType]) -> set[str]:
+    return {KIND} | {f"{name}Args" for name in types}
+
 # --- KubeSchedulerConfiguration -------------------------------------------------------------------
 _PLUGIN = _struct("v1", "Plugin", {"name": STRING, "weight": INT32})
 _PLUGIN_SET = _struct("v1", "PluginSet", {"enabled": _list(_PLUGIN), "disabled": _list(_PLUGIN)})
@@ -521,13 +539,16 @@ def _no_kind(kind: str, version: str) -> str:
     return msg
 
 
-def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None) -> dict[str, Any]:
+def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None, minor: int = 35) -> dict[str, Any]:
     """Decode a KubeSchedulerConfiguration document; raise DecodeError with Go's message.
 
     ``duplicate_keys`` are the YAML duplicate-key complaints found while reading
     the file (they are strict errors in Go). The result keeps in-tree plugin args
-    decoded (under ``args``) and out-of-tree args raw.
+    decoded (under ``args``) and out-of-tree args raw; which plugins have args kinds
+    is v1.<minor>'s (``args_types``).
     """
+    types = args_types(minor)
+    kinds = registered_kinds(types)
     doc = to_json_value(doc)
     api_version, kind = _interpret(doc)
     if not kind:
@@ -555,14 +576,14 @@ def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None) -> d
     for i, prof in enumerate(out.get("profiles") or []):
         for j, pc in enumerate(prof.get("pluginConfig") or []):
             name = pc.get("name", "")
-            t = ARGS_TYPES.get(name)
+            t = types.get(name)
             if t is None:
                 continue  # out-of-tree (or no args kind): kept raw
             where = f"decoding .profiles[{i}].pluginConfig[{j}]"
             args_path = f"profiles[{i}].pluginConfig[{j}].args"
             raw = pc.get("args")
             try:
-                args, nested = _decode_args(name, raw, t)
+                args, nested = _decode_args(name, raw, t, kinds)
             except _KindMismatch as e:  # the path replaces Go's "decoding .profiles[i].pluginConfig[j]: "
                 raise DecodeError(str(e), f"{args_path}.kind") from None
             except DecodeError as e:
@@ -578,13 +599,15 @@ def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None) -> d
     return out
 
 
-def _decode_args(name: str, raw: Any, t: GoType) -> tuple[dict[str, Any], list[str]]:
+def _decode_args(
+    name: str, raw: Any, t: GoType, kinds: set[str] = REGISTERED_KINDS
+) -> tuple[dict[str, Any], list[str]]:
     """Decode one plugin's args as its v1 kind; returns (args, strict errors)."""
     want_kind = f"{name}Args"
     api_version, kind = _interpret(raw)
     api_version = api_version or API_VERSION
     kind = kind or want_kind
-    if api_version != API_VERSION or kind not in REGISTERED_KINDS:
+    if api_version != API_VERSION or kind not in kinds:
         raise DecodeError(_no_kind(kind, api_version), "apiVersion" if api_version != API_VERSION else "kind")
     if kind != want_kind:
         # Go decodes into the other registered kind, then refuses the group-kind mismatch.

@@ -1,11 +1,14 @@
-"""kube-scheduler v1.35 defaulting of KubeSchedulerConfiguration (``apis/config/v1``).
+"""kube-scheduler's defaulting of KubeSchedulerConfiguration (``apis/config/v1``), per version.
 
 Three things happen before validation, and they decide which plugins run and
 with which arguments, so they are reproduced exactly:
 
-* the default plugin set (``getDefaultPlugins``) with v1.35's default feature
-  gates applied: DynamicResources is inserted just before DefaultPreemption
-  with weight 2; NodeDeclaredFeatures and GangScheduling (alpha) are not added;
+* the default plugin set (``getDefaultPlugins`` in ``default_plugins.go``) with the
+  run's feature gates applied (``applyFeatureGates``): NodeDeclaredFeatures is
+  appended when its gate is on (beta and on from v1.36), DynamicResources is
+  inserted just before DefaultPreemption when DynamicResourceAllocation is on (off
+  by default in v1.33), GangScheduling and the topology-aware workload plugins
+  (alpha) are appended when theirs are on;
 * ``mergePlugins``/``mergePluginSet``: per extension point, disabled plugins
   (or ``"*"``) drop defaults, a re-configured default plugin is replaced in
   place (keeping its position), other custom plugins are appended in order;
@@ -23,13 +26,15 @@ from which ``SchedulerConfig`` is built.
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.config.decode import API_VERSION, ARGS_TYPES, EXTENSION_POINTS
+from kschedctl.config.decode import API_VERSION, ARGS_TYPES, EXTENSION_POINTS, args_types
 from kschedctl.config.types import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet
 
-#: v1.35 default values of the feature gates that change scheduler configuration defaults.
+#: v1.35 default values of the feature gates that change scheduler configuration defaults (the full
+#: per-version tables are in ``kschedctl.config.versions``; this is what a call without gates uses).
 FEATURE_GATES: dict[str, bool] = {
     "DynamicResourceAllocation": True,  # GA, locked on
     "NodeDeclaredFeatures": False,  # alpha
@@ -72,19 +77,24 @@ ARGS_KINDS: frozenset[str] = frozenset(ARGS_TYPES)
 # default plugins and merging
 
 
-def default_plugins(gates: dict[str, bool] | None = None) -> Plugins:
-    """``getDefaultPlugins()`` + ``applyFeatureGates``: everything is in MultiPoint."""
+def default_plugins(gates: Mapping[str, bool] | None = None, minor: int = 35) -> Plugins:
+    """``getDefaultPlugins()`` + ``applyFeatureGates`` of v1.<minor>: everything is in MultiPoint."""
     g = FEATURE_GATES if gates is None else gates
     enabled = [PluginRef(n, w) for n, w in BASE_DEFAULT_PLUGINS]
     if g.get("NodeDeclaredFeatures"):
         enabled.append(PluginRef("NodeDeclaredFeatures"))
     if g.get("DynamicResourceAllocation"):
+        # v1.33/v1.34's default_plugins.go add it without a weight (it has no Score there);
+        # from v1.35 it scores and comes with weight 2
+        weight = 2 if minor >= 35 else 0
         for i, ref in enumerate(enabled):
             if ref.name == "DefaultPreemption":
-                enabled.insert(i, PluginRef("DynamicResources", 2))
+                enabled.insert(i, PluginRef("DynamicResources", weight))
                 break
     if g.get("GangScheduling"):
         enabled.append(PluginRef("GangScheduling"))
+    if g.get("TopologyAwareWorkloadScheduling"):
+        enabled.extend((PluginRef("TopologyPlacementGenerator"), PluginRef("PodGroupPodsCount", 1)))
     plugins = Plugins()
     plugins.sets["multiPoint"] = PluginSet(enabled, [])
     return plugins
@@ -154,7 +164,7 @@ _SECOND = 1_000_000_000
 
 
 def default_args(
-    name: str, args: dict[str, Any] | None, gates: dict[str, bool] | None = None
+    name: str, args: dict[str, Any] | None, gates: Mapping[str, bool] | None = None
 ) -> dict[str, Any]:
     """Return a defaulted copy of ``name``'s v1 args (``{}`` stands for "no args given")."""
     g = FEATURE_GATES if gates is None else gates
@@ -246,22 +256,29 @@ class DefaultedConfig:
     delay_cache_until_active: bool
     profiles: list[DefaultedProfile]
     extenders: list[dict[str, Any]]
+    #: The feature gates defaulting followed; validation reads the same ones.
+    gates: Mapping[str, bool] = field(default_factory=lambda: FEATURE_GATES)
+    #: The minor version whose defaulting this is (which plugins have args kinds depends on it).
+    minor: int = 35
 
 
-def default_profile(raw: dict[str, Any], gates: dict[str, bool] | None = None) -> DefaultedProfile:
+def default_profile(
+    raw: dict[str, Any], gates: Mapping[str, bool] | None = None, minor: int = 35
+) -> DefaultedProfile:
     """``setDefaults_KubeSchedulerProfile`` (the scheduler name is handled by the caller)."""
-    plugins = merge_plugins(default_plugins(gates), plugins_from_v1(raw.get("plugins")))
+    plugins = merge_plugins(default_plugins(gates, minor), plugins_from_v1(raw.get("plugins")))
+    kinds = ARGS_KINDS if minor >= 35 else frozenset(args_types(minor))
     entries: list[PluginConfigEntry] = []
     existing: set[str] = set()
     for pc in raw.get("pluginConfig") or []:
         name = pc.get("name", "")
         existing.add(name)
-        if name in ARGS_KINDS:
+        if name in kinds:
             entries.append(PluginConfigEntry(name, default_args(name, pc.get("args"), gates), True))
         else:
             entries.append(PluginConfigEntry(name, copy.deepcopy(pc.get("args")), False))
     for name in plugins_names(plugins):
-        if name in existing or name not in ARGS_KINDS:
+        if name in existing or name not in kinds:
             continue
         entries.append(PluginConfigEntry(name, default_args(name, None, gates), True))
     return DefaultedProfile(
@@ -272,14 +289,14 @@ def default_profile(raw: dict[str, Any], gates: dict[str, bool] | None = None) -
     )
 
 
-def set_defaults(doc: dict[str, Any], gates: dict[str, bool] | None = None) -> DefaultedConfig:
-    """``SetDefaults_KubeSchedulerConfiguration`` on a decoded v1 document."""
+def set_defaults(doc: dict[str, Any], gates: Mapping[str, bool] | None = None, minor: int = 35) -> DefaultedConfig:
+    """``SetDefaults_KubeSchedulerConfiguration`` of v1.<minor> on a decoded v1 document."""
     raw_profiles = [dict(p) for p in doc.get("profiles") or []]
     if not raw_profiles:
         raw_profiles.append({})
     if len(raw_profiles) == 1 and "schedulerName" not in raw_profiles[0]:
         raw_profiles[0]["schedulerName"] = DEFAULT_SCHEDULER_NAME
-    profiles = [default_profile(p, gates) for p in raw_profiles]
+    profiles = [default_profile(p, gates, minor) for p in raw_profiles]
 
     le = dict(doc.get("leaderElection") or {})
     if not le.get("resourceLock"):
@@ -320,4 +337,6 @@ def set_defaults(doc: dict[str, Any], gates: dict[str, bool] | None = None) -> D
         delay_cache_until_active=doc.get("delayCacheUntilActive", False),
         profiles=profiles,
         extenders=[copy.deepcopy(e) for e in doc.get("extenders") or []],
+        gates=FEATURE_GATES if gates is None else gates,
+        minor=minor,
     )

@@ -21,10 +21,11 @@ here it is fixed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from kschedctl.apivalidation import label_value_errors, parse_go_int64, qualified_name_errors
+from kschedctl.config.decode import ARGS_TYPES, args_types
 from kschedctl.config.defaults import FEATURE_GATES, DefaultedConfig, DefaultedProfile
 from kschedctl.config.field import (
     DUPLICATE,
@@ -208,7 +209,7 @@ def validate_node_resources_fit_args(path: str | None, args: dict[str, Any]) -> 
 
 
 def validate_volume_binding_args(
-    path: str | None, args: dict[str, Any], gates: dict[str, bool] | None = None
+    path: str | None, args: dict[str, Any], gates: Mapping[str, bool] | None = None
 ) -> list[FieldError]:
     g = FEATURE_GATES if gates is None else gates
     errs: list[FieldError] = []
@@ -237,7 +238,7 @@ def validate_volume_binding_args(
 
 
 def validate_dynamic_resources_args(
-    path: str | None, args: dict[str, Any], gates: dict[str, bool] | None = None
+    path: str | None, args: dict[str, Any], gates: Mapping[str, bool] | None = None
 ) -> list[FieldError]:
     g = FEATURE_GATES if gates is None else gates
     errs: list[FieldError] = []
@@ -377,6 +378,7 @@ def validate_node_affinity_args(path: str | None, args: dict[str, Any]) -> list[
 #: ``validatePluginConfig``'s table. NodeResourcesFit is registered under the wrong key in Go
 #: ("NodeResourcesFitArgs"), so its args are not checked here (see module docstring).
 ArgsValidator = Callable[[str | None, dict[str, Any]], list[FieldError]]
+GatedArgsValidator = Callable[[str | None, dict[str, Any], Mapping[str, bool] | None], list[FieldError]]
 CONFIG_ARGS_VALIDATORS: dict[str, ArgsValidator] = {
     "DefaultPreemption": validate_default_preemption_args,
     "InterPodAffinity": validate_inter_pod_affinity_args,
@@ -398,6 +400,18 @@ PLUGIN_ARGS_VALIDATORS: dict[str, ArgsValidator] = {
     "VolumeBinding": validate_volume_binding_args,
     "DynamicResources": validate_dynamic_resources_args,
 }
+#: The validators whose rules depend on feature gates (they take the run's gates as a third argument).
+GATED_VALIDATORS: dict[str, GatedArgsValidator] = {
+    "VolumeBinding": validate_volume_binding_args,
+    "DynamicResources": validate_dynamic_resources_args,
+}
+
+
+def _run_validator(name: str, path: str | None, args: dict[str, Any], gates: Mapping[str, bool]) -> list[FieldError]:
+    gated = GATED_VALIDATORS.get(name)
+    if gated is not None:
+        return gated(path, args, gates)
+    return PLUGIN_ARGS_VALIDATORS[name](path, args) if path is None else CONFIG_ARGS_VALIDATORS[name](path, args)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -432,7 +446,11 @@ def _percentage(path: str, value: int | None) -> list[FieldError]:
     return []
 
 
-def _validate_profile(path: str, api_version: str, prof: DefaultedProfile) -> list[FieldError]:
+def _validate_profile(
+    path: str, api_version: str, prof: DefaultedProfile, gates: Mapping[str, bool], minor: int = 35
+) -> list[FieldError]:
+    # validatePluginConfig's table is the version's: a plugin without an args kind there is not checked
+    unregistered = frozenset(ARGS_TYPES) - frozenset(args_types(minor))
     errs: list[FieldError] = []
     if not prof.scheduler_name:
         errs.append(required(child(path, "schedulerName")))
@@ -461,7 +479,7 @@ def _validate_profile(path: str, api_version: str, prof: DefaultedProfile) -> li
             errs.append(invalid(pc_path, pc.name, _invalid_plugin_detail(version, api_version)))
             continue
         validator = CONFIG_ARGS_VALIDATORS.get(pc.name)
-        if validator is None:
+        if validator is None or pc.name in unregistered:
             continue
         if not pc.known:
             # args that did not decode into the validator's type (only "NodeResourcesFitArgs" can get here)
@@ -473,7 +491,7 @@ def _validate_profile(path: str, api_version: str, prof: DefaultedProfile) -> li
                 )
             )
             continue
-        errs.extend(validator(child(pc_path, "args"), pc.args))
+        errs.extend(_run_validator(pc.name, child(pc_path, "args"), pc.args, gates))
     return errs
 
 
@@ -620,7 +638,7 @@ def validate_configuration(cfg: DefaultedConfig) -> list[FieldError]:
         existing: dict[str, int] = {}
         for i, prof in enumerate(cfg.profiles):
             path = f"profiles[{i}]"
-            errs.extend(_validate_profile(path, cfg.api_version, prof))
+            errs.extend(_validate_profile(path, cfg.api_version, prof, cfg.gates, cfg.minor))
             if prof.scheduler_name in existing:
                 # Go passes the *field.Path of the first occurrence, which json.Marshal prints as {}:
                 # name the duplicated value and where it first appears instead.
@@ -677,7 +695,7 @@ def validate_plugin_instantiation(cfg: DefaultedConfig) -> str | None:
             args = args_by_name.get(name)
             if validator is None or args is None:
                 continue
-            errs = validator(None, args)
+            errs = _run_validator(name, None, args, cfg.gates)
             if errs:
                 return (
                     f"initializing profiles: creating profile for scheduler name {prof.scheduler_name}: "

@@ -185,10 +185,14 @@ def _run_cycle(
 
 def _new_trace(fw: Framework, pod: Pod, config: SchedulerConfig) -> Trace:
     """An empty trace for ``pod``, with the configuration it runs and the profile's extenders ready."""
-    trace = Trace(pod=pod.key, profile=fw.profile_name)
+    features = fw.features
+    trace = Trace(pod=pod.key, profile=fw.profile_name, k8s_version=features.release)
+    # schedule_one.go's selectHost: up to v1.34 a tie among the top totals goes to a random one of them
+    # (reservoir sampling); from v1.35 to the first its score heap pops
+    trace.tie_rule = "first" if features.at_least(35) else "random"
     trace.num_all_nodes = fw.snapshot.num_nodes()
     if config.source is None:
-        trace.notes.append("default configuration (kube-scheduler v1.35)")
+        trace.notes.append(f"default configuration (kube-scheduler v1.{features.minor})")
     else:
         trace.notes.append(f"configuration: {config.source}")
     extender_log: list[ExtenderCall] = []
@@ -471,8 +475,14 @@ def _select_host(
 
 
 def _note_tie(trace: Trace) -> None:
-    """Say how v1.35 picks among several nodes with the top total, unless an extender's rule said it."""
-    if len(trace.candidates) > 1 and trace.tie_break is None:
+    """Say how the version picks among several nodes with the top total, unless an extender's rule said it."""
+    if len(trace.candidates) > 1 and trace.tie_break is None and trace.tie_rule == "random":
+        trace.tie_break = (
+            f"{len(trace.candidates)} nodes share the top total {trace.max_score}. kube-scheduler "
+            f"{trace.k8s_version} picks one of them at random; any of the candidates can win, this dry run "
+            f"shows {trace.selected_node}."
+        )
+    elif len(trace.candidates) > 1 and trace.tie_break is None:
         trace.tie_break = (
             f"{len(trace.candidates)} nodes share the top total {trace.max_score}. kube-scheduler v1.35 does not "
             "pick among them at random (only extender scores add a random tie-breaker): it pops a heap built from "

@@ -144,6 +144,11 @@ class Trace:
     node_details: dict[str, dict[str, Any]] = field(default_factory=dict)
     plugin_details: dict[str, Any] = field(default_factory=dict)
     tie_break: str | None = None
+    #: How the version breaks a tie among the top totals: "first" (v1.35 on: the first of its score heap,
+    #: no chance involved) or "random" (up to v1.34: a random one of ``candidates``).
+    tie_rule: str = "first"
+    #: The release whose rules the cycle followed (``Features.release``).
+    k8s_version: str = K8S_VERSION
     filter_plugins: list[str] = field(default_factory=list)
     skipped_filter_plugins: list[str] = field(default_factory=list)
     #: Nodes the main Filter pass processed (feasible + rejected), by which kube-scheduler advances
@@ -202,7 +207,7 @@ class Trace:
         if self.candidates:
             selected = {"maxScore": self.max_score or 0, "candidates": list(self.candidates)}
         return {
-            "k8sVersion": K8S_VERSION,
+            "k8sVersion": self.k8s_version,
             "pod": self.pod,
             "profile": self.profile,
             "outcome": self.outcome,
@@ -232,6 +237,7 @@ class Trace:
                 "nominatedNodeTried": self.nominated_node_tried,
                 "selectedNode": self.selected_node,
                 "tieBreak": self.tie_break,
+                "tieRule": self.tie_rule,
                 "filterPlugins": list(self.filter_plugins),
                 "skippedFilterPlugins": list(self.skipped_filter_plugins),
                 "binding": self.binding,

@@ -42,6 +42,21 @@ def fits_ports(want: tuple[tuple[str, str, int], ...] | list[tuple[str, str, int
     return not any(used.check_conflict(ip, proto, port) for ip, proto, port in want)
 
 
+def container_host_ports(pod: Pod) -> list[tuple[str, str, int]]:
+    """v1.33's host ports of a pod: its containers' only (node_ports.go's getContainerPorts there, and
+    NodeInfo's used ports alike); sidecars' host ports count from v1.34 (``host_ports``)."""
+    return [(p.host_ip, p.protocol, p.host_port) for c in pod.containers for p in c.ports if p.host_port > 0]
+
+
+def _container_used_ports(node_info: NodeInfo) -> HostPortInfo:
+    """The node's used ports as v1.33 counts them (``container_host_ports`` of every pod on it)."""
+    used = HostPortInfo()
+    for pi in node_info.pods:
+        for ip, proto, port in container_host_ports(pi.pod):
+            used.add(ip, proto, port)
+    return used
+
+
 def fits(pod: Pod, node_info: NodeInfo) -> bool:
     """Whether the pod's host ports are free on the node (without cycle state)."""
     return fits_ports(host_ports(pod), node_info.used_ports)
@@ -49,9 +64,11 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 class NodePorts:
     name = NAME
+    #: Sidecars' host ports count (from v1.34); v1.33 reads containers' only.
+    sidecar_ports = True
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
-        want = host_ports(pod)
+        want = host_ports(pod) if self.sidecar_ports else container_host_ports(pod)
         if not want:
             return None, Status.skip()
         state.write(PRE_FILTER_KEY, _PreFilterState(want))
@@ -64,7 +81,8 @@ class NodePorts:
         want = state.get(PRE_FILTER_KEY)
         if want is None:
             return Status.as_error(f'reading "{_STATE_NAME}" from cycleState: not found')
-        if fits_ports(want, node_info.used_ports):
+        used = node_info.used_ports if self.sidecar_ports else _container_used_ports(node_info)
+        if fits_ports(want, used):
             return Status()
         return Status(Code.UNSCHEDULABLE, ERR_REASON)
 
@@ -77,8 +95,12 @@ class NodePorts:
         want = state.get(PRE_FILTER_KEY)
         if want is None:
             return [self.filter(state, pod, ni) for ni in nodes]
+        if not self.sidecar_ports:
+            return [None if fits_ports(want, _container_used_ports(ni)) else Status(Code.UNSCHEDULABLE, ERR_REASON) for ni in nodes]
         return [None if fits_ports(want, ni.used_ports) else Status(Code.UNSCHEDULABLE, ERR_REASON) for ni in nodes]
 
 
 def new(args: Any, handle: Handle) -> NodePorts:
-    return NodePorts()
+    plugin = NodePorts()
+    plugin.sidecar_ports = handle is None or handle.features.at_least(34)
+    return plugin

@@ -44,6 +44,13 @@ class _PreScoreState:
 PRE_SCORE_KEY: StateKey[_PreScoreState] = StateKey("PreScore" + NAME)
 
 
+def untolerated_reason(taint: Taint, names_taint: bool) -> str:
+    """Filter's reason for an untolerated ``taint``. v1.33's taint_toleration.go names the taint's
+    key and value in braces (no effect, an empty value left empty); from v1.34 the reason is one
+    fixed text and the taint goes to the log only."""
+    return f"node(s) had untolerated taint {{{taint.key}: {taint.value}}}" if names_taint else ERR_REASON_UNTOLERATED
+
+
 def untolerated_taint(taints: list[Taint], tolerations: list[Toleration]) -> Taint | None:
     """The first NoSchedule/NoExecute taint (in node order) that no toleration tolerates."""
     for taint in taints:
@@ -60,11 +67,14 @@ def count_intolerable_prefer_no_schedule(taints: list[Taint], tolerations: list[
 
 class TaintToleration:
     name = NAME
+    #: Whether Filter's reason names the taint (v1.33's message, ``untolerated_reason``).
+    names_taint = False
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        if untolerated_taint(node_info.node.taints, pod.tolerations) is None:
+        taint = untolerated_taint(node_info.node.taints, pod.tolerations)
+        if taint is None:
             return Status()
-        return Status.unresolvable(ERR_REASON_UNTOLERATED)
+        return Status.unresolvable(untolerated_reason(taint, self.names_taint))
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         tols = tuple(t for t in pod.tolerations if not t.effect or t.effect == "PreferNoSchedule")
@@ -90,6 +100,9 @@ class TaintToleration:
     # whole node lists (same results as the per-node methods above) -----------------------------
     def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
         tols = pod.tolerations
+        if self.names_taint:
+            found = [untolerated_taint(ni.node.taints, tols) if ni.node.taints else None for ni in nodes]
+            return [None if t is None else Status.unresolvable(untolerated_reason(t, True)) for t in found]
         return [
             None if not ni.node.taints or untolerated_taint(ni.node.taints, tols) is None
             else Status.unresolvable(ERR_REASON_UNTOLERATED)
@@ -108,4 +121,6 @@ class TaintToleration:
 
 
 def new(args: Any, handle: Handle) -> TaintToleration:
-    return TaintToleration()
+    plugin = TaintToleration()
+    plugin.names_taint = handle is not None and not handle.features.at_least(34)
+    return plugin

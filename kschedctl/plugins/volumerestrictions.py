@@ -28,6 +28,8 @@ ERR_REASON_DISK_CONFLICT = "node(s) had no available disk"
 ERR_REASON_RWOP_CONFLICT = (
     "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already in-use by another pod"
 )
+#: The same verdict's reason in v1.33 (volume_restrictions.go there); v1.34 reworded it as above.
+ERR_REASON_RWOP_CONFLICT_V133 = "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"
 
 _CONFLICT_SOURCES = ("gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi")
 _RBD_DEFAULT_POOL = "rbd"
@@ -128,6 +130,9 @@ class VolumeRestrictions:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        self.rwop_reason = ERR_REASON_RWOP_CONFLICT
+        if handle is not None and not handle.features.at_least(34):
+            self.rwop_reason = ERR_REASON_RWOP_CONFLICT_V133
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         needs_check = any(needs_restrictions_check(v) for v in pod.volumes)
@@ -174,7 +179,7 @@ class VolumeRestrictions:
         if s is None:
             return Status.as_error(f'cannot read "{STATE_KEY.name}" from cycleState')
         if s.conflicting_pvc_ref_count > 0:
-            return Status.unschedulable(ERR_REASON_RWOP_CONFLICT)
+            return Status.unschedulable(self.rwop_reason)
         return Status()
 
     def explain(self, state: CycleState) -> dict[str, Any]:

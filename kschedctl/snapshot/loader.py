@@ -21,7 +21,9 @@ import yaml
 
 from kschedctl.apivalidation import api_version_error, first_error, validate_object, validate_workload
 from kschedctl.errors import InputError, UsageError
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot import cache, yamldocs
+from kschedctl.snapshot.apiversions import drop_disabled_fields, dropped_field_note, version_refusal
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import KNOWN_KINDS, SYSTEM_PRIORITY_CLASSES, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
@@ -188,11 +190,15 @@ def _describe(obj: dict[str, Any]) -> str:
     return f"{kind} {shown[:80] + '…' if len(shown) > 81 else shown}"
 
 
-def build_object(doc: Document, *, validate: bool = True) -> Node | Pod | KubeObject | None:
+def build_object(
+    doc: Document, *, validate: bool = True, features: Features = DEFAULT_FEATURES
+) -> Node | Pod | KubeObject | None:
     """Parse one document into the model; None for kinds the scheduler does not read.
 
     ``validate``: first check the object as the API server would on create (objects read
-    from a live cluster have passed that already).
+    from a live cluster have passed that already). ``features``: the version whose API
+    machinery reads it (an API version it does not serve is refused, fields of gates that are
+    off are dropped).
     """
     obj = doc.obj
     kind = obj.get("kind")
@@ -207,8 +213,14 @@ def build_object(doc: Document, *, validate: bool = True) -> Node | Pod | KubeOb
             obj=kind,
             field="metadata.name",
         )
+    refused = version_refusal(kind, obj.get("apiVersion"), features)
+    if refused is not None:
+        raise InputError(refused, source=doc.source, document=doc.index, obj=_describe(obj), field="apiVersion")
     if kind not in KNOWN_KINDS:
         return None
+    obj = drop_disabled_fields(kind, obj, features)
+    if obj is not doc.obj:
+        doc = Document(doc.source, doc.index, obj, doc.validated)
     if validate and not doc.validated:
         check_object(doc)
     try:
@@ -233,21 +245,28 @@ def check_object(doc: Document, *, workload: bool = False) -> None:
         raise InputError(first_error(errs), source=doc.source, document=doc.index, obj=_describe(obj))
 
 
-def load_cluster(paths: list[str], *, warn: Callable[[str], None] | None = None) -> Cluster:
+def load_cluster(
+    paths: list[str], *, warn: Callable[[str], None] | None = None, features: Features = DEFAULT_FEATURES
+) -> Cluster:
     """Load every object of the given files/directories ("-" = stdin) into a Cluster.
 
     Every object passed validation once the cluster is built: that verdict is kept per file
-    content (``cache.mark_validated``) for the next load of the same text."""
+    content (``cache.mark_validated``) for the next load of the same text. ``features``: the
+    version whose API machinery reads the objects (``build_object``)."""
     keys: list[str | None] = []
     with bulk_build():
-        cluster = build_cluster(iter_documents(paths, keys), warn=warn)
+        cluster = build_cluster(iter_documents(paths, keys), warn=warn, features=features)
     for key in keys:
         cache.mark_validated(key)
     return cluster
 
 
 def build_cluster(
-    docs: Iterable[Document], *, warn: Callable[[str], None] | None = None, validate: bool = True
+    docs: Iterable[Document],
+    *,
+    warn: Callable[[str], None] | None = None,
+    validate: bool = True,
+    features: Features = DEFAULT_FEATURES,
 ) -> Cluster:
     """Build a Cluster from documents of any source (files, a live cluster's lists, recordings).
 
@@ -255,19 +274,23 @@ def build_cluster(
     """
     cluster = Cluster()
     skipped: Counter[str] = Counter()
+    dropped = 0
     for doc in docs:
-        obj = build_object(doc, validate=validate)
+        obj = build_object(doc, validate=validate, features=features)
         if obj is None:
             skipped[str(doc.obj.get("kind"))] += 1
         elif isinstance(obj, Node):
             cluster.add_node(obj)
         elif isinstance(obj, Pod):
+            dropped += obj.raw is not doc.obj
             cluster.add_pod(obj)
         else:
             cluster.add_object(obj)
     default_namespaces(cluster)
     cluster.finish()
     notes = [f"skipped {n} {kind} object(s): kind not used by the scheduler" for kind, n in sorted(skipped.items())]
+    if dropped:
+        notes.append(dropped_field_note(dropped, features))
     notes.extend(admission_notes(cluster))
     for note in notes:
         cluster.notes.append(note)
@@ -375,13 +398,13 @@ def admission_notes(cluster: Cluster) -> list[str]:
     ]
 
 
-def load_pods(path: str, *, validate: bool = True) -> list[Pod]:
+def load_pods(path: str, *, validate: bool = True, features: Features = DEFAULT_FEATURES) -> list[Pod]:
     """Every Pod in a file (``-o yaml`` of one pod, a List, or several documents)."""
     pods: list[Pod] = []
     for doc in iter_documents([path]):
         if doc.obj.get("kind") != "Pod":
             continue
-        obj = build_object(doc, validate=validate)
+        obj = build_object(doc, validate=validate, features=features)
         assert isinstance(obj, Pod)
         pods.append(obj)
     if not pods:

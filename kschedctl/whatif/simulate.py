@@ -451,7 +451,8 @@ class Simulator:
                 return None
             fw = Framework(profile, self.registry, self.snapshot)
             self.frameworks[scheduler_name] = fw
-            if self.options.batching:
+            # OpportunisticBatching exists from v1.35 (beta, on): an older version, or the gate off, never batches
+            if self.options.batching and profile.features.enabled("OpportunisticBatching"):
                 self.batches[scheduler_name] = OpportunisticBatch(fw, has_extenders=bool(self.config.extenders))
         return fw
 
@@ -712,6 +713,13 @@ class Simulator:
                 "(the fast case), so a batch never expires"
             )
         tied = any(p.placed and len(p.candidates) > 1 for p in result.placements)
+        features = self.config.features
+        if tied and not features.at_least(35):
+            result.notes.append(
+                f"kube-scheduler {features.release} breaks a tie among the top totals at random: where several nodes "
+                "share it (a placement's candidates), the real loop may pick another of them, and the rest of the run "
+                "follows from that choice; this run takes the first, as v1.35 does"
+            )
         if result.parallelism > 1 and (tied or batched):
             result.notes.append(
                 f"parallelism {result.parallelism}: kube-scheduler filters nodes in parallel, so its feasible list, and "

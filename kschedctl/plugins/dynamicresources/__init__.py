@@ -428,11 +428,23 @@ def _seconds(value: object) -> float | None:
     return ns / 1e9 if ns > 0 else None
 
 
+class UnscoredDynamicResources(DynamicResources):
+    """The plugin as v1.33 and v1.34 have it (``dynamicresources.go`` there): no Score and no
+    ScoreExtensions (v1.35 added them, weight 2), and no SignPod (batching came with v1.35)."""
+
+    score = None  # type: ignore[assignment]
+    score_nodes = None  # type: ignore[assignment]
+    score_extensions = None  # type: ignore[assignment]
+    sign_pod = None  # type: ignore[assignment]
+
+
 def new(args: DynamicResourcesArgs | dict[str, Any] | None, handle: Handle | None) -> DynamicResources:
     if args is None:
         args = DynamicResourcesArgs()
     elif isinstance(args, dict):
         args = DynamicResourcesArgs.model_validate(args)
+    if handle is not None and not handle.features.at_least(35):
+        return UnscoredDynamicResources(args, handle)
     return DynamicResources(args, handle)
 
 

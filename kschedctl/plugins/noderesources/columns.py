@@ -40,13 +40,15 @@ if TYPE_CHECKING:
 Columns = list[tuple[list[int], list[int]]]
 
 
-def insufficiency_status(short: list[InsufficientResource]) -> Status:
+def insufficiency_status(short: list[InsufficientResource], unresolvable: bool = True) -> Status:
     """The Filter status of a node short of some resources (UnschedulableAndUnresolvable when
-    a request exceeds the node's whole allocatable)."""
+    a request exceeds the node's whole allocatable and ``unresolvable``, the rule since v1.34;
+    v1.33's fit.go answers Unschedulable for every shortage, so preemption tries such nodes too)."""
     code = Code.UNSCHEDULABLE
-    for s in short:
-        if s.unresolvable:
-            code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    if unresolvable:
+        for s in short:
+            if s.unresolvable:
+                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
     return Status(code, *(s.reason for s in short))
 
 
@@ -54,8 +56,9 @@ def fit_statuses(
     req: PodRequest,
     nodes: list[NodeInfo],
     fits_request: Callable[[PodRequest, NodeInfo], list[InsufficientResource]],
+    unresolvable: bool = True,
 ) -> list[Status | None]:
-    """NodeResourcesFit's Filter for each node (None: fits)."""
+    """NodeResourcesFit's Filter for each node (None: fits); ``unresolvable`` as for ``insufficiency_status``."""
     cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
     no_scalars = not req.scalar
     out: list[Status | None] = []
@@ -72,7 +75,7 @@ def fit_statuses(
             out.append(None)
             continue
         short = fits_request(req, ni)
-        out.append(insufficiency_status(short) if short else None)
+        out.append(insufficiency_status(short, unresolvable) if short else None)
     return out
 
 

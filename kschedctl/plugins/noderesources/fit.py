@@ -196,6 +196,9 @@ class Fit:
         #: v1.36 with TopologyAwareWorkloadScheduling: MostAllocated over the strategy's resources,
         #: for PlacementScore in a pod-group cycle (None otherwise).
         self.placement_scorer: ResourceAllocationScorer | None = None
+        # a request above the node's whole allocatable is UnschedulableAndUnresolvable from v1.34
+        # (fit.go's InsufficientResource.Unresolvable); v1.33 has only Unschedulable
+        self.unresolvable = handle is None or handle.features.at_least(34)
 
     @property
     def strategy(self) -> str:
@@ -217,7 +220,7 @@ class Fit:
         short = fits_request(req, node_info, self.ignored_resources, self.ignored_groups)
         if not short:
             return Status()
-        return insufficiency_status(short)
+        return insufficiency_status(short, self.unresolvable)
 
     # PreScore / Score -----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -244,7 +247,7 @@ class Fit:
         if req is None:
             return [self.filter(state, pod, ni) for ni in nodes]
         ignored, groups = self.ignored_resources, self.ignored_groups
-        return fit_statuses(req, nodes, lambda r, ni: fits_request(r, ni, ignored, groups))
+        return fit_statuses(req, nodes, lambda r, ni: fits_request(r, ni, ignored, groups), self.unresolvable)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         reqs = state.get(_PRE_SCORE_KEY)

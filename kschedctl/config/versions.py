@@ -1,0 +1,198 @@
+"""The Kubernetes versions kschedctl can explain, and the feature gates of each.
+
+A kube-scheduler of one minor version differs from the next mostly through its feature gates:
+which gates exist, which are on by default, which can no longer be switched. This module
+turns a version ("1.33", "v1.36.2") and a ``--feature-gates`` value into the ``Features`` a run
+follows, applying the rules of ``k8s.io/component-base/featuregate`` (``feature_gate.go``:
+``Set`` parses the flag, ``SetFromMap`` checks every name against the gates the binary
+registered, refuses to move a locked gate, expands ``AllAlpha``/``AllBeta`` and, from v1.35 on,
+checks that an enabled gate's dependencies are enabled too). The tables themselves are data, in
+``kschedctl.config.gate_tables``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from kschedctl.config import gate_tables as t
+from kschedctl.errors import ConfigError
+from kschedctl.framework.features import Features
+
+#: The minor versions kschedctl reproduces, and the patch release each is taken from.
+RELEASES: Mapping[int, str] = MappingProxyType({33: "v1.33.5", 34: "v1.34.2", 35: "v1.35.4", 36: "v1.36.2"})
+SUPPORTED_MINORS: tuple[int, ...] = tuple(sorted(RELEASES))
+DEFAULT_MINOR = 35
+
+_TABLES: Mapping[int, Mapping[str, t.Gate]] = MappingProxyType(
+    {33: t.GATES_V1_33, 34: t.GATES_V1_34, 35: t.GATES_V1_35, 36: t.GATES_V1_36}
+)
+_DEPENDENCIES: Mapping[int, Mapping[str, tuple[str, ...]]] = MappingProxyType(
+    {33: t.DEPENDENCIES_V1_33, 34: t.DEPENDENCIES_V1_34, 35: t.DEPENDENCIES_V1_35, 36: t.DEPENDENCIES_V1_36}
+)
+
+#: The two switches every gate set has: they move every alpha (beta) gate that was not set by name.
+ALL_ALPHA = "AllAlpha"
+ALL_BETA = "AllBeta"
+_SPECIAL: Mapping[str, t.Gate] = MappingProxyType({ALL_ALPHA: (False, False, t.ALPHA), ALL_BETA: (False, False, t.BETA)})
+
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+#: What Go's ``strconv.ParseBool`` accepts.
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+
+
+class FeatureGateError(ConfigError):
+    """A ``--feature-gates`` value kube-scheduler refuses; the message is its own text."""
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """One gate as a version registers it."""
+
+    name: str
+    default: bool
+    locked: bool
+    stage: str
+
+
+def unsupported_message(minor: int) -> str:
+    shown = ", ".join(f"1.{m}" for m in SUPPORTED_MINORS)
+    return f"Kubernetes 1.{minor} is not supported: kschedctl explains kube-scheduler {shown}"
+
+
+def parse_kube_version(text: str) -> int:
+    """The minor version of "1.36", "1.36.2" or "v1.36" (a patch is accepted and does not matter)."""
+    m = _VERSION.match(text.strip())
+    if m is None or m.group(1) != "1":
+        raise ConfigError(f'invalid Kubernetes version "{text}": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35')
+    minor = int(m.group(2))
+    if minor not in RELEASES:
+        raise ConfigError(unsupported_message(minor))
+    return minor
+
+
+def nearest_supported(minor: int) -> int:
+    """The supported minor closest to ``minor`` (for a live server outside the range)."""
+    return min(SUPPORTED_MINORS, key=lambda m: (abs(m - minor), -m))
+
+
+def gate_specs(minor: int) -> dict[str, GateSpec]:
+    """Every gate ``--feature-gates`` of v1.<minor> accepts, with its default, lock and stage."""
+    table = _table(minor)
+    out = {n: GateSpec(n, *spec) for n, spec in _SPECIAL.items()}
+    out.update((n, GateSpec(n, *spec)) for n, spec in table.items())
+    return out
+
+
+def default_gates(minor: int) -> dict[str, bool]:
+    """Every gate of v1.<minor> at its default value."""
+    return {n: s.default for n, s in gate_specs(minor).items()}
+
+
+def _table(minor: int) -> Mapping[str, t.Gate]:
+    table = _TABLES.get(minor)
+    if table is None:
+        raise ConfigError(unsupported_message(minor))
+    return table
+
+
+def _go_quote(s: str) -> str:
+    return json.dumps(s, ensure_ascii=False)
+
+
+def parse_feature_gates(value: str) -> dict[str, bool]:
+    """``featureGate.Set``'s parsing: "A=true,B=false" as a mapping, in the order given.
+
+    Syntax only: whether the names exist is checked by ``resolve_features`` (for one version)."""
+    out: dict[str, bool] = {}
+    for item in value.split(","):
+        if not item:
+            continue
+        key, sep, raw = item.partition("=")
+        key = key.strip()
+        if not sep:
+            raise FeatureGateError(f"missing bool value for {key}")
+        v = raw.strip()
+        if v in _TRUE:
+            out[key] = True
+        elif v in _FALSE:
+            out[key] = False
+        else:
+            raise FeatureGateError(
+                f"invalid value of {key}={v}, err: strconv.ParseBool: parsing {_go_quote(v)}: invalid syntax"
+            )
+    return out
+
+
+def _aggregate(errors: list[str]) -> str:
+    """``utilerrors.NewAggregate(...).Error()``: one message alone, several in brackets (repeats once)."""
+    unique = list(dict.fromkeys(errors))
+    return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
+
+
+def _apply_overrides(minor: int, overrides: Mapping[str, bool]) -> dict[str, bool]:
+    """``unsafeSetFromMap``: the gates set by name, with ``AllAlpha``/``AllBeta`` expanded."""
+    specs = gate_specs(minor)
+    explicit: dict[str, bool] = {}
+    errors: list[str] = []
+    for name, value in overrides.items():
+        spec = specs.get(name)
+        if spec is None:
+            # upstream stops at the first unknown name
+            raise FeatureGateError(f"unrecognized feature gate: {name}")
+        if spec.locked and spec.default != value:
+            errors.append(
+                f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to {str(spec.default).lower()}"
+            )
+            continue
+        explicit[name] = value
+    if errors:
+        raise FeatureGateError(_aggregate(errors))
+    gates = {n: s.default for n, s in specs.items()}
+    for switch, stage in ((ALL_ALPHA, t.ALPHA), (ALL_BETA, t.BETA)):
+        if switch in explicit:
+            for n, s in specs.items():
+                if s.stage == stage and n not in explicit and n not in _SPECIAL:
+                    gates[n] = explicit[switch]
+    gates.update(explicit)
+    return gates
+
+
+def _check_dependencies(minor: int, gates: Mapping[str, bool]) -> None:
+    """From v1.35, an enabled gate whose dependencies are not all enabled is refused."""
+    errors = []
+    for name, deps in sorted(_DEPENDENCIES[minor].items()):
+        if not gates.get(name):
+            continue
+        off = [d for d in deps if not gates.get(d)]
+        if off:
+            errors.append(f"{name} is enabled, but depends on features that are disabled: [{' '.join(off)}]")
+    if errors:
+        raise FeatureGateError(_aggregate(errors))
+
+
+def resolve_features(minor: int = DEFAULT_MINOR, overrides: Mapping[str, bool] | None = None) -> Features:
+    """The ``Features`` of v1.<minor> with ``overrides`` (``parse_feature_gates``' result) applied.
+
+    ``gates`` holds every gate that version has. Raises ``FeatureGateError`` with kube-scheduler's
+    words for an unknown or locked gate or a missing dependency."""
+    _table(minor)
+    gates = _apply_overrides(minor, overrides or {})
+    if overrides:
+        _check_dependencies(minor, gates)
+    return Features(minor=minor, gates=MappingProxyType(gates), release=RELEASES[minor])
+
+
+def features_for(version: str | int | Features | None, feature_gates: str | Mapping[str, bool] | None = None) -> Features:
+    """A convenience for callers: a version given any way (None: v1.35) and an optional gates flag."""
+    if isinstance(version, Features):
+        if feature_gates:
+            raise ConfigError("feature gates cannot be combined with an already resolved Features")
+        return version
+    minor = DEFAULT_MINOR if version is None else version if isinstance(version, int) else parse_kube_version(version)
+    overrides = parse_feature_gates(feature_gates) if isinstance(feature_gates, str) else feature_gates
+    return resolve_features(minor, overrides)

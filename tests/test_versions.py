@@ -1,0 +1,334 @@
+"""Kubernetes versions: the version and ``--feature-gates`` parsing, each version's gate table, and
+what a version changes before any plugin runs (configuration defaults, the loader, tie-breaking)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kschedctl.config import default_config, parse_config
+from kschedctl.config.defaults import FEATURE_GATES
+from kschedctl.config.types import SchedulerConfig
+from kschedctl.config.versions import (
+    RELEASES,
+    FeatureGateError,
+    default_gates,
+    features_for,
+    gate_specs,
+    nearest_supported,
+    parse_feature_gates,
+    parse_kube_version,
+    resolve_features,
+)
+from kschedctl.errors import ConfigError, InputError
+from kschedctl.explain.cycle import explain_pod
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
+from kschedctl.snapshot.loader import build_cluster, parse_documents
+from kschedctl.testing import make_cluster, make_node, make_pod
+from kschedctl.whatif.simulate import simulate_pods
+
+# ------------------------------------------------------------------------------------------ versions
+
+
+@pytest.mark.parametrize(
+    ("text", "minor"),
+    [("1.33", 33), ("1.34.2", 34), ("v1.35", 35), ("v1.36.0", 36), (" 1.36 ", 36)],
+)
+def test_parse_kube_version(text: str, minor: int) -> None:
+    assert parse_kube_version(text) == minor
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("1.32", "Kubernetes 1.32 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36"),
+        ("1.37.1", "Kubernetes 1.37 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36"),
+        ("2.1", 'invalid Kubernetes version "2.1": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
+        ("latest", 'invalid Kubernetes version "latest": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
+    ],
+)
+def test_parse_kube_version_refuses(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as e:
+        parse_kube_version(text)
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize(("minor", "nearest"), [(30, 33), (33, 33), (35, 35), (37, 36), (40, 36)])
+def test_nearest_supported(minor: int, nearest: int) -> None:
+    assert nearest_supported(minor) == nearest
+
+
+@pytest.mark.parametrize(
+    ("value", "gates"),
+    [
+        ("", {}),
+        ("A=true,B=false", {"A": True, "B": False}),
+        (" A = 1 ,,B=F", {"A": True, "B": False}),
+        ("A=True,A=0", {"A": False}),
+    ],
+)
+def test_parse_feature_gates(value: str, gates: dict[str, bool]) -> None:
+    assert parse_feature_gates(value) == gates
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("A", "missing bool value for A"),
+        ("A=yes", 'invalid value of A=yes, err: strconv.ParseBool: parsing "yes": invalid syntax'),
+    ],
+)
+def test_parse_feature_gates_refuses(value: str, message: str) -> None:
+    with pytest.raises(FeatureGateError) as e:
+        parse_feature_gates(value)
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize(
+    ("minor", "gate", "default", "locked", "stage"),
+    [
+        (33, "DynamicResourceAllocation", False, False, "Beta"),
+        (34, "DynamicResourceAllocation", True, False, "GA"),
+        (35, "DynamicResourceAllocation", True, True, "GA"),
+        (33, "PodLevelResources", False, False, "Alpha"),
+        (34, "PodLevelResources", True, False, "Beta"),
+        (35, "NodeDeclaredFeatures", False, False, "Alpha"),
+        (36, "NodeDeclaredFeatures", True, False, "Beta"),
+        (35, "OpportunisticBatching", True, False, "Beta"),
+        (36, "GangScheduling", False, False, "Alpha"),
+        (33, "SidecarContainers", True, True, "GA"),
+        (34, "SchedulerQueueingHints", True, True, "GA"),
+        (33, "ContextualLogging", True, False, "Beta"),  # component-base logging
+        (33, "ComponentSLIs", True, True, "GA"),  # component-base metrics
+        (36, "WatchListClient", True, False, "Beta"),  # client-go
+        (35, "APIResponseCompression", True, False, "Beta"),  # generic API server
+        (36, "AllAlpha", False, False, "Alpha"),
+    ],
+)
+def test_gate_tables(minor: int, gate: str, default: bool, locked: bool, stage: str) -> None:
+    spec = gate_specs(minor)[gate]
+    assert (spec.default, spec.locked, spec.stage) == (default, locked, stage)
+
+
+@pytest.mark.parametrize(
+    ("minor", "absent"),
+    [(33, "OpportunisticBatching"), (34, "OpportunisticBatching"), (34, "NodeDeclaredFeatures"), (35, "TopologyAwareWorkloadScheduling")],
+)
+def test_gates_a_version_does_not_have(minor: int, absent: str) -> None:
+    assert absent not in gate_specs(minor)
+    with pytest.raises(FeatureGateError) as e:
+        resolve_features(minor, {absent: True})
+    assert str(e.value) == f"unrecognized feature gate: {absent}"
+
+
+def test_resolve_features_defaults() -> None:
+    for minor, release in RELEASES.items():
+        f = resolve_features(minor)
+        assert (f.minor, f.release) == (minor, release)
+        assert dict(f.gates) == default_gates(minor)
+    v135 = resolve_features(35)
+    assert all(v135.enabled(g) == on for g, on in DEFAULT_FEATURES.gates.items())
+    assert all(v135.enabled(g) == on for g, on in FEATURE_GATES.items())  # what config defaulting reads by default
+
+
+@pytest.mark.parametrize(
+    ("minor", "overrides", "message"),
+    [
+        (35, {"DynamicResourceAllocation": False}, "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
+        (35, {"DynamicResourceAllocation": True}, None),
+        (33, {"SidecarContainers": False}, "cannot set feature gate SidecarContainers to false, feature is locked to true"),
+        (35, {"GangScheduling": True}, "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]"),
+        (35, {"GangScheduling": True, "GenericWorkload": True}, None),
+        # v1.33/v1.34 have no gate dependencies
+        (33, {"DynamicResourceAllocation": True}, None),
+    ],
+)
+def test_resolve_features_refusals(minor: int, overrides: dict[str, bool], message: str | None) -> None:
+    if message is None:
+        f = resolve_features(minor, overrides)
+        assert all(f.enabled(g) == v for g, v in overrides.items())
+        return
+    with pytest.raises(FeatureGateError) as e:
+        resolve_features(minor, overrides)
+    assert str(e.value) == message
+
+
+def test_all_alpha_and_all_beta() -> None:
+    f = resolve_features(33, {"AllBeta": True, "ContextualLogging": False})
+    assert f.enabled("DynamicResourceAllocation")  # beta, off by default in v1.33
+    assert not f.enabled("ContextualLogging")  # named: wins over AllBeta
+    assert not f.enabled("PodLevelResources")  # alpha
+    g = resolve_features(35, {"AllAlpha": True})
+    assert g.enabled("GangScheduling") and g.enabled("GenericWorkload")
+    assert g.enabled("OpportunisticBatching")  # beta, its default
+
+
+def test_features_for() -> None:
+    assert features_for(None).minor == 35
+    assert features_for("1.33").release == "v1.33.5"
+    assert features_for(34, "PodLevelResources=false").enabled("PodLevelResources") is False
+    f = resolve_features(36)
+    assert features_for(f) is f
+
+
+# ------------------------------------------------------------------------------------------ config
+
+
+def _multipoint(cfg: SchedulerConfig) -> list[tuple[str, int]]:
+    return [(r.name, r.weight) for r in cfg.profiles[0].plugins.sets["multiPoint"].enabled]
+
+
+BASE = [
+    ("SchedulingGates", 0), ("PrioritySort", 0), ("NodeUnschedulable", 0), ("NodeName", 0), ("TaintToleration", 3),
+    ("NodeAffinity", 2), ("NodePorts", 0), ("NodeResourcesFit", 1), ("VolumeRestrictions", 0), ("NodeVolumeLimits", 0),
+    ("VolumeBinding", 0), ("VolumeZone", 0), ("PodTopologySpread", 2), ("InterPodAffinity", 2),
+]
+TAIL = [("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("ImageLocality", 1), ("DefaultBinder", 0)]
+
+
+@pytest.mark.parametrize(
+    ("features", "expected"),
+    [
+        pytest.param(resolve_features(33), [*BASE, *TAIL], id="v1.33-no-dra"),
+        pytest.param(resolve_features(33, {"DynamicResourceAllocation": True}), [*BASE, ("DynamicResources", 0), *TAIL], id="v1.33-dra-on"),
+        pytest.param(resolve_features(34), [*BASE, ("DynamicResources", 0), *TAIL], id="v1.34-dra-unweighted"),
+        pytest.param(resolve_features(35), [*BASE, ("DynamicResources", 2), *TAIL], id="v1.35"),
+        pytest.param(DEFAULT_FEATURES, [*BASE, ("DynamicResources", 2), *TAIL], id="default"),
+        pytest.param(resolve_features(36), [*BASE, ("DynamicResources", 2), *TAIL, ("NodeDeclaredFeatures", 0)], id="v1.36"),
+        pytest.param(
+            resolve_features(36, {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkloadScheduling": True}),
+            [*BASE, ("DynamicResources", 2), *TAIL, ("NodeDeclaredFeatures", 0), ("GangScheduling", 0),
+             ("TopologyPlacementGenerator", 0), ("PodGroupPodsCount", 1)],
+            id="v1.36-workload-alpha",
+        ),
+    ],
+)
+def test_default_plugins_per_version(features: Features, expected: list[tuple[str, int]]) -> None:
+    cfg = default_config(features)
+    assert _multipoint(cfg) == expected
+    assert cfg.features is features
+    assert all(p.features is features for p in cfg.profiles)
+
+
+def test_gated_validation_follows_the_version() -> None:
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": [{"name": "DynamicResources", "args": {"filterTimeout": "5s"}}]}],
+    }
+    assert parse_config(doc, features=resolve_features(34)).features.minor == 34
+    with pytest.raises(ConfigError) as e:
+        parse_config(doc, features=resolve_features(34, {"DRASchedulerFilterTimeout": False}))
+    assert "DRASchedulingFilterTimeout feature gate is disabled" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("minor", "args", "error"),
+    [
+        # v1.33 has no DynamicResourcesArgs: its args are kept as given, like an out-of-tree plugin's
+        (33, {"filterTimeout": "5s"}, None),
+        (34, {"filterTimeout": "5s"}, None),
+        (34, {"bindingTimeout": "5s"}, 'unknown field "bindingTimeout"'),
+        (35, {"bindingTimeout": "5s"}, "DRADeviceBindingConditions or DRAResourceClaimDeviceStatus feature gate is disabled"),
+    ],
+)
+def test_dynamic_resources_args_kind_per_version(minor: int, args: dict[str, str], error: str | None) -> None:
+    doc = {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "profiles": [{"pluginConfig": [{"name": "DynamicResources", "args": args}]}],
+    }
+    if error is None:
+        assert parse_config(doc, features=resolve_features(minor)).profiles[0].args("DynamicResources") is not None
+        return
+    with pytest.raises(ConfigError) as e:
+        parse_config(doc, features=resolve_features(minor))
+    assert error in str(e.value)
+
+
+# ------------------------------------------------------------------------------------------ loader
+
+DEVICE_CLASS = """apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+"""
+POD_LEVEL = """apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  resources: {requests: {cpu: "2"}}
+  containers: [{name: c, image: x}]
+"""
+
+
+def test_v1_33_refuses_resource_k8s_io_v1() -> None:
+    assert build_cluster(parse_documents("c.yaml", DEVICE_CLASS), features=resolve_features(34)).get("DeviceClass", "", "gpu")
+    with pytest.raises(InputError) as e:
+        build_cluster(parse_documents("c.yaml", DEVICE_CLASS), features=resolve_features(33))
+    assert e.value.message == (
+        'no kind "DeviceClass" is registered for version "resource.k8s.io/v1" in scheme '
+        '"k8s.io/client-go/kubernetes/scheme/register.go:84" (this API version does not exist in kube-scheduler/apiserver v1.33.5)'
+    )
+    assert e.value.field == "apiVersion"
+
+
+@pytest.mark.parametrize(("minor", "kept"), [(33, False), (34, True), (35, True)])
+def test_pod_level_resources_dropped_when_the_gate_is_off(minor: int, kept: bool) -> None:
+    cluster = build_cluster(parse_documents("c.yaml", POD_LEVEL), features=resolve_features(minor))
+    [pod] = cluster.pods
+    assert ("resources" in pod.raw["spec"]) is kept
+    assert any("PodLevelResources is off" in n for n in cluster.notes) is not kept
+
+
+# ------------------------------------------------------------------------------------------ ties
+
+
+@pytest.mark.parametrize(("minor", "rule", "worded"), [(34, "random", "at random"), (35, "first", "does not pick")])
+def test_tie_rule(minor: int, rule: str, worded: str) -> None:
+    cluster = make_cluster([make_node("a"), make_node("b")])
+    trace = explain_pod(cluster, make_pod().build(), default_config(resolve_features(minor)))
+    assert trace.candidates == ["a", "b"]
+    assert trace.tie_rule == rule
+    d = trace.to_dict()
+    assert d["details"]["tieRule"] == rule and worded in d["details"]["tieBreak"]
+    assert d["k8sVersion"] == RELEASES[minor]
+
+
+@pytest.mark.parametrize(("minor", "noted"), [(34, True), (35, False)])
+def test_simulate_notes_random_ties(minor: int, noted: bool) -> None:
+    cluster = make_cluster([make_node("a"), make_node("b")])
+    result = simulate_pods(cluster, default_config(resolve_features(minor)), [(make_pod().build(), None)])
+    assert any("breaks a tie among the top totals at random" in n for n in result.notes) is noted
+
+
+@pytest.mark.parametrize(("minor", "batches"), [(34, False), (35, True)])
+def test_opportunistic_batching_only_from_v1_35(minor: int, batches: bool) -> None:
+    from kschedctl.check.sequence import simulate_sequence
+
+    scenario = Path(__file__).parent / "sequences" / "dev-029-host-ports-batching"
+    result, _ = simulate_sequence(scenario, features=resolve_features(minor))
+    assert any(p.batched for p in result.placements) is batches
+
+
+@pytest.mark.parametrize(
+    ("minor", "fit_error"),
+    [
+        (
+            33,
+            "0/1 nodes are available: 1 node(s) had untolerated taint {k: v}. "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        ),
+        (
+            35,
+            "0/1 nodes are available: 1 node(s) had untolerated taint(s). no new claims to deallocate, "
+            "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling.",
+        ),
+    ],
+)
+def test_a_cycle_under_each_version(minor: int, fit_error: str) -> None:
+    """v1.33: DynamicResources is not in the default profile, so its PostFilter says nothing."""
+    from kschedctl.testing import schedule
+
+    trace = schedule(make_pod("p"), nodes=[make_node("a").taint("k", "v")], features=resolve_features(minor))
+    assert trace.fit_error == fit_error
