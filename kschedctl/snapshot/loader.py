@@ -215,7 +215,7 @@ def build_object(doc: Document, *, validate: bool = True) -> Node | Pod | KubeOb
         if kind == "Node":
             return Node(obj)
         if kind == "Pod":
-            return Pod(obj)
+            return Pod.from_raw(obj)
         return KubeObject(obj, kind, KNOWN_KINDS[kind])
     except InputError as e:
         raise e.located(source=doc.source, document=doc.index, obj=_describe(obj)) from None
