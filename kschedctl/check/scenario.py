@@ -19,7 +19,6 @@ from kschedctl.errors import InputError
 from kschedctl.framework.registry import Registry
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import iter_documents, load_cluster
-from kschedctl.whatif.workloads import extend_cluster
 
 INFORMATIONAL = frozenset({"k8sVersion", "notes", "preBind", "bind"})
 EXPECTED_NAMES = ("expected.json", "expected.yaml", "expected.yml")
@@ -139,7 +138,7 @@ def scenario_cluster(d: Path, cluster: Cluster | None) -> Cluster:
         return load_cluster([str(d / "cluster.yaml")])
     if cluster is None:
         raise InputError("no cluster.yaml: check this scenario against --snapshot FILE or the live cluster", source=str(d))
-    return extend_cluster(cluster, [], always_copy=True)
+    return cluster.copy_with()
 
 
 def scenario_config(d: Path, registry: Registry | None, default: SchedulerConfig | None) -> SchedulerConfig:
