@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.text import Text
 from tabulate import tabulate
 
-from kschedctl.check.runner import ScenarioResult
+from kschedctl.check.scenario import ScenarioResult
 from kschedctl.render.data import to_json, to_yaml
 from kschedctl.render.layout import Column, print_table
 

@@ -27,7 +27,6 @@ from typing import Any
 
 from kschedctl.check.scenario import (
     EXPECTED_NAMES,
-    INFORMATIONAL,
     Difference,
     ScenarioResult,
     compare,
@@ -44,25 +43,6 @@ from kschedctl.explain.cycle import explain_pod
 from kschedctl.framework.registry import Registry
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import admit_pod, load_pods
-
-#: The names this module has always offered, now defined in ``kschedctl.check.scenario``.
-__all__ = [
-    "EXPECTED_NAMES",
-    "INFORMATIONAL",
-    "Difference",
-    "ScenarioResult",
-    "comparable",
-    "compare",
-    "discover_scenarios",
-    "expected_file",
-    "has_cluster",
-    "is_any_scenario",
-    "is_scenario",
-    "load_expected",
-    "run_scenario",
-    "scenario_cluster",
-    "scenario_config",
-]
 
 #: Node lists inside an extender call that are compared as sets: ``sent.<key>`` and the call's own keys.
 EXTENDER_SENT_NODE_LISTS = ("nodeNames", "nodes")

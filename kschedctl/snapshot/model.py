@@ -284,6 +284,40 @@ def _parse_weighted_terms(raw: Any, where: str) -> tuple[WeightedPodAffinityTerm
     return tuple(out)
 
 
+def _parse_node_affinity(na: Any, where: str) -> tuple[NodeSelector | None, tuple[PreferredSchedulingTerm, ...]]:
+    na = _mapping(na, where)
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    required = None if req is None else parse_node_selector(req, f"{where}.requiredDuringSchedulingIgnoredDuringExecution")
+    prefs = []
+    path = f"{where}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, p in enumerate(_list(na.get("preferredDuringSchedulingIgnoredDuringExecution"), path)):
+        p = _mapping(p, f"{path}[{i}]")
+        prefs.append(
+            PreferredSchedulingTerm(
+                _int(p.get("weight"), f"{path}[{i}].weight"),
+                parse_node_selector_term(p.get("preference"), f"{path}[{i}].preference"),
+            )
+        )
+    return required, tuple(prefs)
+
+
+def _parse_pod_affinity(
+    pa: Any, where: str
+) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
+    """``podAffinity`` or ``podAntiAffinity``: (required terms, preferred weighted terms)."""
+    pa = _mapping(pa, where)
+    rpath = f"{where}.requiredDuringSchedulingIgnoredDuringExecution"
+    required = tuple(
+        _parse_pod_affinity_term(t, f"{rpath}[{i}]")
+        for i, t in enumerate(_list(pa.get("requiredDuringSchedulingIgnoredDuringExecution"), rpath))
+    )
+    preferred = _parse_weighted_terms(
+        pa.get("preferredDuringSchedulingIgnoredDuringExecution"),
+        f"{where}.preferredDuringSchedulingIgnoredDuringExecution",
+    )
+    return required, preferred
+
+
 def parse_affinity(raw: Any, where: str = "spec.affinity") -> Affinity | None:
     if raw is None:
         return None
@@ -291,43 +325,16 @@ def parse_affinity(raw: Any, where: str = "spec.affinity") -> Affinity | None:
     aff = Affinity()
     na = raw.get("nodeAffinity")
     if na is not None:
-        na = _mapping(na, f"{where}.nodeAffinity")
-        req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
-        if req is not None:
-            aff.node_required = parse_node_selector(req, f"{where}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution")
-        prefs = []
-        path = f"{where}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-        for i, p in enumerate(_list(na.get("preferredDuringSchedulingIgnoredDuringExecution"), path)):
-            p = _mapping(p, f"{path}[{i}]")
-            prefs.append(
-                PreferredSchedulingTerm(
-                    _int(p.get("weight"), f"{path}[{i}].weight"),
-                    parse_node_selector_term(p.get("preference"), f"{path}[{i}].preference"),
-                )
-            )
-        aff.node_preferred = tuple(prefs)
-    for key, attr in (("podAffinity", "pod_affinity"), ("podAntiAffinity", "pod_anti_affinity")):
-        pa = raw.get(key)
-        if pa is None:
-            continue
-        pa = _mapping(pa, f"{where}.{key}")
-        setattr(aff, f"has_{attr}", True)
-        rpath = f"{where}.{key}.requiredDuringSchedulingIgnoredDuringExecution"
-        setattr(
-            aff,
-            f"{attr}_required",
-            tuple(
-                _parse_pod_affinity_term(t, f"{rpath}[{i}]")
-                for i, t in enumerate(_list(pa.get("requiredDuringSchedulingIgnoredDuringExecution"), rpath))
-            ),
-        )
-        setattr(
-            aff,
-            f"{attr}_preferred",
-            _parse_weighted_terms(
-                pa.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                f"{where}.{key}.preferredDuringSchedulingIgnoredDuringExecution",
-            ),
+        aff.node_required, aff.node_preferred = _parse_node_affinity(na, f"{where}.nodeAffinity")
+    pa = raw.get("podAffinity")
+    if pa is not None:
+        aff.has_pod_affinity = True
+        aff.pod_affinity_required, aff.pod_affinity_preferred = _parse_pod_affinity(pa, f"{where}.podAffinity")
+    pa = raw.get("podAntiAffinity")
+    if pa is not None:
+        aff.has_pod_anti_affinity = True
+        aff.pod_anti_affinity_required, aff.pod_anti_affinity_preferred = _parse_pod_affinity(
+            pa, f"{where}.podAntiAffinity"
         )
     return aff
 
