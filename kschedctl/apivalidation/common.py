@@ -1,8 +1,9 @@
 """Field helpers every kind shares: JSON type checks, object metadata (name, namespace, labels,
 annotations, owner references) and the scalar field checks of ``core/validation/validation.go``.
 
-The underscore helpers are shared inside this package only; the caches keep the values snapshots
-repeat (label pairs, namespaces) so that validating 50,000 pods stays cheap.
+The field helpers (``mapping_field``, ``text_field``...) are the other modules' building blocks and
+are not re-exported by the package; the caches keep the values snapshots repeat (label pairs,
+namespaces) so that validating 50,000 pods stays cheap.
 """
 
 from __future__ import annotations
@@ -24,11 +25,11 @@ _valid_keys: set[str] = set()
 _valid_namespaces: set[str] = set()
 
 
-_CACHE_LIMIT = 200_000
+CACHE_LIMIT = 200_000
 
 
-def _remember(cache: set[Any], item: Any) -> None:
-    if len(cache) < _CACHE_LIMIT:
+def remember(cache: set[Any], item: Any) -> None:
+    if len(cache) < CACHE_LIMIT:
         cache.add(item)
 
 
@@ -42,7 +43,7 @@ def wrong_type(v: Any, path: str, want: str, errs: Errors) -> None:
     errs.append(invalid(path, v if isinstance(v, str | int | float) else GoJSON(v), f"must be {want}, not {got}"))
 
 
-def _seq(v: Any, path: str, errs: Errors) -> list[Any]:
+def list_field(v: Any, path: str, errs: Errors) -> list[Any]:
     """A list field (absent: empty); another type is reported."""
     if isinstance(v, list):
         return v
@@ -51,7 +52,7 @@ def _seq(v: Any, path: str, errs: Errors) -> list[Any]:
     return []
 
 
-def _obj(v: Any, path: str, errs: Errors) -> dict[str, Any] | None:
+def mapping_field(v: Any, path: str, errs: Errors) -> dict[str, Any] | None:
     """A mapping field (absent: None); another type is reported."""
     if isinstance(v, dict):
         return v
@@ -60,7 +61,7 @@ def _obj(v: Any, path: str, errs: Errors) -> dict[str, Any] | None:
     return None
 
 
-def _text(v: Any, path: str, errs: Errors) -> str:
+def text_field(v: Any, path: str, errs: Errors) -> str:
     """A string field (absent: ""); another type is reported."""
     if isinstance(v, str):
         return v
@@ -69,9 +70,9 @@ def _text(v: Any, path: str, errs: Errors) -> str:
     return ""
 
 
-def _strings(v: Any, path: str, errs: Errors) -> list[str]:
+def string_list_field(v: Any, path: str, errs: Errors) -> list[str]:
     out = []
-    for i, item in enumerate(_seq(v, path, errs)):
+    for i, item in enumerate(list_field(v, path, errs)):
         if isinstance(item, str):
             out.append(item)
         else:
@@ -79,7 +80,7 @@ def _strings(v: Any, path: str, errs: Errors) -> list[str]:
     return out
 
 
-def _integer(v: Any, path: str, errs: Errors) -> int | None:
+def integer_field(v: Any, path: str, errs: Errors) -> int | None:
     if isinstance(v, int) and not isinstance(v, bool):
         return v
     if v is not None:
@@ -89,7 +90,7 @@ def _integer(v: Any, path: str, errs: Errors) -> int | None:
 
 def validate_labels(labels: Any, path: str, errs: Errors) -> None:
     """``ValidateLabels``: every key a qualified name, every value a label value (strings, both)."""
-    labels = _obj(labels, path, errs)
+    labels = mapping_field(labels, path, errs)
     if labels is None:
         return
     for k, v in labels.items():
@@ -107,10 +108,10 @@ def validate_labels(labels: Any, path: str, errs: Errors) -> None:
             errs.append(invalid(path, v, m))
             ok = False
         if ok and isinstance(k, str):
-            _remember(_valid_labels, (k, v))
+            remember(_valid_labels, (k, v))
 
 
-def _label_name(key: Any, path: str, errs: Errors) -> None:
+def validate_label_name(key: Any, path: str, errs: Errors) -> None:
     """``ValidateLabelName``."""
     if not isinstance(key, str) or key in _valid_keys:
         return
@@ -118,11 +119,11 @@ def _label_name(key: Any, path: str, errs: Errors) -> None:
     for m in msgs:
         errs.append(invalid(path, key, m))
     if not msgs:
-        _remember(_valid_keys, key)
+        remember(_valid_keys, key)
 
 
-def _validate_annotations(annotations: Any, path: str, errs: Errors) -> None:
-    annotations = _obj(annotations, path, errs)
+def validate_annotations(annotations: Any, path: str, errs: Errors) -> None:
+    annotations = mapping_field(annotations, path, errs)
     if annotations is None:
         return
     total = 0
@@ -139,7 +140,7 @@ def _validate_annotations(annotations: Any, path: str, errs: Errors) -> None:
         for m in msgs:
             errs.append(invalid(path, k, m))
         if not msgs:
-            _remember(_valid_keys, k)
+            remember(_valid_keys, k)
     if total > 262144:
         errs.append(FieldError("Too long", path, "", "may not be more than 262144 bytes"))
 
@@ -149,7 +150,7 @@ def namespace_name_errors(ns: str) -> list[str]:
         return []
     msgs = name_is_dns_label(ns)
     if not msgs:
-        _remember(_valid_namespaces, ns)
+        remember(_valid_namespaces, ns)
     return msgs
 
 
@@ -165,25 +166,25 @@ def validate_object_meta(
     """``ValidateObjectMeta`` on create (name, namespace, labels, annotations, owner references).
 
     ``labels``: also labels and annotations (for the kinds whose labels the scheduler reads)."""
-    md = _obj(md, path, errs)
+    md = mapping_field(md, path, errs)
     if md is None:
         return
     name = md.get("name")
     if not name and not md.get("generateName"):
         errs.append(required(f"{path}.name", "name or generateName is required"))
-    elif _text(name, f"{path}.name", errs):
+    elif text_field(name, f"{path}.name", errs):
         for m in name_fn(name):
             errs.append(invalid(f"{path}.name", name, m))
-    ns = _text(md.get("namespace"), f"{path}.namespace", errs)
+    ns = text_field(md.get("namespace"), f"{path}.namespace", errs)
     if namespaced and ns:
         for m in namespace_name_errors(ns):
             errs.append(invalid(f"{path}.namespace", ns, m))
     if labels and "labels" in md:
         validate_labels(md["labels"], f"{path}.labels", errs)
     if labels and "annotations" in md:
-        _validate_annotations(md["annotations"], f"{path}.annotations", errs)
+        validate_annotations(md["annotations"], f"{path}.annotations", errs)
     if "ownerReferences" in md:
-        _validate_owner_references(_seq(md["ownerReferences"], f"{path}.ownerReferences", errs), f"{path}.ownerReferences", errs)
+        _validate_owner_references(list_field(md["ownerReferences"], f"{path}.ownerReferences", errs), f"{path}.ownerReferences", errs)
     for key in ("uid", "creationTimestamp", "resourceVersion", "generateName"):
         v = md.get(key)
         if v is not None and not isinstance(v, str):
@@ -193,7 +194,7 @@ def validate_object_meta(
 def _validate_owner_references(refs: list[Any], path: str, errs: Errors) -> None:
     controllers = []
     for i, ref in enumerate(refs):
-        if _obj(ref, f"{path}[{i}]", errs) is None:
+        if mapping_field(ref, f"{path}[{i}]", errs) is None:
             continue
         api_version = str(ref.get("apiVersion") or "")
         if not api_version.rpartition("/")[2]:
@@ -214,22 +215,22 @@ def _validate_owner_references(refs: list[Any], path: str, errs: Errors) -> None
         )
 
 
-def _validate_name_field(validator: Callable[[str], list[str]]) -> Callable[[Any, str, Errors], None]:
+def name_field_validator(validator: Callable[[str], list[str]]) -> Callable[[Any, str, Errors], None]:
     def check(value: Any, path: str, errs: Errors) -> None:
-        if _text(value, path, errs):
+        if text_field(value, path, errs):
             errs.extend(invalid(path, value, m) for m in validator(value))
 
     return check
 
 
-def _validate_string(v: Any, path: str, errs: Errors) -> None:
-    _text(v, path, errs)
+def validate_string(v: Any, path: str, errs: Errors) -> None:
+    text_field(v, path, errs)
 
 
-def _validate_integer(v: Any, path: str, errs: Errors) -> None:
-    _integer(v, path, errs)
+def validate_integer(v: Any, path: str, errs: Errors) -> None:
+    integer_field(v, path, errs)
 
 
-def _validate_bool(v: Any, path: str, errs: Errors) -> None:
+def validate_bool(v: Any, path: str, errs: Errors) -> None:
     if v is not None and not isinstance(v, bool):
         wrong_type(v, path, "true or false", errs)

@@ -57,7 +57,7 @@ _LABEL_KEY_RE = re.compile(_LABEL_KEY_FMT)
 _LABEL_VALUE_RE = re.compile(_LABEL_VALUE_FMT)
 
 
-_DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
+DNS1123_LABEL_RE = re.compile(_DNS1123_LABEL_FMT)
 
 
 _DNS1123_SUBDOMAIN_RE = re.compile(_DNS1123_SUBDOMAIN_FMT)
@@ -153,12 +153,12 @@ def name_is_dns_subdomain(value: str) -> list[str]:
 
 def name_is_dns_label(value: str) -> list[str]:
     """``NameIsDNSLabel`` (``validation.IsDNS1123Label``): namespaces, container and volume names."""
-    if len(value) <= 63 and _DNS1123_LABEL_RE.fullmatch(value):
+    if len(value) <= 63 and DNS1123_LABEL_RE.fullmatch(value):
         return []
     errs = []
     if len(value) > 63:
         errs.append("must be no more than 63 characters")
-    if not _DNS1123_LABEL_RE.fullmatch(value):
+    if not DNS1123_LABEL_RE.fullmatch(value):
         if _DNS1123_SUBDOMAIN_RE.fullmatch(value):
             errs.append("must not contain dots")
         else:
@@ -184,7 +184,7 @@ _INT_RE = re.compile(r"[+-]?[0-9]+")
 _INT64_MIN = -(2**63)
 
 
-_INT64_MAX = 2**63 - 1
+INT64_MAX = 2**63 - 1
 
 
 def parse_go_int64(text: str) -> int | None:
@@ -192,6 +192,6 @@ def parse_go_int64(text: str) -> int | None:
     if not _INT_RE.fullmatch(text):
         return None
     v = int(text)
-    if v < _INT64_MIN or v > _INT64_MAX:
+    if v < _INT64_MIN or v > INT64_MAX:
         return None
     return v

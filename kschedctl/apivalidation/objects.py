@@ -10,7 +10,7 @@ from typing import Any
 from kschedctl.apivalidation.common import validate_object_meta
 from kschedctl.apivalidation.fielderrors import Errors, forbidden, not_supported
 from kschedctl.apivalidation.names import name_is_dns1035_label, name_is_dns_label, name_is_dns_subdomain
-from kschedctl.apivalidation.node import _node_errors
+from kschedctl.apivalidation.node import node_errors
 from kschedctl.apivalidation.pod import validate_pod_spec
 from kschedctl.apivalidation.scheduling import validate_label_selector
 
@@ -100,7 +100,7 @@ def validate_object(kind: str, raw: dict[str, Any]) -> Errors:
     if kind == "Pod":
         validate_pod_spec(raw.get("spec"), "spec", errs)
     elif kind == "Node":
-        _node_errors(raw, errs)
+        node_errors(raw, errs)
     elif kind == "PriorityClass":
         _priority_class_errors(raw, errs)
     elif kind in ("ReplicaSet", "StatefulSet"):

@@ -12,30 +12,30 @@ from fractions import Fraction
 from typing import Any
 
 from kschedctl.apivalidation.common import (
-    _integer,
-    _obj,
-    _seq,
-    _text,
-    _validate_bool,
-    _validate_integer,
-    _validate_name_field,
-    _validate_string,
+    integer_field,
+    list_field,
+    mapping_field,
+    name_field_validator,
+    text_field,
+    validate_bool,
+    validate_integer,
     validate_labels,
+    validate_string,
 )
 from kschedctl.apivalidation.fielderrors import Errors, duplicate, forbidden, invalid, not_supported, required
 from kschedctl.apivalidation.names import (
-    _DNS1123_LABEL_RE,
+    DNS1123_LABEL_RE,
     name_is_dns_label,
     name_is_dns_subdomain,
     qualified_name_errors,
 )
 from kschedctl.apivalidation.resources import (
-    _STANDARD_CONTAINER_RESOURCES,
-    _validate_resource_requirements,
-    _verdict,
+    STANDARD_CONTAINER_RESOURCES,
+    cached_quantity_verdict,
     validate_resource_list,
+    validate_resource_requirements,
 )
-from kschedctl.apivalidation.scheduling import _validate_affinity, _validate_spread, _validate_tolerations
+from kschedctl.apivalidation.scheduling import validate_affinity, validate_spread, validate_tolerations
 
 # -- containers ------------------------------------------------------------------------------------
 
@@ -43,15 +43,15 @@ _PROTOCOLS = ("SCTP", "TCP", "UDP")
 
 
 def _port_errors(value: Any, path: str, errs: Errors) -> None:
-    v = _integer(value, path, errs)
+    v = integer_field(value, path, errs)
     if v is not None and not 1 <= v <= 65535:
         errs.append(invalid(path, v, "must be between 1 and 65535, inclusive"))
 
 
 def _validate_ports(ports: Any, path: str, host_network: bool, errs: Errors) -> None:
-    for i, p in enumerate(_seq(ports, path, errs)):
+    for i, p in enumerate(list_field(ports, path, errs)):
         pp = f"{path}[{i}]"
-        if _obj(p, pp, errs) is None:
+        if mapping_field(p, pp, errs) is None:
             continue
         cport = p.get("containerPort")
         if not cport:
@@ -63,7 +63,7 @@ def _validate_ports(ports: Any, path: str, host_network: bool, errs: Errors) -> 
             _port_errors(hport, f"{pp}.hostPort", errs)
             if host_network and cport and hport != cport:
                 errs.append(invalid(f"{pp}.hostPort", hport, "must match `containerPort` when `hostNetwork` is true"))
-        _text(p.get("hostIP"), f"{pp}.hostIP", errs)
+        text_field(p.get("hostIP"), f"{pp}.hostIP", errs)
         proto = p.get("protocol")
         if proto is not None and proto not in _PROTOCOLS:
             errs.append(not_supported(f"{pp}.protocol", proto, _PROTOCOLS))
@@ -71,24 +71,24 @@ def _validate_ports(ports: Any, path: str, host_network: bool, errs: Errors) -> 
 
 def _validate_containers(containers: Any, path: str, spec: dict[str, Any], names: set[str], errs: Errors) -> None:
     init = path.endswith("initContainers")
-    for i, c in enumerate(_seq(containers, path, errs)):
+    for i, c in enumerate(list_field(containers, path, errs)):
         cp = f"{path}[{i}]"
-        if _obj(c, cp, errs) is None:
+        if mapping_field(c, cp, errs) is None:
             continue
         name = c.get("name")
         if not name:
             errs.append(required(f"{cp}.name"))
-        elif _text(name, f"{cp}.name", errs):
-            if not (len(name) <= 63 and _DNS1123_LABEL_RE.fullmatch(name)):
+        elif text_field(name, f"{cp}.name", errs):
+            if not (len(name) <= 63 and DNS1123_LABEL_RE.fullmatch(name)):
                 errs.extend(invalid(f"{cp}.name", name, m) for m in name_is_dns_label(name))
             if name in names:
                 errs.append(duplicate(f"{cp}.name", name))
             names.add(name)
         # The API server also requires an image; the scheduler reads it only for ImageLocality, and
         # snapshots written by hand for scheduling questions often leave it out: not required here.
-        _text(c.get("image"), f"{cp}.image", errs)
+        text_field(c.get("image"), f"{cp}.image", errs)
         if "resources" in c:
-            _validate_resource_requirements(c["resources"], f"{cp}.resources", errs)
+            validate_resource_requirements(c["resources"], f"{cp}.resources", errs)
         if "ports" in c:
             _validate_ports(c["ports"], f"{cp}.ports", spec.get("hostNetwork") is True, errs)
         if "restartPolicy" in c:
@@ -104,10 +104,10 @@ def _validate_containers(containers: Any, path: str, spec: dict[str, Any], names
 
 def _validate_gates(gates: Any, path: str, errs: Errors) -> None:
     seen: set[str] = set()
-    for i, g in enumerate(_seq(gates, path, errs)):
-        if _obj(g, f"{path}[{i}]", errs) is None:
+    for i, g in enumerate(list_field(gates, path, errs)):
+        if mapping_field(g, f"{path}[{i}]", errs) is None:
             continue
-        name = _text(g.get("name"), f"{path}[{i}].name", errs)
+        name = text_field(g.get("name"), f"{path}[{i}].name", errs)
         if not name:
             errs.append(required(f"{path}[{i}]"))
         else:
@@ -119,36 +119,36 @@ def _validate_gates(gates: Any, path: str, errs: Errors) -> None:
 
 def _validate_volumes(volumes: Any, path: str, errs: Errors) -> None:
     seen: set[str] = set()
-    for i, v in enumerate(_seq(volumes, path, errs)):
+    for i, v in enumerate(list_field(volumes, path, errs)):
         vp = f"{path}[{i}]"
-        if _obj(v, vp, errs) is None:
+        if mapping_field(v, vp, errs) is None:
             continue
         name = v.get("name")
         if not name:
             errs.append(required(f"{vp}.name"))
-        elif _text(name, f"{vp}.name", errs):
+        elif text_field(name, f"{vp}.name", errs):
             errs.extend(invalid(f"{vp}.name", name, m) for m in name_is_dns_label(name))
             if name in seen:
                 errs.append(duplicate(f"{vp}.name", name))
             seen.add(name)
-        pvc = _obj(v.get("persistentVolumeClaim"), f"{vp}.persistentVolumeClaim", errs)
+        pvc = mapping_field(v.get("persistentVolumeClaim"), f"{vp}.persistentVolumeClaim", errs)
         if pvc is not None:
             if not pvc.get("claimName"):
                 errs.append(required(f"{vp}.persistentVolumeClaim.claimName"))
             else:
-                _text(pvc["claimName"], f"{vp}.persistentVolumeClaim.claimName", errs)
+                text_field(pvc["claimName"], f"{vp}.persistentVolumeClaim.claimName", errs)
 
 
 def _validate_resource_claims(claims: Any, path: str, errs: Errors) -> None:
-    for i, c in enumerate(_seq(claims, path, errs)):
+    for i, c in enumerate(list_field(claims, path, errs)):
         cp = f"{path}[{i}]"
-        if _obj(c, cp, errs) is None:
+        if mapping_field(c, cp, errs) is None:
             continue
-        name = _text(c.get("name"), f"{cp}.name", errs)
+        name = text_field(c.get("name"), f"{cp}.name", errs)
         if not name:
             errs.append(required(f"{cp}.name"))
         for key in ("resourceClaimName", "resourceClaimTemplateName"):
-            _text(c.get(key), f"{cp}.{key}", errs)
+            text_field(c.get(key), f"{cp}.{key}", errs)
 
 
 def _validate_preemption_policy(policy: Any, path: str, errs: Errors) -> None:
@@ -160,7 +160,7 @@ def _validate_preemption_policy(policy: Any, path: str, errs: Errors) -> None:
 
 def _validate_pod_resources(res: Any, path: str, errs: Errors) -> None:
     if res is not None:
-        _validate_resource_requirements(res, path, errs, pod_level=True)
+        validate_resource_requirements(res, path, errs, pod_level=True)
 
 
 #: The pod spec fields validated, each with its check (fields absent from a spec cost nothing).
@@ -168,18 +168,18 @@ _POD_SPEC_FIELDS: dict[str, Callable[[Any, str, Errors], None]] = {
     "resources": _validate_pod_resources,
     "overhead": lambda v, p, e: validate_resource_list(v, p, e),
     "nodeSelector": lambda v, p, e: validate_labels(v, p, e),
-    "affinity": lambda v, p, e: _validate_affinity(v, p, e),
+    "affinity": lambda v, p, e: validate_affinity(v, p, e),
     "schedulingGates": lambda v, p, e: _validate_gates(v, p, e),
-    "topologySpreadConstraints": lambda v, p, e: _validate_spread(v, p, e),
-    "tolerations": lambda v, p, e: _validate_tolerations(v, p, e),
+    "topologySpreadConstraints": lambda v, p, e: validate_spread(v, p, e),
+    "tolerations": lambda v, p, e: validate_tolerations(v, p, e),
     "volumes": lambda v, p, e: _validate_volumes(v, p, e),
     "resourceClaims": lambda v, p, e: _validate_resource_claims(v, p, e),
-    "nodeName": _validate_name_field(name_is_dns_subdomain),
-    "priorityClassName": _validate_name_field(name_is_dns_subdomain),
-    "schedulerName": _validate_string,
-    "priority": _validate_integer,
+    "nodeName": name_field_validator(name_is_dns_subdomain),
+    "priorityClassName": name_field_validator(name_is_dns_subdomain),
+    "schedulerName": validate_string,
+    "priority": validate_integer,
     "preemptionPolicy": _validate_preemption_policy,
-    "hostNetwork": _validate_bool,
+    "hostNetwork": validate_bool,
 }
 
 
@@ -190,9 +190,9 @@ def _clean_requests(raw: Any) -> dict[str, Fraction | None] | None:
         return None
     out: dict[str, Fraction | None] = {}
     for name, value in raw.items():
-        if name not in _STANDARD_CONTAINER_RESOURCES:
+        if name not in STANDARD_CONTAINER_RESOURCES:
             return None
-        verdict = _verdict(name, value)
+        verdict = cached_quantity_verdict(name, value)
         if verdict is None or verdict[0] is None or verdict[1]:
             return None
         out[name] = verdict[0]
@@ -200,7 +200,7 @@ def _clean_requests(raw: Any) -> dict[str, Fraction | None] | None:
 
 
 def _clean_resources(res: Any) -> bool:
-    """``_validate_resource_requirements`` would find nothing: standard resources only, valid amounts,
+    """``validate_resource_requirements`` would find nothing: standard resources only, valid amounts,
     no request above its limit. False when unsure."""
     if type(res) is not dict:
         return False
@@ -235,7 +235,7 @@ def _clean_containers(containers: Any, names: set[str]) -> bool:
         name = c.get("name")
         if type(name) is not str or not name or name in seen or name in names:
             return False
-        if not (len(name) <= 63 and _DNS1123_LABEL_RE.fullmatch(name)):
+        if not (len(name) <= 63 and DNS1123_LABEL_RE.fullmatch(name)):
             return False
         image = c.get("image")
         if image is not None and type(image) is not str:

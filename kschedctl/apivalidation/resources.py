@@ -9,10 +9,10 @@ import math
 from fractions import Fraction
 from typing import Any
 
-from kschedctl.apivalidation.common import _CACHE_LIMIT, _obj, _remember
+from kschedctl.apivalidation.common import CACHE_LIMIT, mapping_field, remember
 from kschedctl.apivalidation.fielderrors import Errors, invalid, not_supported, required
 from kschedctl.apivalidation.goformat import go_float
-from kschedctl.apivalidation.names import _INT64_MAX, qualified_name_errors
+from kschedctl.apivalidation.names import INT64_MAX, qualified_name_errors
 from kschedctl.snapshot.quantity import QuantityError, parse_quantity
 
 # -- resources ----------------------------------------------------------------------------------
@@ -33,7 +33,7 @@ _INTEGER_RESOURCES = frozenset(
 )
 
 
-_STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
 
 
 #: ``IsStandardResourceName`` (the quota and compute names a name without a domain may have).
@@ -58,7 +58,7 @@ _STANDARD_RESOURCES = frozenset(
 _valid_container_resources: set[str] = set()
 
 
-_INT64_MAX_FRACTION = Fraction(_INT64_MAX)
+_INT64_MAX_FRACTION = Fraction(INT64_MAX)
 
 
 def is_native_resource(name: str) -> bool:
@@ -85,12 +85,12 @@ def _container_resource_name_errors(name: str) -> list[str]:
         if "/" not in name:
             if name not in _STANDARD_RESOURCES and not name.startswith(("hugepages-", "requests.hugepages-")):
                 msgs.append("must be a standard resource type or fully qualified")
-            if name not in _STANDARD_CONTAINER_RESOURCES and not is_hugepages(name):
+            if name not in STANDARD_CONTAINER_RESOURCES and not is_hugepages(name):
                 msgs.append("must be a standard resource for containers")
         elif not is_native_resource(name) and not is_extended_resource_name(name):
             msgs.append("doesn't follow extended resource name standard")
     if not msgs:
-        _remember(_valid_container_resources, name)
+        remember(_valid_container_resources, name)
     return msgs
 
 
@@ -108,7 +108,7 @@ def _quantity_text(raw: Any) -> str:
 
 #: The largest amount kube-scheduler computes with safely: it counts in int64 and its scores
 #: multiply ``(allocatable - requested)`` by 100 (``MaxNodeScore``).
-SCHEDULER_MAX_AMOUNT = _INT64_MAX // 100
+SCHEDULER_MAX_AMOUNT = INT64_MAX // 100
 
 
 def overflow_detail(resource: str, q: Fraction) -> str | None:
@@ -153,21 +153,21 @@ def _quantity_verdict(resource: str, raw: Any) -> tuple[Fraction | None, tuple[s
     return q, tuple(problems)
 
 
-def _verdict(resource: str, raw: Any) -> tuple[Fraction | None, tuple[str, ...]] | None:
+def cached_quantity_verdict(resource: str, raw: Any) -> tuple[Fraction | None, tuple[str, ...]] | None:
     try:
         verdict = _quantity_verdicts.get((resource, raw))
     except TypeError:  # an unhashable value: not a quantity at all
         return None
     if verdict is None:
         verdict = _quantity_verdict(resource, raw)
-        if len(_quantity_verdicts) < _CACHE_LIMIT:
+        if len(_quantity_verdicts) < CACHE_LIMIT:
             _quantity_verdicts[(resource, raw)] = verdict
     return verdict
 
 
 def validate_quantity_value(resource: str, raw: Any, path: str, errs: Errors) -> Fraction | None:
     """The quantity's value (None when it does not parse: the model reports that); its problems go to ``errs``."""
-    verdict = _verdict(resource, raw)
+    verdict = cached_quantity_verdict(resource, raw)
     if verdict is None:
         return None
     q, problems = verdict
@@ -181,12 +181,12 @@ def _resource_map(
 ) -> dict[str, Fraction | None]:
     """One ``limits``/``requests`` map: names and values checked, paths built only for a problem."""
     out: dict[str, Fraction | None] = {}
-    raw = _obj(raw, f"{path}.{what}", errs)
+    raw = mapping_field(raw, f"{path}.{what}", errs)
     if raw is None:
         return out
     for name, value in raw.items():
         name = str(name)
-        verdict = _verdict(name, value)
+        verdict = cached_quantity_verdict(name, value)
         q, problems = verdict if verdict is not None else (None, ())
         out[name] = q
         if problems or pod_level or name not in _valid_container_resources:
@@ -196,9 +196,9 @@ def _resource_map(
     return out
 
 
-def _validate_resource_requirements(res: Any, path: str, errs: Errors, *, pod_level: bool = False) -> None:
+def validate_resource_requirements(res: Any, path: str, errs: Errors, *, pod_level: bool = False) -> None:
     """``validateResourceRequirements`` for a container's (or the pod's) ``resources``."""
-    res = _obj(res, path, errs)
+    res = mapping_field(res, path, errs)
     if res is None:
         return
     limits = res.get("limits")
@@ -241,7 +241,7 @@ def _resource_name(name: str, path: str, errs: Errors, pod_level: bool) -> None:
 
 def validate_resource_list(raw: Any, path: str, errs: Errors) -> None:
     """A node's ``capacity``/``allocatable`` or a pod's ``overhead`` (``ValidateNodeResources``)."""
-    raw = _obj(raw, path, errs)
+    raw = mapping_field(raw, path, errs)
     if raw is None:
         return
     for name, q in raw.items():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kschedctl.apivalidation.common import _validate_annotations, validate_labels, validate_object_meta
+from kschedctl.apivalidation.common import validate_annotations, validate_labels, validate_object_meta
 from kschedctl.apivalidation.fielderrors import Errors, invalid, required
 from kschedctl.apivalidation.goformat import GoJSON
 from kschedctl.apivalidation.names import name_is_dns_subdomain
@@ -60,7 +60,7 @@ def _workload_errors(kind: str, raw: dict[str, Any], errs: Errors) -> None:
 def validate_object_meta_template(md: Any, errs: Errors) -> None:
     if isinstance(md, dict):
         validate_labels(md.get("labels"), "spec.template.metadata.labels", errs)
-        _validate_annotations(md.get("annotations"), "spec.template.metadata.annotations", errs)
+        validate_annotations(md.get("annotations"), "spec.template.metadata.annotations", errs)
 
 
 def _selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
