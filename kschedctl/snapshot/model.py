@@ -410,11 +410,11 @@ def parse_spread_constraints(raw: Any, where: str) -> list[TopologySpreadConstra
 
 def _dicts(raw: Any, where: str) -> list[dict[str, Any]]:
     """The mappings of a list field (other entries are the validator's to report)."""
-    return [] if raw is None else [v for v in _list(raw, where) if isinstance(v, dict)]
+    return [v for v in _list(raw, where) if isinstance(v, dict)]
 
 
 def _resize_infeasible(conditions: Any) -> bool:
-    return conditions is not None and any(
+    return any(
         isinstance(c, dict) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
         for c in _list(conditions, "status.conditions")
     )
@@ -560,23 +560,29 @@ class Pod:
     def _read_lists(self, spec: dict[str, Any]) -> None:
         """Volumes, scheduling gates and resource claims (volumes and claims kept raw: the plugins
         that read them look at the fields they need)."""
-        self.volumes = _dicts(spec.get("volumes"), "spec.volumes")
+        # Absent fields are tested inline (see parse_meta), here and in _read_status.
+        volumes = spec.get("volumes")
+        self.volumes = [] if volumes is None else _dicts(volumes, "spec.volumes")
         gates = spec.get("schedulingGates")
         self.scheduling_gates = [] if gates is None else [
             str(_mapping(g, "spec.schedulingGates").get("name", "")) for g in _list(gates, "spec.schedulingGates")
         ]
-        self.resource_claims = _dicts(spec.get("resourceClaims"), "spec.resourceClaims")
+        claims = spec.get("resourceClaims")
+        self.resource_claims = [] if claims is None else _dicts(claims, "spec.resourceClaims")
 
     def _read_status(self, status: dict[str, Any]) -> None:
         get = status.get
         self.phase = str(get("phase") or "")
         self.nominated_node_name = str(get("nominatedNodeName") or "")
-        self.container_statuses = _dicts(get("containerStatuses"), "status.containerStatuses")
-        self.init_container_statuses = _dicts(get("initContainerStatuses"), "status.initContainerStatuses")
+        statuses = get("containerStatuses")
+        self.container_statuses = [] if statuses is None else _dicts(statuses, "status.containerStatuses")
+        statuses = get("initContainerStatuses")
+        self.init_container_statuses = [] if statuses is None else _dicts(statuses, "status.initContainerStatuses")
         sres = get("resources")
         self.status_resources = None if sres is None else _mapping(sres, "status.resources")
         self.status_allocated = get("allocatedResources")
-        self.resize_infeasible = _resize_infeasible(get("conditions"))
+        conditions = get("conditions")
+        self.resize_infeasible = conditions is not None and _resize_infeasible(conditions)
 
     # -- convenience -----------------------------------------------------------------
     @property
