@@ -1,6 +1,6 @@
 """``python -m kschedctl``."""
 
-from kschedctl.cli.app import main
+from kschedctl.cli.main import main
 
 if __name__ == "__main__":
     main()

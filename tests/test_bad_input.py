@@ -18,7 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from tests.builders import make_node, make_pod
 
 ROOT = Path(__file__).parent.parent

@@ -20,7 +20,7 @@ import yaml
 from typer.testing import CliRunner
 
 from kschedctl.check.runner import run_scenario
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.snapshot.loader import load_cluster
 from tests.builders import make_node, make_pod
 

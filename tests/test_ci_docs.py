@@ -296,16 +296,19 @@ def test_gitlab_job_structure_and_run(repo: Path) -> None:
 # --------------------------------------------------------------------------- the README's excerpt
 
 
-def readme_ci_section() -> str:
-    text = (ROOT / "README.md").read_text()
-    start = text.index("## kschedctl in CI")
-    return text[start:text.index("\n## ", start + 1)]
+def section(path: Path, heading: str) -> str:
+    """The text of ``path`` from ``heading`` up to the next level-2 heading."""
+    text = path.read_text()
+    start = text.index(heading)
+    end = text.find("\n## ", start + 1)
+    return text[start:] if end < 0 else text[start:end]
 
 
 def test_readme_excerpt_is_the_real_output(repo: Path) -> None:
-    """The README shows what the command prints on this repository after the configuration change."""
-    section = readme_ci_section()
-    [shown] = [b for lang, b in ((m.group(1), m.group(2)) for m in FENCE.finditer(section)) if not lang]
+    """The README's ``kschedctl check`` example is what the command prints on this repository after the
+    configuration change, and the ``--update`` diff of docs/check.md is what ``--update`` then prints."""
+    readme = section(ROOT / "README.md", "## `kschedctl check`")
+    [shown] = [b for lang, b in ((m.group(1), m.group(2)) for m in FENCE.finditer(readme)) if not lang]
     command, *rest = shown.splitlines()
     printed = rest[: rest.index("$ echo $?")]
     assert command.startswith("$ kschedctl check ") and rest[-1] == "1"
@@ -313,7 +316,9 @@ def test_readme_excerpt_is_the_real_output(repo: Path) -> None:
     r = subprocess.run(["bash", "-c", command[2:]], cwd=repo, env=env(COLUMNS="100"), capture_output=True, text=True, timeout=TIMEOUT)
     assert r.returncode == 1
     assert r.stdout.splitlines() == printed
-    [diff] = [m.group(2) for m in FENCE.finditer(section) if m.group(1) == "diff"]
+    reference = section(ROOT / "docs" / "check.md", "## A failing change, and `--update`")
+    assert command[2:] in reference.replace("\n", " ")
+    [diff] = [m.group(2) for m in FENCE.finditer(reference) if m.group(1) == "diff"]
     r = subprocess.run(["bash", "-c", command[2:] + " --update"], cwd=repo, env=env(COLUMNS="100"), capture_output=True, text=True,
                        timeout=TIMEOUT)
     assert r.returncode == 0 and diff in r.stdout

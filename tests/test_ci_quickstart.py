@@ -10,7 +10,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / ".ci" / "quickstart.py"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 
 ROOT = Path(__file__).parent.parent
 DEMO = str(ROOT / "fixtures" / "demo" / "cluster.yaml")
@@ -144,7 +144,7 @@ def test_check_conformance_scenario_exactly() -> None:
 
 
 def test_kubectl_plugin_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kschedctl.cli import app as cli
+    from kschedctl.cli import common as cli
 
     monkeypatch.setattr("sys.argv", ["/usr/local/bin/kubectl-kschedctl"])
     assert cli.prog_name() == "kubectl kschedctl"

@@ -15,7 +15,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.render.layout import aliases
 
 ROOT = Path(__file__).parent.parent

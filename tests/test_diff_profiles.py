@@ -10,7 +10,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.config import default_config, parse_config
 from kschedctl.errors import UsageError
 from kschedctl.whatif.diff import Side, diff_pods

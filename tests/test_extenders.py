@@ -27,7 +27,7 @@ import yaml
 from typer.testing import CliRunner
 
 from kschedctl.check.runner import discover_scenarios, run_scenario
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.config.types import Extender
 from kschedctl.framework.extender import HTTPExtender
 from kschedctl.snapshot.model import Pod

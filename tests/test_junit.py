@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from kschedctl.check.junit import classname, junit_xml
 from kschedctl.check.scenario import Difference, ScenarioResult
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from tests.test_check_ci import FAILING, PASSING, scenario
 
 runner = CliRunner()

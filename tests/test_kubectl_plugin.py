@@ -25,7 +25,7 @@ ROOT = Path(__file__).parent.parent
 
 
 def test_usage_reads_kubectl_kschedctl_as_a_plugin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from kschedctl.cli.app import main
+    from kschedctl.cli.main import main
 
     monkeypatch.setattr(sys, "argv", ["/home/me/.local/bin/kubectl-kschedctl", "explain", "pod", "--help"])
     with pytest.raises(SystemExit) as e:
@@ -43,7 +43,7 @@ def test_usage_reads_kubectl_kschedctl_as_a_plugin(monkeypatch: pytest.MonkeyPat
 
 
 def test_help_does_not_import_the_kubernetes_client() -> None:
-    code = "import sys, kschedctl.cli.app; sys.exit('kubernetes' in sys.modules)"
+    code = "import sys, kschedctl.cli.main; sys.exit('kubernetes' in sys.modules)"
     assert subprocess.run([sys.executable, "-c", code], cwd=ROOT).returncode == 0
 
 
@@ -120,7 +120,7 @@ def test_completion_scripts_are_up_to_date(shell: str) -> None:
 
 def test_console_scripts() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["kubectl-kschedctl"] == "kschedctl.cli.app:main"
+    assert scripts["kubectl-kschedctl"] == "kschedctl.cli.main:main"
     assert scripts["kubectl_complete-kschedctl"] == "kschedctl.cli.complete:kubectl_complete"
 
 

@@ -1,7 +1,9 @@
 """The layering rules, enforced: I/O and presentation stay at the edges.
 
 * only the live-cluster module imports ``kubernetes``;
-* ``framework/`` and ``plugins/`` import neither typer nor rich (nor the CLI, renderers or loaders).
+* ``framework/`` and ``plugins/`` import neither typer nor rich (nor the CLI, renderers or loaders);
+* ``explain/``, ``whatif/`` and ``check/`` (the analyses and their entry points) leave presentation
+  to ``render/`` and the command line to ``cli/``.
 """
 
 from __future__ import annotations
@@ -46,3 +48,13 @@ FORBIDDEN = ("typer", "rich", "kschedctl.cli", "kschedctl.render", "kschedctl.sn
 def test_core_does_not_import_edges(path: Path) -> None:
     bad = {m for m in _imports(path) if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)}
     assert not bad, f"{path.relative_to(PKG)} imports {bad}"
+
+
+ANALYSES = sorted(p for p in PKG.rglob("*.py") if p.relative_to(PKG).parts[0] in ("explain", "whatif", "check"))
+PRESENTATION = ("typer", "rich", "tabulate", "kschedctl.cli", "kschedctl.render")
+
+
+@pytest.mark.parametrize("path", ANALYSES, ids=[str(p.relative_to(PKG)) for p in ANALYSES])
+def test_analyses_leave_presentation_to_render(path: Path) -> None:
+    bad = {m for m in _imports(path) if any(m == f or m.startswith(f + ".") for f in PRESENTATION)}
+    assert not bad, f"{path.relative_to(PKG)} imports {bad}: showing results is render/'s job, options cli/'s"

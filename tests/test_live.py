@@ -19,7 +19,7 @@ import yaml
 from typer.testing import CliRunner
 
 from kschedctl.check.scenario import compare
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.cli.options import parse_duration
 from kschedctl.errors import UsageError
 from kschedctl.snapshot.cluster import KNOWN_KINDS
@@ -569,7 +569,7 @@ def test_progress_bar_draws_only_on_a_terminal() -> None:
 
     from rich.console import Console
 
-    from kschedctl.cli.live import ProgressBar
+    from kschedctl.cli.snapshot import ProgressBar
 
     tty = io.StringIO()
     with ProgressBar(Console(file=tty, force_terminal=True, width=100)) as bar:

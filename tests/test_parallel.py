@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from kschedctl import parallel
 from kschedctl.check import suite
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.config import parse_config
 from kschedctl.errors import InputError
 from kschedctl.explain import pending

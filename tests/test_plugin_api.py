@@ -14,7 +14,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.config import load_config
 from kschedctl.config.types import PluginRef, Profile, SchedulerConfig
 from kschedctl.errors import ConfigError

@@ -17,7 +17,7 @@ import pytest
 import typer.main
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.framework.registry import ENTRY_POINT_GROUP
 from kschedctl.plugins import registry_for
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.config import parse_config
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.explain.trace import Trace

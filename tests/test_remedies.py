@@ -23,7 +23,7 @@ import yaml
 from rich.console import Console
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.config import default_config
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.explain.margin import margin

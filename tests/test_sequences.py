@@ -20,7 +20,7 @@ from typer.testing import CliRunner
 
 from kschedctl.check.runner import discover_scenarios, run_scenario
 from kschedctl.check.sequence import is_sequence
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 
 ROOT = Path(__file__).parent / "sequences"
 SEQUENCES = discover_scenarios([str(ROOT)])

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.cli.app import app
+from kschedctl.cli.main import app
 from kschedctl.config import default_config
 from kschedctl.explain.cycle import explain_pod, run_cycle
 from kschedctl.framework.snapshot import Snapshot

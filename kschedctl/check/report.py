@@ -1,23 +1,14 @@
-"""How check results are shown: a table (or JSON/YAML/markdown), then "N passed, M failed" and the failures.
+"""What a check run concluded: each scenario's outcome, the counts, the exit status, a failure's lines.
 
-The closing part is written for a CI log, read from the bottom: the counts line, then each
-failed scenario with every difference (``FAIL name (path)``), so the reason a job failed is the
-last thing printed. Bad input of a scenario is an error, not a failure: it is counted apart
-(``1 error``), shown in the table and named on stderr by the CLI. ``check --update`` adds the
-diff of every expectation it rewrote, and says why it left the others as they were.
+Bad input of a scenario is an error, not a failure: it is counted apart and makes the exit
+status 2. How the results are shown (table, markdown, the closing lines of a CI log) is
+``render.check``'s job; the JUnit report (``check.junit``) reads the same outcomes.
 """
 
 from __future__ import annotations
 
-from rich.console import Console
-from rich.text import Text
-from tabulate import tabulate
-
 from kschedctl.check.scenario import ScenarioResult
-from kschedctl.render.data import to_json, to_yaml
-from kschedctl.render.layout import Column, print_table
 
-MAX_DIFFS_SHOWN = 5
 #: Differences listed per failed scenario after the counts line (-o json lists them all).
 MAX_DIFFS_LISTED = 50
 
@@ -38,30 +29,10 @@ def counts(results: list[ScenarioResult]) -> dict[str, int]:
     return out
 
 
-def summary_line(results: list[ScenarioResult]) -> str:
-    """``N passed, M failed``, then ``, K error(s)`` and ``, U updated`` when there are any."""
-    c = counts(results)
-    line = f"{c['pass']} passed, {c['FAIL']} failed"
-    if c["ERROR"]:
-        line += f", {c['ERROR']} error" + ("s" if c["ERROR"] > 1 else "")
-    if c["updated"]:
-        line += f", {c['updated']} updated"
-    return line
-
-
 def exit_status(results: list[ScenarioResult]) -> int:
     """2 when a scenario had bad input, else 1 when one failed (and was not updated), else 0."""
     c = counts(results)
     return 2 if c["ERROR"] else 1 if c["FAIL"] else 0
-
-
-def _what(r: ScenarioResult) -> str:
-    if r.error:
-        return f"error: {r.error}"
-    shown = [str(d) for d in r.differences[:MAX_DIFFS_SHOWN]]
-    if len(r.differences) > MAX_DIFFS_SHOWN:
-        shown.append(f"… {len(r.differences) - MAX_DIFFS_SHOWN} more differences")
-    return "\n".join(shown)
 
 
 def failure_lines(r: ScenarioResult, limit: int = MAX_DIFFS_LISTED) -> list[str]:
@@ -72,60 +43,3 @@ def failure_lines(r: ScenarioResult, limit: int = MAX_DIFFS_LISTED) -> list[str]
     if r.update and not r.update.get("written"):
         lines.append(f"not updated: {r.update['reason']}")
     return lines
-
-
-def failures_text(results: list[ScenarioResult]) -> str:
-    """The block after the counts line: each failed scenario and its differences."""
-    out: list[str] = []
-    for r in results:
-        if outcome(r) == "FAIL":
-            n = len(r.differences)
-            out.append(f"FAIL {r.name} ({r.path}): {n} difference{'s' if n != 1 else ''}")
-            out.extend(f"  {line}" for line in failure_lines(r))
-    return "\n".join(out)
-
-
-def updates_text(results: list[ScenarioResult]) -> str:
-    """The diffs of the expectations ``--update`` rewrote."""
-    out: list[str] = []
-    for r in results:
-        if r.updated and r.update is not None:
-            out.append(r.update["diff"].rstrip("\n"))
-            if r.update.get("note"):
-                out.append(f"note: {r.update['file']}: {r.update['note']}")
-    return "\n".join(out)
-
-
-def _print_diff(console: Console, diff: str) -> None:
-    for line in diff.splitlines():
-        style = "green" if line.startswith("+") and not line.startswith("+++") else None
-        style = "red" if line.startswith("-") and not line.startswith("---") else style
-        console.print(Text(line, style=style or ""), soft_wrap=True)
-
-
-def render_check(results: list[ScenarioResult], fmt: str, console: Console, summary_console: Console | None = None) -> None:
-    """The results in ``fmt``; ``-o json|yaml`` print one document and the summary line on ``summary_console``
-    (stderr from the CLI), so that stdout parses as a whole."""
-    if fmt in ("json", "yaml"):
-        doc = [r.to_dict() for r in results]
-        print(to_json(doc) if fmt == "json" else to_yaml(doc).rstrip("\n"))
-        (summary_console or console).print(Text(summary_line(results)))
-        return
-    updates, failures = updates_text(results), failures_text(results)
-    if fmt == "markdown":
-        rows = [[r.name, outcome(r), _what(r).replace("\n", "<br>")] for r in results]
-        print(tabulate(rows, headers=["scenario", "result", "differences"], tablefmt="github"))
-        if updates:
-            print(f"\n```diff\n{updates}\n```")
-        print()
-        print(summary_line(results))
-        return
-    styles = {"pass": "green", "FAIL": "bold red", "ERROR": "bold red", "updated": "yellow"}
-    cols = [Column("scenario", keep=True), Column("result", keep=True), Column("what differed", min_width=20)]
-    table: list[list[str | Text]] = [[r.name, Text(outcome(r), style=styles[outcome(r)]), _what(r)] for r in results]
-    print_table(console, "kschedctl check", cols, table)
-    if updates:
-        _print_diff(console, updates)
-    console.print(Text(summary_line(results)))
-    if failures:
-        console.print(Text(failures), soft_wrap=True)

@@ -1,1 +1,8 @@
-"""The command line: thin typer commands, option parsing and exit codes."""
+"""The command line: thin typer commands, option parsing and exit codes.
+
+Imports run one way: ``main`` (the entry point) imports the command modules (``explain``,
+``snapshot``, ``check``, ``plugins``, ``diff``, ``simulate``, ``version``) and registers their
+functions on the app; they import ``common`` (app objects, exit codes, stderr, the debug flag),
+``options`` (shared options), ``sources`` (reading the cluster) and call one entry point below
+the CLI (``whatif.run``, ``check.run``). ``app`` is an alias of ``main`` for old installs.
+"""

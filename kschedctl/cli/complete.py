@@ -75,7 +75,7 @@ def cobra_completions(words: list[str]) -> list[str]:
     """Lines of cobra's ``__complete`` answer for ``kubectl kschedctl WORDS...`` (the last word is completed)."""
     import typer
 
-    from kschedctl.cli.app import app
+    from kschedctl.cli.main import app
 
     args, incomplete = (words[:-1], words[-1]) if words else ([], "")
     comp = CobraComplete(typer.main.get_command(app), {}, "kubectl kschedctl", COMPLETE_VAR)

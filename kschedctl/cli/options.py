@@ -1,22 +1,33 @@
-"""kubectl's connection and scoping flags, shared by every command that can read a live cluster (and ``--jobs``).
+"""The options commands share: kubectl's connection and scoping flags, ``--config``, ``--jobs``, and the
+two objects commands gather them in.
 
-``explain pod`` (in app.py), ``explain pending`` and ``snapshot`` (in live.py) take the
-same ``--kubeconfig``, ``--context``, ``--request-timeout``, ``-n``, ``-A`` and ``-l``
-flags with the same meaning as kubectl's; they are declared once here, with their
-shell completions (contexts from the kubeconfig, namespaces and pending pods from
-the cluster). This module imports only typer, so ``kschedctl --help`` stays fast.
+``explain pod``, ``explain pending``, ``snapshot`` and the others take the same ``--kubeconfig``,
+``--context``, ``--request-timeout``, ``-n``, ``-A`` and ``-l`` flags with the same meaning as
+kubectl's; they are declared once here, with their shell completions (contexts from the
+kubeconfig, namespaces and pending pods from the cluster). A command gathers the flags that say
+where its cluster comes from in a ``ClusterOptions`` (opened by ``cli.sources``) and those that
+set up the scheduler in a ``SchedulerOptions``, which loads every configuration a command runs
+with: the one place where an option that changes how configurations are loaded (a Kubernetes
+version, feature gates) would join every command. This module imports only typer, so
+``kschedctl --help`` stays fast.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from kschedctl.cli.plugin_opts import build_registry
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
+    from kschedctl.config.types import SchedulerConfig
+    from kschedctl.framework.registry import Registry
     from kschedctl.snapshot.live import LiveCluster, LiveOptions
 
 #: How long a shell completion may wait for the cluster before offering nothing.
@@ -154,6 +165,10 @@ RequestTimeoutOpt = Annotated[
         help="Give up on a request after this long: seconds, or a duration such as 5s, 1m, 500ms. 0 waits forever (the default).",
     ),
 ]
+ConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", metavar="FILE", help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1)."),
+]
 ChunkSizeOpt = Annotated[
     int,
     typer.Option("--chunk-size", min=1, metavar="N", help="List large collections in pages of this many objects (limit/continue)."),
@@ -215,3 +230,37 @@ def live_options(
         chunk_size=chunk_size or DEFAULT_CHUNK_SIZE,
         redact=redact,
     )
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """Where a command's cluster comes from: ``--snapshot`` files, else the live cluster of kubectl's flags."""
+
+    snapshot: list[str] | None = None
+    kubeconfig: str | None = None
+    context: str | None = None
+    request_timeout: str | None = None
+    chunk_size: int | None = None
+
+    def live(self, *, redact: bool = True) -> LiveOptions:
+        """The live-cluster options (``--request-timeout`` checked even when ``--snapshot`` is given)."""
+        return live_options(self.kubeconfig, self.context, self.request_timeout, chunk_size=self.chunk_size, redact=redact)
+
+
+@dataclass(frozen=True)
+class SchedulerOptions:
+    """How a command sets up the scheduler: the plugins (``--plugin-module``) and, through ``config()``, every
+    KubeSchedulerConfiguration it runs with."""
+
+    plugin_modules: list[str] | None = None
+
+    @cached_property
+    def registry(self) -> Registry:
+        """In-tree, installed and ``--plugin-module`` plugins (built once, on first use)."""
+        return build_registry(self.plugin_modules)
+
+    def config(self, path: str | Path | None) -> SchedulerConfig:
+        """The configuration of ``path`` (None: kube-scheduler's defaults), validated against ``registry``."""
+        from kschedctl.config import load_config
+
+        return load_config(str(path) if path else None, self.registry)

@@ -7,7 +7,7 @@ in-tree plugins, the plugins installed distributions offer in the entry-point gr
 ``kschedctl.plugins``, then the modules named with ``--plugin-module``. The command then
 hands that registry to everything that reads the configuration or builds a Framework, so a
 configuration naming an out-of-tree plugin runs the same in every command
-(tests/test_plugin_commands.py checks each one). Declared here, apart from ``app.py``, so that
+(tests/test_plugin_commands.py checks each one). Declared here, apart from ``common.py``, so that
 any command module can import it without an import cycle; this module imports only typer.
 """
 

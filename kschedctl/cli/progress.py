@@ -5,7 +5,7 @@ quick command draws nothing); transient (the line vanishes when the work ends) a
 stdout, so ``-o json|yaml`` output and pipes are untouched. One line: a spinner, the step, a
 bar and ``done/total`` when the step is counted, and the time the step has taken.
 
-Every command body runs inside ``running()`` (see ``cli.app.guarded``), which makes an Activity
+Every command body runs inside ``running()`` (see ``cli.common.guarded``), which makes an Activity
 the ``current()`` one; nothing is drawn until the command names a step with ``phase()`` (or a
 ``counter()`` callback first reports), and ``done()`` removes the line before results are printed.
 Notes written to stderr meanwhile appear above the line.

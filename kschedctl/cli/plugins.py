@@ -3,8 +3,8 @@
 The listing is the registry the other commands use (in-tree plugins, installed
 entry points of the group ``kschedctl.plugins``, ``--plugin-module`` modules). Each
 plugin is built once with its default args over an empty cluster to read its
-extension points from the methods it defines, as the runtime does. The command
-registers itself on the shared ``app`` when imported.
+extension points from the methods it defines, as the runtime does. ``cli.main`` registers
+the command.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kschedctl.cli.app import EXIT_OK, app, guarded, stdout_console
+from kschedctl.cli.common import EXIT_OK, guarded, stdout_console
 from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 
 if TYPE_CHECKING:
@@ -58,7 +58,6 @@ def describe(entry: RegisteredPlugin) -> dict[str, Any]:
     return row
 
 
-@app.command("plugins")
 def plugins_cmd(
     plugin_module: PluginModuleOpt = None,
     output: Annotated[PluginsOutput, typer.Option("--output", "-o", metavar="FORMAT", help="table, json, yaml or markdown.")] = PluginsOutput.table,

@@ -1,9 +1,9 @@
 """``kschedctl check``: scheduling regression tests, made to run in CI.
 
-The command parses options, reads once what every scenario shares (the cluster of scenarios
-without cluster.yaml, from ``--snapshot`` or the live cluster; the ``--config`` of scenarios
-without config.yaml), hands the scenarios to the one scenario loop (``kschedctl.check.suite``),
-then rewrites expectations (``--update``), renders, and writes the JUnit report (``--junit``).
+The command parses options, finds the scenarios, reads once what they share (the cluster of
+scenarios without cluster.yaml, from ``--snapshot`` or the live cluster; the ``--config`` of
+scenarios without config.yaml), hands them to ``check.run.run_check`` (the scenario loop and
+``--update``), then renders (``render.check``) and writes the JUnit report (``--junit``).
 Exit status: 0 every scenario passed (or was updated), 1 one failed, 2 bad input of a scenario
 or of the command.
 """
@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import traceback
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl.cli.app import (
+from kschedctl.cli.common import (
     CheckOutput,
-    _state,
-    app,
+    debug,
     err,
     guarded,
     note,
@@ -27,8 +26,20 @@ from kschedctl.cli.app import (
     stdout_console,
     worker_jobs,
 )
-from kschedctl.cli.options import ContextOpt, JobsOpt, KubeconfigOpt, RequestTimeoutOpt, live_options
-from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
+from kschedctl.cli.options import (
+    ClusterOptions,
+    ContextOpt,
+    JobsOpt,
+    KubeconfigOpt,
+    RequestTimeoutOpt,
+    SchedulerOptions,
+)
+from kschedctl.cli.plugin_opts import PluginModuleOpt
+from kschedctl.cli.sources import hooks, open_source, read_cluster
+
+if TYPE_CHECKING:
+    from kschedctl.check.runner import ScenarioResult
+    from kschedctl.snapshot.cluster import Cluster
 
 CheckSnapshotOpt = Annotated[
     list[str] | None,
@@ -43,7 +54,6 @@ CheckSnapshotOpt = Annotated[
 ]
 
 
-@app.command()
 def check(
     paths: Annotated[
         list[str],
@@ -90,56 +100,63 @@ def check(
     passed (or were updated), 1 a scenario failed, 2 bad input (of a scenario: the others still run).
     """
     def body() -> int:
-        from kschedctl.check.junit import write_junit
-        from kschedctl.check.report import exit_status, render_check
-        from kschedctl.check.runner import discover_scenarios, has_cluster
-        from kschedctl.check.suite import Shared, run_suite
-        from kschedctl.check.update import apply_updates
-        from kschedctl.cli.progress import current, done
-        from kschedctl.config import load_config
+        from kschedctl.check.report import exit_status
+        from kschedctl.check.run import CheckRequest, run_check
+        from kschedctl.check.runner import discover_scenarios
 
         scenarios = discover_scenarios(paths, changed=changed)
         if changed and not scenarios:
             note("no given path belongs to a scenario: nothing to check")
-        registry = build_registry(plugin_module)
-        shared = Shared(registry, config=load_config(str(config), registry) if config else None)
-        clusterless = [d for d in scenarios if not has_cluster(d)]
-        if clusterless:
-            shared.cluster = _shared_cluster(clusterless, snapshot, kubeconfig, context, request_timeout)
-        elif snapshot:
-            note("--snapshot is not used: every scenario has its own cluster.yaml")
-        results = run_suite(scenarios, shared, current().counter("running scenarios"), jobs=worker_jobs(jobs))
-        if update:
-            apply_updates(results, paths)
-        done()
-        _report_errors(results)
-        render_check(results, output.value, stdout_console(), notes_console())
-        if junit is not None:
-            write_junit(str(junit), results)
+        setup = SchedulerOptions(plugin_module)
+        request = CheckRequest(
+            scenarios=scenarios, registry=setup.registry, config=setup.config(config) if config else None,
+            cluster=_shared_cluster(scenarios, ClusterOptions(snapshot, kubeconfig, context, request_timeout)),
+            update=update, paths=paths, jobs=worker_jobs(jobs),
+        )
+        results = run_check(request, hooks())
+        _report(results, output, junit)
         return exit_status(results)
 
     guarded(body)
 
 
-def _shared_cluster(
-    clusterless: list[Path], snapshot: list[str] | None, kubeconfig: str | None, context: str | None, timeout: str | None
-) -> Any:
-    """The cluster of scenarios without cluster.yaml, read once: ``--snapshot`` files, else the live cluster."""
-    from kschedctl.cli.live import open_source, read_cluster
+def _shared_cluster(scenarios: list[Path], where: ClusterOptions) -> Cluster | None:
+    """The cluster of scenarios without cluster.yaml, read once: ``--snapshot`` files, else the live cluster;
+    None when every scenario has its own."""
+    from kschedctl.check.runner import has_cluster
+
+    clusterless = [d for d in scenarios if not has_cluster(d)]
+    if not clusterless:
+        if where.snapshot:
+            note("--snapshot is not used: every scenario has its own cluster.yaml")
+        return None
     from kschedctl.snapshot.live import NoClusterConfigured
 
     try:
-        source = open_source(snapshot, live_options(kubeconfig, context, timeout))
+        source = open_source(where)
     except NoClusterConfigured as e:
         more = f" (and {len(clusterless) - 1} more scenarios)" if len(clusterless) > 1 else ""
         raise NoClusterConfigured(f"{clusterless[0]}{more} has no cluster.yaml, and there is {e}") from None
     return read_cluster(source)
 
 
-def _report_errors(results: list[Any]) -> None:
+def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | None) -> None:
+    """Bad input on stderr, the results on stdout, and the JUnit report when asked for."""
+    from kschedctl.check.junit import write_junit
+    from kschedctl.cli.progress import done
+    from kschedctl.render.check import render_check
+
+    done()
+    _report_errors(results)
+    render_check(results, output.value, stdout_console(), notes_console())
+    if junit is not None:
+        write_junit(str(junit), results)
+
+
+def _report_errors(results: list[ScenarioResult]) -> None:
     """One line on stderr per scenario with bad input (its traceback too with ``--debug``)."""
     for r in results:
         if r.error:
-            if _state["debug"] and r.exception is not None:
+            if debug.on and r.exception is not None:
                 traceback.print_exception(r.exception)
             err(f"error: {r.error}")

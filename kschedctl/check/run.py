@@ -1,0 +1,48 @@
+"""The run behind ``kschedctl check``: the scenarios through the scenario loop, then ``--update``.
+
+The CLI finds the scenarios, reads once what they share (the ``--config`` configuration and the
+cluster of scenarios without cluster.yaml) and hands them here as a ``CheckRequest``; the results
+come back for ``render.check`` to show and ``check.junit`` to write.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from kschedctl.explain.request import Hooks, Request
+
+if TYPE_CHECKING:
+    from kschedctl.check.scenario import ScenarioResult
+    from kschedctl.config.types import SchedulerConfig
+    from kschedctl.snapshot.cluster import Cluster
+
+
+@dataclass(kw_only=True)
+class CheckRequest(Request):
+    """The scenario directories to run, and what they share."""
+
+    scenarios: list[Path]
+    #: The cluster of scenarios without cluster.yaml.
+    cluster: Cluster | None = None
+    #: The configuration of scenarios without config.yaml (None: kube-scheduler's defaults).
+    config: SchedulerConfig | None = None
+    #: Rewrite failing expectations (``--update``) inside these paths (the ones the user gave).
+    update: bool = False
+    paths: list[str] = field(default_factory=list)
+    #: Worker processes (None: the usable CPUs; 1: one after another here).
+    jobs: int | None = None
+
+
+def run_check(request: CheckRequest, hooks: Hooks | None = None) -> list[ScenarioResult]:
+    """Every scenario's result in the order given, expectations rewritten with ``update``."""
+    from kschedctl.check.suite import Shared, run_suite
+    from kschedctl.check.update import apply_updates
+
+    hooks = hooks or Hooks()
+    shared = Shared(request.registry, cluster=request.cluster, config=request.config)
+    results = run_suite(request.scenarios, shared, hooks.progress.counter("running scenarios"), jobs=request.jobs)
+    if request.update:
+        apply_updates(results, request.paths)
+    return results

@@ -1,0 +1,272 @@
+"""What every kschedctl command shares: the typer app objects, exit codes, stderr helpers and the debug flag.
+
+The command modules (``cli.explain``, ``cli.check``, ...) import this module and define plain
+functions; ``cli.main`` registers them on ``app``. Nothing here imports a command module, so
+the package imports one way: ``main`` -> commands -> ``common`` / ``options`` / ``sources``.
+
+Exit status everywhere: 0 success (the pod is schedulable / every check passed),
+1 a result that is a "no" (unschedulable or gated pod, a failed check),
+2 bad input, bad configuration or usage. Errors are one line on stderr; ``--debug``
+(anywhere on the command line) or ``KSCHEDCTL_DEBUG=1`` shows the traceback. A reader that
+closes stdout early (``| head``) does not change the exit status (see ``cli.streams``).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperGroup
+
+from kschedctl import K8S_VERSION, __version__
+from kschedctl.errors import KschedctlError
+
+EXIT_OK = 0
+EXIT_NO = 1
+EXIT_ERROR = 2
+
+EXIT_HELP = (
+    "Exit status: 0 schedulable (or all checks passed), 1 unschedulable or gated (or a check failed), "
+    "2 bad input, configuration or usage."
+)
+
+
+def prog_name() -> str:
+    """``kubectl kschedctl`` when run as the kubectl plugin (directly, or through the krew shim)."""
+    base = os.path.basename(sys.argv[0]) if sys.argv else "kschedctl"
+    as_plugin = base.startswith("kubectl-") or os.environ.get("KSCHEDCTL_KUBECTL_PLUGIN") == "1"
+    return "kubectl kschedctl" if as_plugin else "kschedctl"
+
+
+DEBUG_ENV = "KSCHEDCTL_DEBUG"
+
+
+def _debug_from_env() -> bool:
+    return os.environ.get(DEBUG_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+@dataclass
+class DebugFlag:
+    """Whether errors show their tracebacks: ``--debug`` anywhere on the command line, or ``KSCHEDCTL_DEBUG``.
+
+    Set by the root group as it parses the command line (``RootGroup.parse_args``) and by the root
+    callback; read by ``guarded`` and by commands that report errors themselves (``check``)."""
+
+    on: bool = False
+
+    def set(self, value: bool) -> None:
+        self.on = value or _debug_from_env()
+
+
+#: The running command line's debug flag.
+debug = DebugFlag()
+
+
+def _plain_argument_help(command: Any) -> None:
+    """Show arguments as options are shown, by their metavar alone (``NAME``, ``PATH...``), without
+    typer's ``<str>`` / ``<list[str]>`` type labels and ``{...}`` marks; and leave unset parameters
+    unconverted (``_unset_stays_unset``)."""
+    from typer.core import TyperArgument
+
+    def no_type(ctx: Any) -> str | None:
+        return None
+
+    for param in getattr(command, "params", []):
+        if isinstance(param, TyperArgument) and param.metavar:
+            usage = param.metavar if param.required else f"[{param.metavar}]"
+            param.display_type_rich = no_type  # type: ignore[method-assign]
+            param._usage_display_name = functools.partial(str, usage)  # type: ignore[method-assign]
+        _unset_stays_unset(param)
+    for sub in (getattr(command, "commands", None) or {}).values():
+        _plain_argument_help(sub)
+
+
+def _unset_stays_unset(param: Any) -> None:
+    """A parameter left unset (value None) of a command is None, or ``()`` when it takes several values,
+    as typer's conversion makes it; but typer builds the parameter's pydantic converter first, for
+    every parameter of the command, which costs start-up time. Such a parameter skips the
+    conversion (one that is required or has a callback still goes through typer)."""
+    if param.required or param.callback is not None:
+        return
+    process = param.process_value
+    several = bool(param.multiple or param.nargs == -1)
+
+    def process_value(ctx: Any, value: Any) -> Any:
+        if value is None:
+            return () if several else None
+        return process(ctx, value)
+
+    param.process_value = process_value
+
+
+class RootGroup(TyperGroup):
+    """The top-level command: ``--debug`` is a global flag, accepted before or after the subcommand."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        _plain_argument_help(self)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        end = args.index("--") if "--" in args else len(args)
+        debug_given = "--debug" in args[:end]
+        if debug_given:
+            args = [a for a in args[:end] if a != "--debug"] + args[end:]
+        debug.set(debug_given)
+        if "--install-completion" in args[:end] and not os.environ.get("HOME"):
+            # typer would fall back to the passwd entry's home (/root under sudo or in a container)
+            err(
+                "error: --install-completion writes into your home directory, but HOME is not set: "
+                "set HOME, or source a script from completions/ yourself"
+            )
+            raise typer.Exit(EXIT_ERROR)
+        return super().parse_args(ctx, args)
+
+
+app = typer.Typer(
+    name="kschedctl",
+    cls=RootGroup,
+    help=f"Explain and dry-run Kubernetes scheduling exactly as kube-scheduler {K8S_VERSION} does it.\n\n{EXIT_HELP}",
+    no_args_is_help=True,
+    add_completion=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+explain_app = typer.Typer(help="Explain what kube-scheduler would do with a pod.", no_args_is_help=True)
+app.add_typer(explain_app, name="explain")
+
+
+class Output(StrEnum):
+    table = "table"
+    wide = "wide"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
+
+
+class CheckOutput(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
+
+
+class WhatIfOutput(StrEnum):
+    table = "table"
+    json = "json"
+    yaml = "yaml"
+    markdown = "markdown"
+
+
+WhatIfOutputOpt = Annotated[WhatIfOutput, typer.Option("--output", "-o", metavar="FORMAT", help="table, json, yaml or markdown.")]
+
+
+def stdout_console() -> Any:
+    """The rich Console for results (see ``kschedctl.cli.streams``)."""
+    from kschedctl.cli.streams import stdout_console as make
+
+    return make()
+
+
+def err(msg: str) -> None:
+    """One line on stderr (errors and notes)."""
+    from kschedctl.cli.streams import stderr_console
+
+    stderr_console().print(msg)
+
+
+def note(message: str) -> None:
+    err(f"note: {message}")
+
+
+def notes_console() -> Any:
+    """Where renderers print notes: stderr, as every other note."""
+    from kschedctl.cli.streams import stderr_console
+
+    return stderr_console()
+
+
+def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any) -> None:
+    """A what-if report (``diff-profiles``, ``simulate``): ``table(data, stdout, notes)`` or ``markdown(data)``,
+    JSON or YAML; the progress line removed first."""
+    from kschedctl.cli.progress import done
+    from kschedctl.render.data import emit
+
+    done()
+    emit(data, output.value, table=lambda d: table(d, stdout_console(), notes_console()), markdown=markdown)
+
+
+def guarded(fn: Callable[[], int]) -> None:
+    """Run a command body: KschedctlError -> one line + exit 2; the body's int -> exit status.
+
+    Exceptions plugins raised during the command (each became that plugin's Error status, shown
+    in the result) are named on stderr, with their tracebacks under ``--debug``."""
+    from kschedctl.cli.progress import running
+    from kschedctl.framework.failures import PluginFailure, collecting
+
+    raised: list[PluginFailure] = []
+    try:
+        with collecting(raised), running():
+            code = fn()
+    except KschedctlError as e:
+        if debug.on:
+            traceback.print_exc()
+        err(f"error: {e}")
+        raise typer.Exit(EXIT_ERROR) from None
+    except (typer.Exit, typer.Abort):
+        raise
+    except Exception as e:  # a bug: still one line unless --debug
+        if debug.on:
+            traceback.print_exc()
+        err(f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
+        raise typer.Exit(EXIT_ERROR) from None
+    finally:
+        report_plugin_failures(raised)
+    raise typer.Exit(code)
+
+
+def report_plugin_failures(raised: list[Any]) -> None:
+    """One line per distinct exception a plugin raised; its traceback with ``--debug``."""
+    from kschedctl.framework.failures import describe, group
+
+    for failure, nodes in group(raised):
+        whose = "a bug in kschedctl, please report it" if failure.in_tree else "a bug in the plugin"
+        if debug.on:
+            err(f"{describe(failure, nodes)} ({whose}):\n{failure.traceback.rstrip()}")
+        else:
+            err(f"note: {describe(failure, nodes)} ({whose}); run with --debug for the traceback")
+
+
+def worker_jobs(jobs: int | None) -> int | None:
+    """``--jobs`` as the core takes it: one process under ``--debug``, so that every traceback is whole."""
+    return 1 if debug.on else jobs
+
+
+def version_line() -> str:
+    return f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION})"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        print(version_line())
+        raise typer.Exit(EXIT_OK)
+
+
+@app.callback()
+def _root(
+    debug_option: Annotated[
+        bool,
+        typer.Option("--debug", help=f"Show tracebacks of errors (anywhere on the command line; or {DEBUG_ENV}=1)."),
+    ] = False,
+    _version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    debug.set(debug.on or debug_option)

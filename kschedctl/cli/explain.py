@@ -1,0 +1,212 @@
+"""``kschedctl explain pod`` and ``kschedctl explain pending``: parse, call ``whatif.run``, print.
+
+The cycle and what the commands add to it (margins, remedies, cause groups) run below the CLI
+(``kschedctl.whatif.run``); the output is ``kschedctl.render``'s. ``cli.main`` registers both
+commands on the ``explain`` group.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kschedctl.cli.common import (
+    EXIT_NO,
+    EXIT_OK,
+    CheckOutput,
+    Output,
+    guarded,
+    notes_console,
+    stdout_console,
+    worker_jobs,
+)
+from kschedctl.cli.options import (
+    AllNamespacesOpt,
+    ChunkSizeOpt,
+    ClusterOptions,
+    ConfigOpt,
+    ContextOpt,
+    JobsOpt,
+    KubeconfigOpt,
+    LiveSnapshotOpt,
+    NamespaceOpt,
+    RequestTimeoutOpt,
+    SchedulerOptions,
+    SelectorOpt,
+    complete_pod_names,
+)
+from kschedctl.cli.plugin_opts import PluginModuleOpt
+from kschedctl.cli.sources import hooks, open_for_pod, open_source, read_cluster
+from kschedctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from kschedctl.whatif.run import PendingResult
+
+
+def explain_pod_cmd(
+    name: Annotated[
+        str | None, typer.Argument(metavar="NAME", help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
+    ] = None,
+    namespace: NamespaceOpt = None,
+    filename: Annotated[str | None, typer.Option("--filename", "-f", metavar="FILE", help="Pod manifest to schedule (- for stdin).")] = None,
+    snapshot: LiveSnapshotOpt = None,
+    config: ConfigOpt = None,
+    output: Annotated[Output, typer.Option("--output", "-o", metavar="FORMAT", help="table, wide, json, yaml or markdown.")] = Output.table,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    plugin_module: PluginModuleOpt = None,
+    fix: Annotated[
+        bool,
+        typer.Option("--fix", help="Also list single changes that would make the pod fit, each verified by re-running the cycle."),
+    ] = False,
+    compare: Annotated[
+        str | None,
+        typer.Option("--compare", metavar="NODE", help="Why the selected node won over NODE (default: the runner-up)."),
+    ] = None,
+) -> None:
+    """Dry-run one scheduling cycle for a pod and show every extension point.
+
+    Without --snapshot the live cluster of the kubeconfig's context is read (GET requests only). A pod that
+    is already bound is explained as if it were pending. A -f file with several pods explains each (like
+    kubectl describe -f), each against the same snapshot; -o json/yaml then prints a list. Exit status: 0 schedulable, 1 unschedulable or
+    gated, 2 bad input or usage, or the cluster could not be read.
+    """
+
+    def body() -> int:
+        from kschedctl.snapshot.loader import read_stdin_once
+        from kschedctl.whatif.run import ExplainPodRequest, explain_pods
+
+        if (name is None) == (filename is None):
+            raise UsageError("give either a pod NAME (with -n) or -f FILE")
+        read_stdin_once(("-f", [filename] if filename else []), ("--snapshot", snapshot or []))
+        source, ns = open_for_pod(ClusterOptions(snapshot, kubeconfig, context, request_timeout), namespace, name)
+        setup = SchedulerOptions(plugin_module)
+        request = ExplainPodRequest(
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source), source=source.description,
+            name=name, namespace=ns, filename=filename, details=output in (Output.wide, Output.json, Output.yaml),
+            fix=fix, compare=compare,
+        )
+        result = explain_pods(request, hooks())
+        emit_explained(result.documents, output)
+        return EXIT_OK if result.schedulable else EXIT_NO
+
+    guarded(body)
+
+
+def emit_explained(documents: list[dict[str, Any]], output: Output) -> None:
+    """One trace after another; several pods with -o json/yaml as one document (a list)."""
+    if len(documents) > 1 and output in (Output.json, Output.yaml):
+        emit_traces(documents, output)
+        return
+    for i, data in enumerate(documents):
+        if i:
+            print()
+        emit_trace(data, output)
+
+
+def emit_traces(data: list[dict[str, Any]], output: Output) -> None:
+    """Several traces (``-f`` with several pods) as one JSON/YAML document: a list."""
+    from kschedctl.cli.progress import done
+    from kschedctl.render.data import emit
+
+    done()
+    emit(data, output.value, table=lambda d: None)
+
+
+def emit_trace(data: dict[str, Any], output: Output) -> None:
+    from kschedctl.cli.progress import done
+    from kschedctl.render.data import emit
+
+    def table(d: dict[str, Any]) -> None:
+        from kschedctl.render.remedies import render_whatif_sections
+        from kschedctl.render.table import render_trace
+
+        console = stdout_console()
+        render_trace(d, console, wide=output == Output.wide, notes_console=notes_console())
+        render_whatif_sections(d, console, notes_console())
+
+    def markdown(d: dict[str, Any]) -> str:
+        from kschedctl.render.markdown import render_trace_markdown
+        from kschedctl.render.remedies import whatif_sections_markdown
+
+        return render_trace_markdown(d) + whatif_sections_markdown(d)
+
+    done()
+    emit(data, output.value, table=table, markdown=markdown)
+
+
+# --------------------------------------------------------------------------- explain pending
+
+
+def explain_pending_cmd(
+    namespace: NamespaceOpt = None,
+    all_namespaces: AllNamespacesOpt = False,
+    selector: SelectorOpt = None,
+    snapshot: LiveSnapshotOpt = None,
+    config: ConfigOpt = None,
+    output: Annotated[CheckOutput, typer.Option("--output", "-o", metavar="FORMAT", help="table, json, yaml or markdown.")] = CheckOutput.table,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    chunk_size: ChunkSizeOpt = 500,
+    fix: Annotated[
+        bool, typer.Option("--fix", help="Add each pod's best single change that makes it fit, verified by re-running the cycle.")
+    ] = False,
+    by: Annotated[
+        str | None,
+        typer.Option("--by", metavar="GROUPING", help="cause: group pods by cause (default for tables); pod: one row per pod (default for json/yaml)."),
+    ] = None,
+    plugin_module: PluginModuleOpt = None,
+    jobs: JobsOpt = None,
+) -> None:
+    """Every pending pod: its FitError, the reason blocking it on most nodes, the nearest node (rejected
+    by the fewest Filter plugins) and whether a preemption dry run would place it; grouped by cause.
+
+    Exit status: 0 no pod is pending, 1 some pod is pending, 2 bad input or the cluster could not be read.
+    """
+
+    def body() -> int:
+        from kschedctl.snapshot.selectors import parse_selector_string
+        from kschedctl.whatif.run import PendingRequest, explain_pending
+
+        if namespace and all_namespaces:
+            raise UsageError("give -n NAMESPACE or -A, not both")
+        if by not in (None, "cause", "pod"):
+            raise UsageError(f"--by: expected cause or pod, got {by!r}")
+        sel = parse_selector_string(selector) if selector else None
+        source = open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout, chunk_size))
+        setup = SchedulerOptions(plugin_module)
+        request = PendingRequest(
+            namespace=None if all_namespaces else (namespace or source.default_namespace()),
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source), source=source.description,
+            selector=sel, fix=fix, jobs=worker_jobs(jobs),
+        )
+        result = explain_pending(request, hooks())
+        emit_pending(result, output.value, grouped=by == "cause" or (by is None and output.value in ("table", "markdown")))
+        return EXIT_OK if not result.rows else EXIT_NO
+
+    guarded(body)
+
+
+def emit_pending(result: PendingResult, fmt: str, *, grouped: bool) -> None:
+    """The rows grouped by cause, or one row per pod; with ``--fix`` the remedy search's totals."""
+    from kschedctl.cli.progress import done
+    from kschedctl.render.causes import render_groups_markdown, render_groups_table, search_summary
+    from kschedctl.render.data import emit
+    from kschedctl.render.pending import render_pending_markdown, render_pending_table
+
+    done()
+    search = result.search
+    if grouped:
+        emit(result.groups(), fmt, table=lambda g: render_groups_table(g, stdout_console(), search),
+             markdown=lambda g: render_groups_markdown(g, search))
+        return
+
+    def table(r: list[dict[str, Any]]) -> None:
+        render_pending_table(r, stdout_console())
+        if search is not None:
+            stdout_console().print(search_summary(search))
+
+    emit(result.rows, fmt, table=table, markdown=render_pending_markdown)

@@ -1,0 +1,153 @@
+"""``kschedctl simulate``: its options as named types, the flag checks, exit codes.
+
+The loop runs below the CLI (``whatif.run.simulate_pods`` over ``whatif.simulate``), the output
+is ``kschedctl.render.simulate``'s; this module only connects them to the command line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kschedctl.cli.common import EXIT_NO, EXIT_OK, WhatIfOutput, WhatIfOutputOpt, emit_report, guarded
+from kschedctl.cli.options import (
+    ClusterOptions,
+    ContextOpt,
+    KubeconfigOpt,
+    LiveSnapshotOpt,
+    RequestTimeoutOpt,
+    SchedulerOptions,
+)
+from kschedctl.cli.plugin_opts import PluginModuleOpt
+from kschedctl.cli.sources import hooks, open_source, read_cluster
+from kschedctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from kschedctl.whatif.simulate import RunOptions
+
+
+FilenameOpt = Annotated[
+    list[str],
+    typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (Deployment, ReplicaSet, StatefulSet, Job); - for stdin. Repeatable."),
+]
+ConfigFileOpt = Annotated[
+    Path | None, typer.Option("--config", "-c", metavar="FILE", help="KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1).")
+]
+ReplicasOpt = Annotated[
+    int | None,
+    typer.Option("--replicas", min=0, metavar="N", help="Pods per workload instead of its replicas; a bare Pod becomes a template."),
+]
+MaxOpt = Annotated[bool, typer.Option("--max", help="Place copies of the one pod/workload template until one does not fit.")]
+LimitOpt = Annotated[int, typer.Option("--limit", min=0, metavar="N", help="With --max: stop after this many pods (0: no limit).")]
+ReportPreemptionOpt = Annotated[
+    bool,
+    typer.Option("--report-preemption", help="Only report what DefaultPreemption would do: no victim is deleted and no pod nominated."),
+]
+RetryNominatedOpt = Annotated[
+    bool,
+    typer.Option("--retry-nominated", help="After every pod had its attempt, schedule each pod that preemption nominated once more."),
+]
+DeprecatedPreemptionOpt = Annotated[
+    bool, typer.Option("--preemption", hidden=True, help="Deprecated: preemption is applied by default; same as --retry-nominated.")
+]
+NoBatchingOpt = Annotated[
+    bool, typer.Option("--no-batching", help="Turn OpportunisticBatching off (as --feature-gates=OpportunisticBatching=false).")
+]
+MaxPodsOpt = Annotated[int, typer.Option("--max-pods", min=0, metavar="N", help="Stop after this many pods in queue order (0: no cap).")]
+NoPendingOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-pending",
+        help="Leave the snapshot's pending pods out (by default they are scheduled too, queued first as at "
+        "scheduler start): only the pods of -f.",
+    ),
+]
+
+DEPRECATED_PREEMPTION_NOTE = (
+    "--preemption is deprecated: preemption is applied by default now (victims deleted, the pod nominated); "
+    "it is read as --retry-nominated, which schedules nominated pods again after the run"
+)
+
+
+def simulate_cmd(
+    filename: FilenameOpt,
+    snapshot: LiveSnapshotOpt = None,
+    config: ConfigFileOpt = None,
+    replicas: ReplicasOpt = None,
+    max_: MaxOpt = False,
+    limit: LimitOpt = 0,
+    report_preemption: ReportPreemptionOpt = False,
+    retry_nominated: RetryNominatedOpt = False,
+    preemption: DeprecatedPreemptionOpt = False,
+    no_batching: NoBatchingOpt = False,
+    max_pods: MaxPodsOpt = 10_000,
+    no_pending: NoPendingOpt = False,
+    output: WhatIfOutputOpt = WhatIfOutput.table,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    plugin_module: PluginModuleOpt = None,
+) -> None:
+    """Schedule a set of pods one after another, as kube-scheduler's scheduling loop does.
+
+    Pods are taken in queue order (priority, then creation time, then file order), one attempt
+    each, after the snapshot's pending pods at equal priority (see --no-pending); workloads are
+    expanded into the pods their controllers would create. Each placement is
+    seen by the next cycle; OpportunisticBatching reuses a cycle's sorted scores for the next pod
+    with the same signature; a preemption deletes its victims and nominates the pod, which is not
+    retried (see --report-preemption, --retry-nominated). Reports each pod's node, the first pod
+    that does not fit with its FitError, and what each node received.
+
+    Exit status: 0 every pod was scheduled (with --max: the count was found), 1 some pod was not
+    scheduled, 2 bad input or usage.
+    """
+
+    def body() -> int:
+        from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
+        from kschedctl.snapshot.loader import read_stdin_once
+        from kschedctl.whatif.run import SimulateRequest, simulate_pods
+
+        read_stdin_once(("-f", filename), ("--snapshot", snapshot or []))
+        _check_simulate_flags(replicas, max_, limit, report_preemption, retry_nominated or preemption)
+        setup = SchedulerOptions(plugin_module)
+        request = SimulateRequest(
+            registry=setup.registry, config=setup.config(config),
+            cluster=read_cluster(open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout))),
+            filenames=filename, replicas=replicas, max_copies=max_, limit=limit,
+            options=_run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending),
+            notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
+        )
+        result = simulate_pods(request, hooks())
+        emit_report(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
+        if result.error:
+            return EXIT_NO
+        return EXIT_OK if max_ or result.all_placed else EXIT_NO
+
+    guarded(body)
+
+
+def _check_simulate_flags(replicas: int | None, max_: bool, limit: int, report_preemption: bool, retry: bool) -> None:
+    """Refuse flags that contradict each other, saying why."""
+    if max_ and replicas is not None:
+        raise UsageError("--max and --replicas do not go together: --max finds the number of replicas")
+    if limit and not max_:
+        raise UsageError("--limit goes with --max")
+    if report_preemption and retry:
+        raise UsageError("--report-preemption nominates no pod, so there is nothing to retry (--retry-nominated)")
+    if max_ and retry:
+        raise UsageError("--max counts the copies that fit without preemption; --retry-nominated does not apply")
+
+
+def _run_options(report_preemption: bool, retry: bool, no_batching: bool, max_pods: int, no_pending: bool) -> RunOptions:
+    """The loop's options from the flags (``--max`` reads only ``batching``)."""
+    from kschedctl.whatif.simulate import APPLY, REPORT, RunOptions
+
+    return RunOptions(
+        preemption=REPORT if report_preemption else APPLY,
+        retry_nominated=retry,
+        batching=not no_batching,
+        max_pods=max_pods,
+        pending=not no_pending,
+    )
