@@ -32,27 +32,40 @@ def _values_of(rq: dict[str, Any], path: str, errs: Errors) -> list[str]:
     return string_list_field(rq.get("values"), f"{path}.values", errs)
 
 
-def _node_selector_requirement(rq: Any, path: str, allow_invalid_values: bool, errs: Errors) -> None:
-    """``ValidateNodeSelectorRequirement``."""
-    if mapping_field(rq, path, errs) is None:
-        return
-    op = rq.get("operator")
-    values = _values_of(rq, path, errs)
+def _set_based_values(op: Any, values: list[str], path: str, errs: Errors) -> bool:
+    """In/NotIn need values, Exists/DoesNotExist take none; False for any other operator."""
     if op in ("In", "NotIn"):
         if not values:
             errs.append(required(f"{path}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
     elif op in ("Exists", "DoesNotExist"):
         if values:
             errs.append(forbidden(f"{path}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-    elif op in ("Gt", "Lt"):
-        if len(values) != 1:
-            errs.append(required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
     else:
-        errs.append(invalid(f"{path}.operator", "" if op is None else op, "not a valid selector operator"))
+        return False
+    return True
+
+
+def _key_and_values(rq: dict[str, Any], values: list[str], path: str, errs: Errors, check_values: bool) -> None:
+    """A requirement's key is a label name; its values label values unless ``check_values`` is off."""
     validate_label_name(text_field(rq.get("key"), f"{path}.key", errs), f"{path}.key", errs)
-    if not allow_invalid_values:
+    if check_values:
         for j, v in enumerate(values):
             errs.extend(invalid(f"{path}.values[{j}]", v, m) for m in label_value_errors(v))
+
+
+def _node_selector_requirement(rq: Any, path: str, allow_invalid_values: bool, errs: Errors) -> None:
+    """``ValidateNodeSelectorRequirement``."""
+    if mapping_field(rq, path, errs) is None:
+        return
+    op = rq.get("operator")
+    values = _values_of(rq, path, errs)
+    if not _set_based_values(op, values, path, errs):
+        if op in ("Gt", "Lt"):
+            if len(values) != 1:
+                errs.append(required(f"{path}.values", "must be specified single value when `operator` is 'Lt' or 'Gt'"))
+        else:
+            errs.append(invalid(f"{path}.operator", "" if op is None else op, "not a valid selector operator"))
+    _key_and_values(rq, values, path, errs, not allow_invalid_values)
 
 
 def _node_field_requirement(rq: Any, path: str, errs: Errors) -> None:
@@ -103,17 +116,9 @@ def validate_label_selector(sel: Any, path: str, errs: Errors) -> None:
             continue
         op = rq.get("operator")
         values = _values_of(rq, rp, errs)
-        if op in ("In", "NotIn"):
-            if not values:
-                errs.append(required(f"{rp}.values", "must be specified when `operator` is 'In' or 'NotIn'"))
-        elif op in ("Exists", "DoesNotExist"):
-            if values:
-                errs.append(forbidden(f"{rp}.values", "may not be specified when `operator` is 'Exists' or 'DoesNotExist'"))
-        else:
+        if not _set_based_values(op, values, rp, errs):
             errs.append(invalid(f"{rp}.operator", "" if op is None else op, "not a valid selector operator"))
-        validate_label_name(text_field(rq.get("key"), f"{rp}.key", errs), f"{rp}.key", errs)
-        for j, v in enumerate(values):
-            errs.extend(invalid(f"{rp}.values[{j}]", v, m) for m in label_value_errors(v))
+        _key_and_values(rq, values, rp, errs, True)
 
 
 def _pod_affinity_term(term: Any, path: str, errs: Errors) -> None:
