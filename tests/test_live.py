@@ -18,7 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.check.runner import compare
+from kschedctl.check.scenario import compare
 from kschedctl.cli.main import app
 from kschedctl.cli.options import parse_duration
 from kschedctl.errors import UsageError

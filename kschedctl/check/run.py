@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from kschedctl.explain.request import Hooks, Request
 
 if TYPE_CHECKING:
-    from kschedctl.check.runner import ScenarioResult
+    from kschedctl.check.scenario import ScenarioResult
     from kschedctl.config.types import SchedulerConfig
     from kschedctl.snapshot.cluster import Cluster
 

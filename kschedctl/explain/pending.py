@@ -37,7 +37,7 @@ def as_pending(pod: Pod) -> Pod:
     spec = raw.get("spec")
     raw["spec"] = {k: v for k, v in spec.items() if k != "nodeName"} if isinstance(spec, dict) else {}
     raw["status"] = {"phase": "Pending"}
-    return Pod(raw)
+    return Pod.from_raw(raw)
 
 
 @dataclass

@@ -227,7 +227,7 @@ def build_object(
         if kind == "Node":
             return Node(obj)
         if kind == "Pod":
-            return Pod(obj)
+            return Pod.from_raw(obj)
         return KubeObject(obj, kind, KNOWN_KINDS[kind])
     except InputError as e:
         raise e.located(source=doc.source, document=doc.index, obj=_describe(obj)) from None

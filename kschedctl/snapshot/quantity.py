@@ -17,6 +17,9 @@ import math
 import re
 from fractions import Fraction
 
+#: Amounts by resource name (``v1.ResourceList``), exact.
+ResourceList = dict[str, Fraction]
+
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {
     "n": Fraction(1, 10**9),

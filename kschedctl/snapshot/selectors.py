@@ -25,8 +25,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.apivalidation import label_value_errors, parse_go_int64
-from kschedctl.apivalidation import qualified_name_errors as label_key_errors
+from kschedctl.apivalidation.names import label_value_errors, parse_go_int64
+from kschedctl.apivalidation.names import qualified_name_errors as label_key_errors
 from kschedctl.errors import InputError
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")

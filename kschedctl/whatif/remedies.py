@@ -294,7 +294,7 @@ class RemedySearch:
     def verify(self, change: Change) -> Remedy:
         """Re-run the whole cycle on the changed pod or cluster; the verdict is what it concludes."""
         self._spend("rerun")
-        cluster = ch.cluster_with(self.cluster, change.node) if change.node is not None else self.cluster
+        cluster = self.cluster.copy_with(nodes=[change.node]) if change.node is not None else self.cluster
         pod = change.pod if change.pod is not None else self._copy()
         verdict = Verdict.of(explain_pod(cluster, pod, self.config, self.registry))
         helps = verdict.rank < self.before_rank or (change.kind == "priority-class" and verdict.rank < 2)
@@ -304,7 +304,7 @@ class RemedySearch:
         return remedy
 
     def _copy(self) -> Pod:
-        return Pod(copy.deepcopy(self.pod.raw))
+        return Pod.from_raw(copy.deepcopy(self.pod.raw))
 
     def fits_somewhere(self, pod: Pod) -> bool:
         """One probe: the real PreFilter, then the real Filter node by node until one passes."""
@@ -480,7 +480,7 @@ class RemedySearch:
 
     def copies_on(self, node: Node) -> tuple[int, bool]:
         """How many copies of the pod the (new) node takes: copies placed one by one through the real Filter."""
-        cluster = ch.cluster_with(self.cluster, node)
+        cluster = self.cluster.copy_with(nodes=[node])
         snapshot = Snapshot(cluster, exclude_pod_uids=(self.pod.uid,))
         profile = self.config.profile_for(self.pod.scheduler_name)
         assert profile is not None
@@ -513,7 +513,7 @@ class RemedySearch:
         md["name"] = f"{self.pod.name}-copy-{i}"
         md["uid"] = f"kschedctl-copy-{i}-{self.pod.uid}"
         raw.setdefault("status", {}).pop("nominatedNodeName", None)
-        return Pod(raw)
+        return Pod.from_raw(raw)
 
     # -- pod side -----------------------------------------------------------------------------------
     def try_tolerations(self) -> None:
