@@ -28,6 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.framework.interfaces import SignPlugin
 from kschedctl.framework.signers import SCHEDULER_NAME, canonical
 
 if TYPE_CHECKING:
@@ -92,17 +93,17 @@ class SortedScoredNodes:
         return len(self._h)
 
 
-def signed_plugins(fw: Any) -> tuple[list[Any], list[str]]:
+def signed_plugins(fw: Any) -> tuple[list[SignPlugin], list[str]]:
     """The profile's plugins that sign pods, and those at a signed extension point that cannot."""
     seen: set[str] = set()
-    signing: list[Any] = []
+    signing: list[SignPlugin] = []
     unsupported: list[str] = []
     for ep in SIGNED_EXTENSION_POINTS:
         for pl in fw.lists[ep]:
             if pl.name in seen:
                 continue
             seen.add(pl.name)
-            if callable(getattr(pl, "sign_pod", None)):
+            if isinstance(pl, SignPlugin):
                 signing.append(pl)
             else:
                 unsupported.append(pl.name)

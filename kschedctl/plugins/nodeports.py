@@ -15,10 +15,11 @@ from typing import Any
 
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.interfaces import Handle, PreFilterResult
+from kschedctl.framework.interfaces import Handle, NodeVerdict, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import HostPortInfo, NodeInfo, host_ports
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.snapshot.model import Pod
 
 NAME = "NodePorts"
@@ -47,7 +48,7 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
     return fits_ports(host_ports(pod), node_info.used_ports)
 
 
-class NodePorts:
+class NodePorts(NodeVerdictFilter):
     name = NAME
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
@@ -60,24 +61,20 @@ class NodePorts:
     def pre_filter_extensions(self) -> None:
         return None
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict:
+        """Filter: a node where one of the pod's host ports is taken is rejected (Unschedulable)."""
         want = state.get(PRE_FILTER_KEY)
         if want is None:
-            return Status.as_error(f'reading "{_STATE_NAME}" from cycleState: not found')
-        if fits_ports(want, node_info.used_ports):
-            return Status()
-        return Status(Code.UNSCHEDULABLE, ERR_REASON)
+            return lambda node_info: Status.as_error(f'reading "{_STATE_NAME}" from cycleState: not found')
+
+        def verdict(node_info: NodeInfo) -> Status | None:
+            return None if fits_ports(want, node_info.used_ports) else Status(Code.UNSCHEDULABLE, ERR_REASON)
+
+        return verdict
 
     def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
         """OpportunisticBatching: the verdict depends on the pod's host ports only."""
         return [SignFragment(signers.HOST_PORTS, signers.host_ports(pod))], Status()
-
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        """``filter`` for a list of nodes (None: Success)."""
-        want = state.get(PRE_FILTER_KEY)
-        if want is None:
-            return [self.filter(state, pod, ni) for ni in nodes]
-        return [None if fits_ports(want, ni.used_ports) else Status(Code.UNSCHEDULABLE, ERR_REASON) for ni in nodes]
 
 
 def new(args: Any, handle: Handle) -> NodePorts:

@@ -17,10 +17,11 @@ from typing import Any
 
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.interfaces import Handle, NodeScore
+from kschedctl.framework.interfaces import Handle, NodeScore, NodeVerdict
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import Pod, Taint, Toleration, tolerations_tolerate
 
@@ -58,13 +59,20 @@ def count_intolerable_prefer_no_schedule(taints: list[Taint], tolerations: list[
     )
 
 
-class TaintToleration:
+class TaintToleration(NodeVerdictFilter):
     name = NAME
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        if untolerated_taint(node_info.node.taints, pod.tolerations) is None:
-            return Status()
-        return Status.unresolvable(ERR_REASON_UNTOLERATED)
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict:
+        """Filter: a node with a NoSchedule/NoExecute taint the pod does not tolerate is rejected."""
+        tols = pod.tolerations
+
+        def verdict(node_info: NodeInfo) -> Status | None:
+            taints = node_info.node.taints
+            if not taints or untolerated_taint(taints, tols) is None:
+                return None
+            return Status.unresolvable(ERR_REASON_UNTOLERATED)
+
+        return verdict
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         tols = tuple(t for t in pod.tolerations if not t.effect or t.effect == "PreferNoSchedule")
@@ -88,14 +96,6 @@ class TaintToleration:
         return [SignFragment(signers.TOLERATIONS, signers.tolerations(pod))], Status()
 
     # whole node lists (same results as the per-node methods above) -----------------------------
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        tols = pod.tolerations
-        return [
-            None if not ni.node.taints or untolerated_taint(ni.node.taints, tols) is None
-            else Status.unresolvable(ERR_REASON_UNTOLERATED)
-            for ni in nodes
-        ]
-
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         s = state.get(PRE_SCORE_KEY)
         if s is None:

@@ -42,10 +42,11 @@ from kschedctl.config.args import InterPodAffinityArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
+from kschedctl.framework.interfaces import Handle, NodeScore, NodeVerdict, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo, WeightedAffinityTerm
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins.helper import use_fast_paths
 from kschedctl.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
@@ -103,7 +104,7 @@ def _counts_list(counts: Counts) -> list[dict[str, Any]]:
     return [{"topologyKey": k, "value": v, "count": n} for (k, v), n in sorted(counts.items())]
 
 
-class InterPodAffinity:
+class InterPodAffinity(NodeVerdictFilter):
     """PreFilter/Filter/PreScore/Score of inter-pod (anti-)affinity."""
 
     def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
@@ -155,15 +156,19 @@ class InterPodAffinity:
         return Status()
 
     # Filter ------------------------------------------------------------------------------
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict:
+        """Filter: the node's domains against the PreFilter counts (``filter_reason``)."""
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            return _pre_filter_state_missing()
-        r = filter_reason(s, node_info)
-        if r is None:
-            return Status()
-        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if r[0] == 0 else Code.UNSCHEDULABLE
-        return Status(code, r[1])
+            return lambda node_info: _pre_filter_state_missing()
+
+        def verdict(node_info: NodeInfo) -> Status | None:
+            r = filter_reason(s, node_info)
+            if r is None:
+                return None
+            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if r[0] == 0 else Code.UNSCHEDULABLE, r[1])
+
+        return verdict
 
     # PreScore / Score --------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -221,19 +226,6 @@ class InterPodAffinity:
         return Status()
 
     # whole node lists (same results as the per-node methods above) ----------------------
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return [self.filter(state, pod, ni) for ni in nodes]
-        out: list[Status | None] = []
-        for ni in nodes:
-            r = filter_reason(s, ni)
-            if r is None:
-                out.append(None)
-            else:
-                out.append(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if r[0] == 0 else Code.UNSCHEDULABLE, r[1]))
-        return out
-
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None:
