@@ -20,8 +20,8 @@ from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
-from kschedctl.plugins.noderesources.columns import score_columns
 from kschedctl.plugins.noderesources.fit import request_signature
+from kschedctl.plugins.noderesources.indexed import score_columns
 from kschedctl.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
     WeightedResource,
