@@ -111,6 +111,9 @@ class InterPodAffinity(NodeVerdictFilter):
         self.name = NAME
         self.args = args
         self.handle = handle
+        #: Count from the snapshot's indexes (``indexed``) rather than walk every pod: chosen once,
+        #: by the framework that builds the plugin (``Framework.fast_paths``).
+        self.indexed = use_fast_paths(handle)
 
     # PreFilter ---------------------------------------------------------------------------
     def pre_filter(
@@ -124,7 +127,7 @@ class InterPodAffinity(NodeVerdictFilter):
         anti_terms = [resolve_namespaces(t, namespaces) for t in pi.required_anti_affinity_terms]
         ns_labels = snap.namespace_labels(pod.namespace)
         s = PreFilterState(pod, affinity_terms, anti_terms, ns_labels, nodes, anti_nodes)
-        if use_fast_paths(self.handle) and nodes is snap.node_info_list:
+        if self.indexed:
             s.existing_anti_affinity_counts = existing_anti_affinity_counts(TermIndex.of(snap), pod, ns_labels)
             if affinity_terms or anti_terms:
                 s.affinity_counts, s.anti_affinity_counts = incoming_term_counts(snap, affinity_terms, anti_terms)
@@ -200,7 +203,7 @@ class InterPodAffinity(NodeVerdictFilter):
             has_constraints,
             walk,
         )
-        if use_fast_paths(self.handle):
+        if self.indexed:
             s.topology_score = topology_score(s, snap)
         else:
             s.topology_score = build_topology_score(s)

@@ -12,19 +12,22 @@ domains exist. Nominated-pod evaluation and preemption change the counts through
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.podtopologyspread.common import (
     Constraint,
-    DomainLayout,
     count_matching_pods,
     node_has_all_keys,
     node_included,
     required_node_affinity,
 )
 from kschedctl.snapshot.model import Node, Pod
+
+if TYPE_CHECKING:
+    from kschedctl.plugins.podtopologyspread.indexed import DomainLayout
 
 MAX_INT32 = 2**31 - 1
 
@@ -171,43 +174,27 @@ def _count_per_domain(
             m[value] = m.get(value, 0) + n
 
 
-def filter_node(s: PreFilterState, pod: Pod, node: Node) -> tuple[int, int]:
-    """Index of the first violated constraint and 0 (wrong skew) or 1 (missing label); (-1, 0) if fine."""
-    labels = node.labels
-    pod_labels = pod.labels
-    for i, c in enumerate(s.constraints):
-        tp_val = labels.get(c.topology_key)
-        if tp_val is None:
-            return i, 1
-        min_match = s.min_match_num(i, c.min_domains)
-        self_match = 1 if c.selector.matches(pod_labels) else 0
-        match_num = s.tp_value_to_match_num[i].get(tp_val, 0)
-        if match_num + self_match - min_match > c.max_skew:
-            return i, 0
-    return -1, 0
-
-
-def filter_nodes(s: PreFilterState, pod: Pod, nodes: list[NodeInfo]) -> list[tuple[int, int]]:
-    """``filter_node`` for a list of nodes (the per-constraint minimum and self-match computed once)."""
+def violation_check(s: PreFilterState, pod: Pod) -> Callable[[Node], tuple[int, int]]:
+    """``filterNode``'s check of one node against every constraint: the index of the first violated
+    constraint and 0 (skew too large) or 1 (topology label missing), (-1, 0) when none is. The
+    per-constraint minimum and the pod's self-match do not depend on the node: computed once."""
     pod_labels = pod.labels
     checks = [
         (c.topology_key, s.min_match_num(i, c.min_domains), 1 if c.selector.matches(pod_labels) else 0, c.max_skew, s.tp_value_to_match_num[i])
         for i, c in enumerate(s.constraints)
     ]
-    out: list[tuple[int, int]] = []
-    for ni in nodes:
-        labels = ni.node.labels
-        verdict = (-1, 0)
+
+    def check(node: Node) -> tuple[int, int]:
+        labels = node.labels
         for i, (key, min_match, self_match, max_skew, counts) in enumerate(checks):
             tp_val = labels.get(key)
             if tp_val is None:
-                verdict = (i, 1)
-                break
+                return i, 1
             if counts.get(tp_val, 0) + self_match - min_match > max_skew:
-                verdict = (i, 0)
-                break
-        out.append(verdict)
-    return out
+                return i, 0
+        return -1, 0
+
+    return check
 
 
 def explain_node(s: PreFilterState, pod: Pod, node: Node) -> list[dict[str, Any]]:
