@@ -205,7 +205,7 @@ class Framework:
             for ref in ps.enabled:
                 if ref.name not in needed:
                     needed.append(ref.name)
-        self.plugins_map: dict[str, Any] = {}
+        self.plugins_map: dict[str, Plugin] = {}
         #: Exceptions plugins raised (turned into Error statuses), oldest first; the cycle takes them.
         self.failures: list[failures.PluginFailure] = []
         self._in_tree: set[str] = set()
@@ -326,7 +326,7 @@ class Framework:
     # calling plugins ------------------------------------------------------------------------
     def _call(
         self,
-        pl: Any,
+        pl: Plugin,
         point: str,
         node: str | None,
         check: Callable[[Any], T],
