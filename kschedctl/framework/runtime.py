@@ -12,6 +12,13 @@ exactly as if a Go plugin had returned the error, and then takes the path such a
 upstream, with upstream's wrapping (``running Score plugins: plugin "X" failed with: ...``).
 The exception itself is kept as a ``PluginFailure`` (``framework/failures.py``) for the trace's
 notes and for ``--debug``.
+
+The plugin lists are typed by extension point (``filter_plugins: list[FilterPlugin]``, ...), and
+which plugins also implement the optional batch protocols of ``framework/interfaces.py``
+(``filter_nodes``, ``score_nodes``, ``normalize_scores``) is decided once, when the Framework is
+built (``filter_paths``, ``score_paths``). With ``fast_paths`` the Filter and Score points run
+through them over node lists; the per-node path stays the reference, taken when ``fast_paths`` is
+off and whenever a batch call meets something only the per-node path reports exactly.
 """
 
 from __future__ import annotations
