@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import truediv
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from kschedctl.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
 from kschedctl.framework.status import MAX_NODE_SCORE, Code, Status
@@ -52,11 +52,10 @@ class PodTotals(Protocol):
     def scalar(self) -> tuple[tuple[str, int], ...]: ...
 
 
-def fit_statuses(
-    req: PodTotals,
-    nodes: list[NodeInfo],
-    verdict: Callable[[NodeInfo], Status | None],
-) -> list[Status | None]:
+R = TypeVar("R", bound=PodTotals)
+
+
+def fit_statuses(req: R, nodes: list[NodeInfo], verdict: Callable[[R, NodeInfo], Status | None]) -> list[Status | None]:
     """NodeResourcesFit's Filter for each node (None: fits); ``verdict`` is Fit's per-node one."""
     cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
     no_scalars = not req.scalar
@@ -73,7 +72,7 @@ def fit_statuses(
         ):
             out.append(None)
             continue
-        out.append(verdict(ni))
+        out.append(verdict(req, ni))
     return out
 
 
