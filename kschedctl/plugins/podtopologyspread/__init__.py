@@ -28,7 +28,7 @@ from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, NodeScore, NodeVerdict, PreFilterResult
 from kschedctl.framework.signers import SignFragment
-from kschedctl.framework.status import Code, Status
+from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins.helper import use_fast_paths
@@ -47,8 +47,8 @@ from kschedctl.plugins.podtopologyspread.filtering import (
     PreFilterState,
     compute_pre_filter_state,
     explain_node,
+    node_verdict,
     update_with_pod,
-    violation_check,
 )
 from kschedctl.plugins.podtopologyspread.indexed import DomainLayout, indexed_counts
 from kschedctl.plugins.podtopologyspread.scoring import (
@@ -162,23 +162,13 @@ class PodTopologySpread(NodeVerdictFilter):
         return Status()
 
     def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict | None:
-        """Filter: the node's domain, per constraint, against the PreFilter counts (``violation_check``)."""
+        """Filter: the node's domain, per constraint, against the PreFilter counts (``filtering.node_verdict``)."""
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return lambda node_info: _not_found(PRE_FILTER_STATE_KEY)
         if not s.constraints:
             return None
-        check = violation_check(s, pod)
-
-        def verdict(node_info: NodeInfo) -> Status | None:
-            i, kind = check(node_info.node)
-            if i < 0:
-                return None
-            if kind == 1:
-                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
-            return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
-
-        return verdict
+        return node_verdict(s, pod)
 
     # -- PreScore / Score ----------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:

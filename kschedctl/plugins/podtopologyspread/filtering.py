@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.podtopologyspread.common import (
     Constraint,
@@ -174,9 +175,10 @@ def _count_per_domain(
             m[value] = m.get(value, 0) + n
 
 
-def violation_check(s: PreFilterState, pod: Pod) -> Callable[[Node], tuple[int, int]]:
-    """``filterNode``'s check of one node against every constraint: the index of the first violated
-    constraint and 0 (skew too large) or 1 (topology label missing), (-1, 0) when none is. The
+def node_verdict(s: PreFilterState, pod: Pod) -> Callable[[NodeInfo], Status | None]:
+    """``Filter``'s check of one node against every constraint, in order: the first constraint
+    whose topology label the node lacks rejects it (UnschedulableAndUnresolvable), as does the
+    first whose skew would exceed ``maxSkew`` (Unschedulable); None when the node passes. The
     per-constraint minimum and the pod's self-match do not depend on the node: computed once."""
     pod_labels = pod.labels
     checks = [
@@ -184,17 +186,17 @@ def violation_check(s: PreFilterState, pod: Pod) -> Callable[[Node], tuple[int, 
         for i, c in enumerate(s.constraints)
     ]
 
-    def check(node: Node) -> tuple[int, int]:
-        labels = node.labels
-        for i, (key, min_match, self_match, max_skew, counts) in enumerate(checks):
+    def verdict(node_info: NodeInfo) -> Status | None:
+        labels = node_info.node.labels
+        for key, min_match, self_match, max_skew, counts in checks:
             tp_val = labels.get(key)
             if tp_val is None:
-                return i, 1
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
             if counts.get(tp_val, 0) + self_match - min_match > max_skew:
-                return i, 0
-        return -1, 0
+                return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
 
-    return check
+    return verdict
 
 
 def explain_node(s: PreFilterState, pod: Pod, node: Node) -> list[dict[str, Any]]:
