@@ -36,6 +36,7 @@ Explain support (not a kube-scheduler extension point):
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from kschedctl.config.args import InterPodAffinityArgs
@@ -44,7 +45,7 @@ from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, NodeScore, NodeVerdict, PreFilterResult
 from kschedctl.framework.signers import SignFragment
-from kschedctl.framework.status import Code, Status
+from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo, PodInfo, WeightedAffinityTerm
 from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins.helper import use_fast_paths
@@ -57,7 +58,7 @@ from kschedctl.plugins.interpodaffinity.filtering import (
     count_existing_anti_affinity,
     count_incoming_terms,
     explain_filter,
-    filter_reason,
+    filter_status,
     resolve_namespaces,
     term_dict,
 )
@@ -160,18 +161,11 @@ class InterPodAffinity(NodeVerdictFilter):
 
     # Filter ------------------------------------------------------------------------------
     def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict:
-        """Filter: the node's domains against the PreFilter counts (``filter_reason``)."""
+        """Filter: the node's domains against the PreFilter counts (``filtering.filter_status``)."""
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
             return lambda node_info: _pre_filter_state_missing()
-
-        def verdict(node_info: NodeInfo) -> Status | None:
-            r = filter_reason(s, node_info)
-            if r is None:
-                return None
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if r[0] == 0 else Code.UNSCHEDULABLE, r[1])
-
-        return verdict
+        return partial(filter_status, s)
 
     # PreScore / Score --------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
