@@ -84,7 +84,7 @@ def analyse_filters(
         return FilterAnalysis(pre_filter_rejection=pre.status)
     allowed = pre.result.node_names if pre.result is not None else None
     narrowed_by = " ".join(sorted(pre.unschedulable_plugins))
-    plugins = [pl for pl in fw.lists["filter"] if pl.name not in state.skip_filter_plugins]
+    plugins = [pl for pl in fw.filter_plugins if pl.name not in state.skip_filter_plugins]
     out = FilterAnalysis()
     for ni in snapshot.node_info_list:
         verdict = NodeRejections(ni.name)

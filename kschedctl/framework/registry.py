@@ -271,11 +271,6 @@ def default_args(entry: RegisteredPlugin) -> Any:
     return None
 
 
-def probe_extension_points(entry: RegisteredPlugin, handle: Handle) -> list[str]:
-    """Build the plugin once (default args) and list the extension points its methods implement."""
-    return extension_points_of(entry.factory(default_args(entry), handle))
-
-
 def probe(entry: RegisteredPlugin, handle: Handle) -> tuple[list[str], str | None]:
     """Build the plugin once (default args): the extension points its methods implement, and the
     file its class was loaded from (what ran, whatever metadata or option named the module)."""
