@@ -6,6 +6,8 @@ which node is *nearest* to fitting, this module asks every (non-skipped) Filter
 plugin about every node and counts how many reject it. It is an explanation
 aid only: it never feeds back into the scheduling cycle, and it does not add
 nominated pods the way the real Filter pass does.
+
+Upstream model: ``pkg/scheduler/schedule_one.go (findNodesThatPassFilters, without its early stop)``.
 """
 
 from __future__ import annotations

@@ -11,6 +11,8 @@ upstream's), the optional batch protocols (``BatchFilterPlugin``, ``BatchScorePl
 decides once, when it builds a profile, which plugins have them; both paths must give the
 same answer (tests/test_fast_paths.py compares them). ``kschedctl.framework.verdict`` derives
 both Filter paths from one per-node verdict.
+
+Upstream model: ``k8s.io/kube-scheduler framework/interface.go``.
 """
 
 from __future__ import annotations

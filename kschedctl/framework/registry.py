@@ -7,6 +7,8 @@ with ``NAME``, ``new(args, handle)`` and optionally ``ARGS_MODEL`` (a pydantic
 model for its ``pluginConfig`` args); it is found through the entry-point group
 ``kschedctl.plugins`` of installed distributions, or named on the command line
 (``--plugin-module pkg.mod``). docs/plugin-api.md describes the contract.
+
+Upstream model: ``pkg/scheduler/framework/runtime/registry.go``.
 """
 
 from __future__ import annotations

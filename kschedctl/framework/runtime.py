@@ -19,6 +19,8 @@ which plugins also implement the optional batch protocols of ``framework/interfa
 built (``filter_paths``, ``score_paths``). With ``fast_paths`` the Filter and Score points run
 through them over node lists; the per-node path stays the reference, taken when ``fast_paths`` is
 off and whenever a batch call meets something only the per-node path reports exactly.
+
+Upstream model: ``pkg/scheduler/framework/runtime/framework.go``.
 """
 
 from __future__ import annotations

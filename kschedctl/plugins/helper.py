@@ -1,4 +1,7 @@
-"""Small rules shared by several plugins (kube-scheduler's plugins/helper package)."""
+"""Small rules shared by several plugins (kube-scheduler's plugins/helper package).
+
+Upstream model: ``pkg/scheduler/framework/plugins/helper/normalize_score.go and helper/shape_score.go``.
+"""
 
 from __future__ import annotations
 

@@ -16,6 +16,8 @@
   not parse (and has a non-zero weight) makes it an Error. Score sums the weights
   of the matching preferred terms (profile's and pod's; zero-weight and empty
   terms never count), and NormalizeScore scales to 0..100 by the highest score.
+
+Upstream model: ``pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go``.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 In v1.35 the plugin has only a Filter (no PreFilter, so it never narrows the node
 list up front): every other node is rejected with UnschedulableAndUnresolvable.
 A pod with an empty nodeName fits every node.
+
+Upstream model: ``pkg/scheduler/framework/plugins/nodename/node_name.go``.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 A cordoned node is rejected (UnschedulableAndUnresolvable, so preemption does not
 try it) unless the pod tolerates the taint ``node.kubernetes.io/unschedulable``
 with effect NoSchedule; the check uses the flag, not the node's actual taints.
+
+Upstream model: ``pkg/scheduler/framework/plugins/nodeunschedulable/node_unschedulable.go``.
 """
 
 from __future__ import annotations

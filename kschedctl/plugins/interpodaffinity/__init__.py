@@ -32,6 +32,8 @@ Explain support (not a kube-scheduler extension point):
   every contribution (existing pod, source term, signed weight). The pod lists
   are rebuilt per topology domain asked about (the same walk over the domain's
   nodes only), so the normal cycle pays nothing for them.
+
+Upstream model: ``pkg/scheduler/framework/plugins/interpodaffinity/plugin.go``.
 """
 
 from __future__ import annotations

@@ -19,6 +19,8 @@ of the incoming pod's namespace.
 Details for ``explain`` (which existing pods were counted in which domain) are
 rebuilt on demand by running the same counting with a recorder over the nodes of
 the domain asked about, so the normal path pays nothing for them.
+
+Upstream model: ``pkg/scheduler/framework/plugins/interpodaffinity/filtering.go``.
 """
 
 from __future__ import annotations

@@ -17,6 +17,8 @@ scales min..max to 0..100 with float64 math and truncation, as upstream.
 ``ignorePreferredTermsOfExistingPods`` only makes PreScore Skip pods without
 preferred terms; when the incoming pod has some, existing pods' terms still
 count (as upstream).
+
+Upstream model: ``pkg/scheduler/framework/plugins/interpodaffinity/scoring.go``.
 """
 
 from __future__ import annotations

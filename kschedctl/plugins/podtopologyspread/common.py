@@ -19,6 +19,8 @@ kube-scheduler v1.35.4's:
   when that selector is empty.
 * counting ignores terminating pods and pods of other namespaces, and an *empty*
   selector counts nothing (while it still "matches" the incoming pod itself).
+
+Upstream model: ``pkg/scheduler/framework/plugins/podtopologyspread/common.go``.
 """
 
 from __future__ import annotations

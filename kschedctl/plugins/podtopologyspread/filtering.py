@@ -8,6 +8,8 @@ and keeps for each constraint the two domains with the fewest matches (the
 exceed ``maxSkew``, where the global minimum is 0 when fewer than ``minDomains``
 domains exist. Nominated-pod evaluation and preemption change the counts through
 ``update_with_pod`` on a cloned state.
+
+Upstream model: ``pkg/scheduler/framework/plugins/podtopologyspread/filtering.go``.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ per node in Score instead. A node's raw score is
 better), and NormalizeScore flips it to ``100 * (max + min - s) / max`` with
 integer division. Nodes lacking a topology key are "ignored" and get 0, except
 that system-default spreading only requires the keys it can use.
+
+Upstream model: ``pkg/scheduler/framework/plugins/podtopologyspread/scoring.go``.
 """
 
 from __future__ import annotations
