@@ -192,14 +192,26 @@ def notes_console() -> Any:
     return stderr_console()
 
 
+def deferred_notes() -> Any:
+    """``with deferred_notes() as notes:`` render a result, its notes printed on stderr after it
+    (see ``kschedctl.cli.streams.deferred_notes``)."""
+    from kschedctl.cli.streams import deferred_notes as defer
+
+    return defer()
+
+
 def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any) -> None:
     """A what-if report (``diff-profiles``, ``simulate``): ``table(data, stdout, notes)`` or ``markdown(data)``,
-    JSON or YAML; the progress line removed first."""
+    JSON or YAML; the progress line removed first, the notes after the tables."""
     from kschedctl.cli.progress import done
     from kschedctl.render.data import emit
 
+    def tables(d: dict[str, Any]) -> None:
+        with deferred_notes() as notes:
+            table(d, stdout_console(), notes)
+
     done()
-    emit(data, output.value, table=lambda d: table(d, stdout_console(), notes_console()), markdown=markdown)
+    emit(data, output.value, table=tables, markdown=markdown)
 
 
 def guarded(fn: Callable[[], int]) -> None:
