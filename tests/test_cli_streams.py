@@ -235,3 +235,4 @@ def test_notes_on_a_terminal_come_after_the_tables_wrapped_to_its_width(args: li
     last = max(i for i, line in enumerate(lines) if line.rstrip().endswith(last_result_line))
     assert last < notes[0], "\n".join(lines)
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+    assert all(line == line.rstrip() for line in lines[notes[0]:])

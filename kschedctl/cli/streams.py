@@ -154,7 +154,7 @@ def stdout_console() -> Console:
 
 def stderr_console() -> Console:
     """Console for notes and errors (stderr): wrapped at a terminal's width, one line each elsewhere."""
-    console = plain_console(stderr=True)
+    console = plain_console(file=_RStripLines(sys.stderr))
     console.soft_wrap = not console.is_terminal
     return console
 
@@ -175,5 +175,5 @@ def deferred_notes() -> Iterator[Console]:
     finally:
         text = held.file.getvalue()  # type: ignore[attr-defined]
         if text:
-            sys.stderr.write(text)
+            sys.stderr.write(_TRAILING_BLANKS.sub(r"\1", text))
             sys.stderr.flush()
