@@ -58,3 +58,14 @@ def test_show_completion_for_the_shell_named(shell: str, script: str) -> None:
 def test_completion_options_name_their_shell_in_help() -> None:
     out = runner.invoke(app, ["-h"]).stdout
     assert "--install-completion [SHELL]" in out and "--show-completion [SHELL]" in out
+
+
+def test_completing_a_line_with_install_completion_installs_nothing(tmp_path: Path) -> None:
+    from kschedctl.cli.complete import cobra_completions
+
+    lines = cobra_completions(["--install-completion", "zsh", ""])
+    assert lines[-1].startswith(":")
+    r = runner.invoke(app, [], env={"HOME": str(tmp_path), "_KSCHEDCTL_COMPLETE": "complete_bash",
+                                    "COMP_WORDS": "kschedctl --install-completion zsh ", "COMP_CWORD": "3"})
+    assert r.exit_code == 0
+    assert not list(tmp_path.iterdir())  # nothing written into HOME

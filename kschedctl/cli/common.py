@@ -127,7 +127,8 @@ class RootGroup(TyperGroup):
         if debug_given:
             args = [a for a in args[:end] if a != "--debug"] + args[end:]
         debug.set(debug_given)
-        _completion(args[:end])
+        if not ctx.resilient_parsing:  # not while a shell asks for completions of a half-typed line
+            _completion(args[:end])
         return super().parse_args(ctx, args)
 
 
