@@ -145,6 +145,6 @@ def test_the_readme_install_section_matches_the_build() -> None:
     lines = [ln.split("#")[0].strip() for ln in install.split("```")[1].strip().splitlines()]
     assert {ln.split()[0] for ln in lines} == {"python3", "pipx", "uv"}
     for ln in lines:
-        assert ln.endswith(" .") or ln.endswith('"kschedctl @ git+https://github.com/OWNER/kschedctl@REF"'), ln
+        assert ln.endswith(" .") or ln.endswith(" git+https://github.com/OWNER/kschedctl@REF"), ln
     name = dist.default_output({"version": "0.1.0", "abi": "cpython-311", "platform": "linux-x86_64"}).as_posix()
     assert f"`{name}`" in install
