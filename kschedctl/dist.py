@@ -53,14 +53,26 @@ def _requirement(spec: str) -> tuple[str, str | None]:
 
 
 def _marker_holds(marker: str | None) -> bool:
-    """Whether a requirement's marker holds here, without extras (pip's own marker evaluation)."""
+    """Whether a requirement's marker holds here, without extras (pip's own marker evaluation; in an
+    environment with neither packaging nor pip, a marker holds unless it names an extra)."""
     if marker is None:
         return True
     try:
         from packaging.markers import Marker
-    except ImportError:  # pip vendors it; one of the two is present wherever pip is
-        from pip._vendor.packaging.markers import Marker  # type: ignore[assignment]
+    except ImportError:
+        try:  # pip vendors it
+            from pip._vendor.packaging.markers import Marker  # type: ignore[assignment]
+        except ImportError:
+            return not re.search(r"\bextra\b", marker)
     return bool(Marker(marker).evaluate({"extra": ""}))
+
+
+def _installed(name: str) -> bool:
+    try:
+        importlib.metadata.distribution(name)
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
 
 
 def runtime_distributions(root: str = "kschedctl") -> list[importlib.metadata.Distribution]:
@@ -75,7 +87,7 @@ def runtime_distributions(root: str = "kschedctl") -> list[importlib.metadata.Di
         found[_key(name)] = dist
         for spec in dist.requires or []:
             dep, marker = _requirement(spec)
-            if _marker_holds(marker):
+            if _marker_holds(marker) and (marker is None or _installed(dep)):
                 todo.append(dep)
     return [found[k] for k in sorted(found)]
 

@@ -148,3 +148,25 @@ def test_the_readme_install_section_matches_the_build() -> None:
         assert ln.endswith(" .") or ln.endswith(" git+https://github.com/OWNER/kschedctl@REF"), ln
     name = dist.default_output({"version": "0.1.0", "abi": "cpython-311", "platform": "linux-x86_64"}).as_posix()
     assert f"`{name}`" in install
+
+
+@pytest.mark.parametrize(
+    ("marker", "holds"),
+    [(None, True), ('python_version >= "3.11"', True), ('python_version < "3.8"', False), ('extra == "speedups"', False),
+     ('sys_platform == "win32" and extra == "x"', False)],
+)
+def test_requirement_markers(marker: str | None, holds: bool) -> None:
+    from kschedctl import dist
+
+    assert dist._marker_holds(marker) is holds
+
+
+def test_what_the_file_carries() -> None:
+    from kschedctl import dist
+
+    names = {d.metadata["Name"].lower() for d in dist.runtime_distributions()}
+    assert {"kschedctl", "typer", "rich", "kubernetes", "pyyaml", "pydantic", "pydantic-core", "tabulate"} <= names
+    assert not names & {"aiohttp", "aiohttp-retry", "pytest", "mypy"}
+    files = dist.contents()
+    assert "site/kschedctl/cli/main.py" in files and "site/kubernetes/client/__init__.py" in files
+    assert not [n for n in files if n.startswith("site/kubernetes/aio/") or "__pycache__" in n or n.endswith(".pyc")]
