@@ -164,7 +164,7 @@ def test_requirement_markers(marker: str | None, holds: bool) -> None:
 def test_what_the_file_carries() -> None:
     from kschedctl import dist
 
-    names = {d.metadata["Name"].lower() for d in dist.runtime_distributions()}
+    names = {dist._key(d.metadata["Name"]) for d in dist.runtime_distributions()}
     assert {"kschedctl", "typer", "rich", "kubernetes", "pyyaml", "pydantic", "pydantic-core", "tabulate"} <= names
     assert not names & {"aiohttp", "aiohttp-retry", "pytest", "mypy"}
     files = dist.contents()
