@@ -236,3 +236,12 @@ def test_notes_on_a_terminal_come_after_the_tables_wrapped_to_its_width(args: li
     assert last < notes[0], "\n".join(lines)
     assert all(len(line) <= 80 for line in lines), max(lines, key=len)
     assert all(line == line.rstrip() for line in lines[notes[0]:])
+
+
+def test_the_progress_line_shows_file_names_as_typed(tmp_path: Path) -> None:
+    cluster = tmp_path / "c:smile:[bold]x.yaml"
+    cluster.write_bytes(Path(DEMO).read_bytes())
+    code, shown, _ = _run_with_terminal_stderr(["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", str(cluster)],
+                                               KSCHEDCTL_PROGRESS_DELAY="0", COLUMNS="300")
+    assert code == 0, shown
+    assert "c:smile:[bold]x.yaml" in shown and "😄" not in shown
