@@ -208,10 +208,12 @@ ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def _on_a_terminal(args: list[str], columns: int) -> list[str]:
-    """stdout and stderr the same terminal, as a user sees them: the lines shown, without colours."""
+    """stdout and stderr the same terminal, as a user sees them: the lines shown, without colours (and
+    without the progress line, which a slow machine would draw)."""
     master, slave = _terminal(columns)
     proc = subprocess.Popen(
-        kschedctl(*args), stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env(), cwd=ROOT, preexec_fn=_controlled_by(slave)
+        kschedctl(*args), stdout=slave, stderr=slave, stdin=subprocess.DEVNULL, env=env(KSCHEDCTL_PROGRESS_DELAY="600"), cwd=ROOT,
+        preexec_fn=_controlled_by(slave),
     )
     os.close(slave)
     shown = _read_terminal(master)
