@@ -1,0 +1,105 @@
+"""v1.36's pod groups end to end: PodGroup objects in snapshots (files, live), the two configuration
+extension points, and the pod-group cycle ``explain`` runs with the gates on (``explain/podgroup.py``).
+
+The plugins on their own are tested in tests/plugins/test_podgroups.py."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from kschedctl.config.versions import resolve_features
+from kschedctl.errors import InputError
+from kschedctl.framework.features import Features
+from kschedctl.snapshot.live import LiveSource
+from kschedctl.snapshot.loader import build_cluster, parse_documents
+from kschedctl.snapshot.source import recording_name
+from tests.apiserver import RECORDINGS, RecordedAPIServer
+
+GATES = {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkloadScheduling": True}
+V136_ON = resolve_features(36, GATES)
+
+POD_GROUP = """apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: pg, namespace: default}
+spec:
+  schedulingPolicy: {gang: {minCount: 2}}
+"""
+MEMBER = """apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  schedulingGroup: {podGroupName: pg}
+  containers: [{name: c, image: x}]
+"""
+
+
+# ------------------------------------------------------------------------------------ snapshot: files
+
+
+@pytest.mark.parametrize(
+    ("features", "why"),
+    [
+        (resolve_features(35), "kube-apiserver v1.35.4 does not have this API version"),
+        (resolve_features(36), "serves it only with the GenericWorkload feature gate on"),
+    ],
+)
+def test_pod_groups_are_refused_where_the_api_server_does_not_serve_them(features: Features, why: str) -> None:
+    with pytest.raises(InputError) as e:
+        build_cluster(parse_documents("c.yaml", POD_GROUP), features=features)
+    assert e.value.message.startswith('no matches for kind "PodGroup" in version "scheduling.k8s.io/v1alpha2" (')
+    assert why in e.value.message
+    assert e.value.field == "apiVersion"
+
+
+def test_pod_groups_are_read_with_generic_workload_on() -> None:
+    cluster = build_cluster(parse_documents("c.yaml", POD_GROUP), features=V136_ON)
+    pg = cluster.get("PodGroup", "default", "pg")
+    assert pg is not None and pg.raw["spec"]["schedulingPolicy"] == {"gang": {"minCount": 2}}
+
+
+def test_pod_groups_a_server_listed_are_kept() -> None:
+    """A live server that listed them serves them, whatever version the run follows."""
+    cluster = build_cluster(parse_documents("c.yaml", POD_GROUP), validate=False, features=resolve_features(35))
+    assert cluster.get("PodGroup", "default", "pg") is not None
+
+
+@pytest.mark.parametrize(("features", "kept"), [(resolve_features(35), False), (resolve_features(36), False), (V136_ON, True)])
+def test_scheduling_group_is_dropped_when_generic_workload_is_off(features: Features, kept: bool) -> None:
+    cluster = build_cluster(parse_documents("c.yaml", MEMBER), features=features)
+    [pod] = cluster.pods
+    assert ("schedulingGroup" in pod.raw["spec"]) is kept
+    assert any("spec.schedulingGroup dropped from 1 pod(s): GenericWorkload is off" in n for n in cluster.notes) is not kept
+
+
+# ------------------------------------------------------------------------------------ snapshot: live
+
+
+def _load_live(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, recordings: Path) -> list[str]:
+    notes: list[str] = []
+    with RecordedAPIServer(recordings=recordings) as srv:
+        monkeypatch.setenv("KUBECONFIG", str(srv.kubeconfig(tmp_path / "kubeconfig")))
+        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+        cluster = LiveSource().load(warn=notes.append)
+    notes.append(f"podgroups: {len(cluster.of_kind('PodGroup'))}")
+    return notes
+
+
+def test_live_read_of_a_server_without_pod_groups_says_nothing_about_them(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    notes = _load_live(monkeypatch, tmp_path, RECORDINGS)
+    assert notes[-1] == "podgroups: 0"
+    assert not any("podgroups" in n for n in notes[:-1])
+
+
+def test_live_read_lists_pod_groups_when_the_server_serves_them(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    recordings = tmp_path / "recordings"
+    shutil.copytree(RECORDINGS, recordings)
+    item = {"metadata": {"name": "pg", "namespace": "shop"}, "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
+    answer = {"kind": "PodGroupList", "apiVersion": "scheduling.k8s.io/v1alpha2", "metadata": {}, "items": [item]}
+    (recordings / recording_name("/apis/scheduling.k8s.io/v1alpha2/podgroups")).write_text(json.dumps(answer))
+    assert _load_live(monkeypatch, tmp_path, recordings)[-1] == "podgroups: 1"
