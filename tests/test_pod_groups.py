@@ -11,12 +11,19 @@ from pathlib import Path
 
 import pytest
 
+from kschedctl.config.types import SchedulerConfig
 from kschedctl.config.versions import resolve_features
-from kschedctl.errors import InputError
+from kschedctl.errors import ConfigError, InputError
 from kschedctl.framework.features import Features
+from kschedctl.framework.registry import Registry
+from kschedctl.framework.runtime import Framework
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.plugins import in_tree_registry
+from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.live import LiveSource
 from kschedctl.snapshot.loader import build_cluster, parse_documents
 from kschedctl.snapshot.source import recording_name
+from kschedctl.testing import load_config, make_cluster, make_node
 from tests.apiserver import RECORDINGS, RecordedAPIServer
 
 GATES = {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkloadScheduling": True}
@@ -103,3 +110,80 @@ def test_live_read_lists_pod_groups_when_the_server_serves_them(monkeypatch: pyt
     answer = {"kind": "PodGroupList", "apiVersion": "scheduling.k8s.io/v1alpha2", "metadata": {}, "items": [item]}
     (recordings / recording_name("/apis/scheduling.k8s.io/v1alpha2/podgroups")).write_text(json.dumps(answer))
     assert _load_live(monkeypatch, tmp_path, recordings)[-1] == "podgroups: 1"
+
+
+# ------------------------------------------------------------------------------------ configuration
+
+
+def _config(extra: str) -> str:
+    return f"""apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+{extra}"""
+
+
+PLACEMENT_SCORE = "    placementScore: {enabled: [{name: NodeResourcesFit, weight: 3}]}\n"
+
+
+def test_placement_extension_points_are_unknown_fields_before_v1_36() -> None:
+    with pytest.raises(ConfigError) as e:
+        load_config(_config(PLACEMENT_SCORE), features=resolve_features(35))
+    assert 'unknown field "profiles[0].plugins.placementScore"' in str(e.value)
+    load_config(_config(PLACEMENT_SCORE), features=resolve_features(36))
+
+
+def framework_for(config: SchedulerConfig, cluster: Cluster, reg: Registry | None = None) -> Framework:
+    return Framework(config.profiles[0], reg or in_tree_registry(), Snapshot(cluster))
+
+
+def _lists(features: Features, config: str | None = None) -> dict[str, object]:
+    fw = framework_for(load_config(config, features=features), make_cluster([make_node("n1")]))
+    return {
+        "placementGenerate": fw.plugin_names("placementGenerate"),
+        "placementScore": fw.plugin_names("placementScore"),
+        "weights": fw.placement_score_weights,
+    }
+
+
+@pytest.mark.parametrize(
+    ("features", "config", "want"),
+    [
+        (resolve_features(35), None, {"placementGenerate": [], "placementScore": [], "weights": {}}),
+        (
+            resolve_features(36),  # gates off: NodeResourcesFit still implements PlacementScore (MultiPoint)
+            None,
+            {"placementGenerate": [], "placementScore": ["NodeResourcesFit"], "weights": {"NodeResourcesFit": 1}},
+        ),
+        (
+            V136_ON,
+            None,
+            {
+                "placementGenerate": ["TopologyPlacementGenerator"],
+                "placementScore": ["NodeResourcesFit", "PodGroupPodsCount"],
+                "weights": {"NodeResourcesFit": 1, "PodGroupPodsCount": 1},
+            },
+        ),
+        (
+            V136_ON,
+            _config(PLACEMENT_SCORE),
+            {
+                "placementGenerate": ["TopologyPlacementGenerator"],
+                "placementScore": ["NodeResourcesFit", "PodGroupPodsCount"],
+                "weights": {"NodeResourcesFit": 3, "PodGroupPodsCount": 1},
+            },
+        ),
+    ],
+)
+def test_placement_plugin_lists(features: Features, config: str | None, want: dict[str, object]) -> None:
+    assert _lists(features, config) == want
+
+
+def test_at_most_one_placement_generator() -> None:
+    generators = "    placementGenerate: {enabled: [{name: TopologyPlacementGenerator}, {name: Fake}]}\n"
+    fake = type("Fake", (), {"name": "Fake", "generate_placements": lambda self, g, p: ([p], None)})
+    reg = in_tree_registry()
+    reg.register("Fake", lambda args, handle: fake())
+    with pytest.raises(ConfigError, match="at most one placement generate plugin is allowed for profile"):
+        framework_for(load_config(_config(generators), reg=reg, features=V136_ON), make_cluster([make_node("n1")]), reg)

@@ -273,7 +273,7 @@ def default_args(entry: RegisteredPlugin) -> Any:
 
 def probe_extension_points(entry: RegisteredPlugin, handle: Handle) -> list[str]:
     """Build the plugin once (default args) and list the extension points its methods implement."""
-    return extension_points_of(entry.factory(default_args(entry), handle))
+    return extension_points_of(entry.factory(default_args(entry), handle), handle.features.minor)
 
 
 def probe(entry: RegisteredPlugin, handle: Handle) -> tuple[list[str], str | None]:
@@ -282,4 +282,4 @@ def probe(entry: RegisteredPlugin, handle: Handle) -> tuple[list[str], str | Non
     plugin = entry.factory(default_args(entry), handle)
     cls = type(plugin)
     where = source_file(cls) if cls.__module__ not in ("builtins", "types") else None
-    return extension_points_of(plugin), where or entry.origin or None
+    return extension_points_of(plugin, handle.features.minor), where or entry.origin or None
