@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,8 +23,17 @@ from kschedctl.plugins import in_tree_registry
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.live import LiveSource
 from kschedctl.snapshot.loader import build_cluster, parse_documents
+from kschedctl.snapshot.model import KubeObject
 from kschedctl.snapshot.source import recording_name
-from kschedctl.testing import load_config, make_cluster, make_node
+from kschedctl.testing import (
+    PodBuilder,
+    load_config,
+    make_cluster,
+    make_node,
+    make_object,
+    make_pod,
+    schedule,
+)
 from tests.apiserver import RECORDINGS, RecordedAPIServer
 
 GATES = {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkloadScheduling": True}
@@ -187,3 +197,95 @@ def test_at_most_one_placement_generator() -> None:
     reg.register("Fake", lambda args, handle: fake())
     with pytest.raises(ConfigError, match="at most one placement generate plugin is allowed for profile"):
         framework_for(load_config(_config(generators), reg=reg, features=V136_ON), make_cluster([make_node("n1")]), reg)
+
+
+# ------------------------------------------------------------------------------------ the pod-group cycle
+
+
+def _pod_group(min_count: int, topology: str | None = "zone") -> KubeObject:
+    spec: dict[str, Any] = {"schedulingPolicy": {"gang": {"minCount": min_count}}}
+    if topology:
+        spec["schedulingConstraints"] = {"topology": [{"key": topology}]}
+    return make_object("PodGroup", "pg", "default", apiVersion="scheduling.k8s.io/v1alpha2", spec=spec)
+
+
+def _member(name: str, cpu: str = "1") -> PodBuilder:
+    return make_pod(name).req(cpu=cpu).set("spec.schedulingGroup", {"podGroupName": "pg"})
+
+
+ZONED = [
+    make_node("a1").label("zone", "a").alloc(cpu="4", memory="8Gi", pods="110"),
+    make_node("a2").label("zone", "a").alloc(cpu="4", memory="8Gi", pods="110"),
+    make_node("b1").label("zone", "b").alloc(cpu="8", memory="8Gi", pods="110"),
+]
+
+
+def _gang(features: Features, min_count: int = 2, second_cpu: str = "1", topology: str | None = "zone") -> dict[str, Any]:
+    p1, p2 = _member("p1"), _member("p2", second_cpu)
+    return schedule(p1, nodes=ZONED, pods=[p1, p2], objects=[_pod_group(min_count, topology)], features=features).to_dict()
+
+
+def test_gang_of_two_on_two_zones() -> None:
+    """The reference's hand check: placements a and b generated, both feasible, scored by
+    NodeResourcesFit and PodGroupPodsCount; PreFilter..Permit ran once per placement."""
+    t = _gang(V136_ON)
+    assert t["outcome"] == "scheduled"
+    assert t["placementGenerate"] == [
+        {"plugin": "TopologyPlacementGenerator", "code": "Success", "reasons": [], "parent": "<3 nodes>", "placements": ["a", "b"]}
+    ]
+    assert set(t["placementScore"]) == {"NodeResourcesFit", "PodGroupPodsCount"}
+    assert t["placementScore"]["PodGroupPodsCount"] == {
+        "weight": 1,
+        "raw": {"a": 2, "b": 2},
+        "normalized": {"a": 100, "b": 100},
+        "weighted": {"a": 100, "b": 100},
+    }
+    fit = t["placementScore"]["NodeResourcesFit"]
+    best = max(fit["weighted"], key=lambda p: fit["weighted"][p])
+    assert [r["plugin"] for r in t["permit"]] == ["GangScheduling", "GangScheduling"]  # one run per placement
+    assert {r["code"] for r in t["permit"]} == {"Wait"}  # p1 leads: it waits for p2 each time
+    assert len(t["reserve"]) == 2 * len([r for r in t["reserve"] if r["plugin"] == "VolumeBinding"]) == 4
+    assert [r["plugin"] for r in t["preFilter"]].count("NodeResourcesFit") == 2
+    assert set(t["filter"]) == {"a1", "a2", "b1"}  # the last run per node
+    group = t["details"]["podGroup"]
+    assert group["permit"] == {"default/p1": "Wait", "default/p2": "Success"}
+    assert {ZONED_ZONE[n] for n in group["assignments"].values()} == {best}
+    assert t["selected"]["candidates"] == [group["assignments"]["default/p1"]]
+    assert t["bind"] and t["bind"][0]["plugin"] == "DefaultBinder"
+
+
+ZONED_ZONE = {"a1": "a", "a2": "a", "b1": "b"}
+
+
+def test_gang_waits_at_permit_when_a_member_fits_nowhere() -> None:
+    t = _gang(V136_ON, second_cpu="100")
+    assert t["outcome"] == "unschedulable"
+    # the pod's status is its Permit's: RunPermitPlugins' aggregate Wait message
+    assert t["fitError"] == 'pod group is unschedulable, one or more plugins asked to wait and no plugin rejected pod "p1"'
+    assert t["permit"][-1]["reasons"] == ["waiting for minCount pods from a gang to be scheduled"]
+    assert "placementScore" not in t  # no placement was feasible
+    assert t["details"]["podGroup"]["message"] == (
+        "0/2 placements are available, first placement status: pod group is unschedulable"
+    )
+    assert any("waits at Permit" in n and "1 more pod(s) of the group are missing" in n for n in t["notes"])
+
+
+def test_default_algorithm_without_topology_aware_scheduling() -> None:
+    t = _gang(resolve_features(36, {"GenericWorkload": True, "GangScheduling": True}))
+    assert t["outcome"] == "scheduled"
+    assert "placementGenerate" not in t and "placementScore" not in t
+    assert [r["code"] for r in t["permit"]] == ["Wait"]
+
+
+def test_no_topology_constraint_is_one_placement_of_every_node() -> None:
+    t = _gang(V136_ON, topology=None)
+    assert t["placementGenerate"][0]["placements"] == ["<3 nodes>"]
+    assert "placementScore" not in t  # a single feasible placement is not scored
+
+
+@pytest.mark.parametrize("features", [resolve_features(35), resolve_features(36)], ids=["v1.35", "v1.36-gates-off"])
+def test_gates_off_schedule_group_members_alone(features: Features) -> None:
+    t = _gang(features)
+    assert t["outcome"] == "scheduled"
+    assert "placementGenerate" not in t and "podGroup" not in t["details"]
+    assert not t["permit"] or all(r["plugin"] != "GangScheduling" for r in t["permit"])
