@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.config.versions import resolve_features
@@ -20,6 +22,8 @@ from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.plugins import in_tree_registry
+from kschedctl.render.markdown import render_trace_markdown
+from kschedctl.render.table import render_trace
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.live import LiveSource
 from kschedctl.snapshot.loader import build_cluster, parse_documents
@@ -289,3 +293,25 @@ def test_gates_off_schedule_group_members_alone(features: Features) -> None:
     assert t["outcome"] == "scheduled"
     assert "placementGenerate" not in t and "podGroup" not in t["details"]
     assert not t["permit"] or all(r["plugin"] != "GangScheduling" for r in t["permit"])
+
+
+# ------------------------------------------------------------------------------------ rendering
+
+
+def _table(t: dict[str, Any], wide: bool = False) -> str:
+    console = Console(record=True, width=160, color_system=None)
+    render_trace(t, console, wide=wide)
+    return console.export_text()
+
+
+@pytest.mark.parametrize("render", [_table, lambda t: _table(t, wide=True), render_trace_markdown], ids=["table", "wide", "markdown"])
+def test_placements_are_rendered_like_filter_and_score(render: Callable[[dict[str, Any]], str]) -> None:
+    out = render(_gang(V136_ON))
+    assert "PlacementGenerate" in out and "TopologyPlacementGenerator" in out and "a, b" in out
+    assert "PlacementScore" in out and "PodGroupPodsCount (weight 1)" in out and "2→100" in out
+    assert "Pod group default/pg (gang minCount 2; 2 pod(s) scheduled together)" in out
+
+
+def test_no_placement_sections_without_a_pod_group_cycle() -> None:
+    t = _gang(resolve_features(36))
+    assert "Placement" not in _table(t) and "Placement" not in render_trace_markdown(t)
