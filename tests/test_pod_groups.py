@@ -17,12 +17,14 @@ from rich.console import Console
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.config.versions import resolve_features
 from kschedctl.errors import ConfigError, InputError
+from kschedctl.explain.pending import pending_rows
 from kschedctl.framework.features import Features
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.plugins import in_tree_registry
 from kschedctl.render.markdown import render_trace_markdown
+from kschedctl.render.pending import render_pending_table
 from kschedctl.render.table import render_trace
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.live import LiveSource
@@ -38,6 +40,7 @@ from kschedctl.testing import (
     make_pod,
     schedule,
 )
+from kschedctl.whatif.causes import group_by_cause
 from tests.apiserver import RECORDINGS, RecordedAPIServer
 
 GATES = {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkloadScheduling": True}
@@ -315,3 +318,38 @@ def test_placements_are_rendered_like_filter_and_score(render: Callable[[dict[st
 def test_no_placement_sections_without_a_pod_group_cycle() -> None:
     t = _gang(resolve_features(36))
     assert "Placement" not in _table(t) and "Placement" not in render_trace_markdown(t)
+
+
+# ------------------------------------------------------------------------------------ explain pending
+
+
+def _pending(features: Features) -> list[dict[str, Any]]:
+    x1, z1, y = _member("x1"), _member("z1"), make_pod("y").req(cpu="1")
+    cluster = make_cluster(ZONED, [x1, z1, y], [_pod_group(2)])
+    config = load_config(features=features)
+    return [r.to_dict() for r in pending_rows(cluster, cluster.pending_pods(), config, jobs=1)]
+
+
+@pytest.mark.parametrize(
+    ("features", "order", "groups"),
+    [
+        (V136_ON, ["default/x1", "default/z1", "default/y"], [["default/x1", "default/z1"], ["default/y"]]),
+        (resolve_features(36), ["default/x1", "default/y", "default/z1"], [["default/x1", "default/y", "default/z1"]]),
+    ],
+    ids=["gates-on", "gates-off"],
+)
+def test_explain_pending_keeps_a_groups_pods_together(
+    features: Features, order: list[str], groups: list[list[str]]
+) -> None:
+    rows = _pending(features)
+    assert [r["pod"] for r in rows] == order
+    assert [r.get("podGroup") for r in rows if r["pod"] != "default/y"] == (
+        ["default/pg", "default/pg"] if features is V136_ON else [None, None]
+    )
+    by_cause = group_by_cause(rows)
+    assert sorted(g.pods for g in by_cause) == sorted(groups)
+    if features is V136_ON:
+        assert any(g.cause.startswith("pod group default/pg: ") for g in by_cause)
+        console = Console(record=True, width=200, color_system=None)
+        render_pending_table(rows, console)
+        assert "default/x1 (pod group default/pg)" in console.export_text()
