@@ -41,7 +41,7 @@ from kschedctl.testing import (
     schedule,
 )
 from kschedctl.whatif.causes import group_by_cause
-from tests.apiserver import RECORDINGS, RecordedAPIServer
+from tests.apiserver import RECORDINGS, RecordedAPIServer, load_rules
 
 GATES = {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkloadScheduling": True}
 V136_ON = resolve_features(36, GATES)
@@ -353,3 +353,16 @@ def test_explain_pending_keeps_a_groups_pods_together(
         console = Console(record=True, width=200, color_system=None)
         render_pending_table(rows, console)
         assert "default/x1 (pod group default/pg)" in console.export_text()
+
+
+def test_live_read_goes_on_when_the_role_does_not_grant_pod_groups(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    rules = load_rules()
+    for rule in rules:
+        rule["resources"] = [r for r in rule.get("resources", []) if r != "podgroups"]
+    notes: list[str] = []
+    with RecordedAPIServer(rules=rules) as srv:
+        monkeypatch.setenv("KUBECONFIG", str(srv.kubeconfig(tmp_path / "kubeconfig")))
+        monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+        cluster = LiveSource().load(warn=notes.append)
+    assert cluster.nodes and not cluster.of_kind("PodGroup")
+    assert any('cannot list resource "podgroups"' in n and "the snapshot has no PodGroup objects" in n for n in notes)
