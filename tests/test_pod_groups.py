@@ -19,7 +19,7 @@ from kschedctl.config.versions import resolve_features
 from kschedctl.errors import ConfigError, InputError
 from kschedctl.explain.pending import pending_rows
 from kschedctl.framework.features import Features
-from kschedctl.framework.registry import Registry
+from kschedctl.framework.registry import Registry, probe_extension_points
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.plugins import in_tree_registry
@@ -33,6 +33,7 @@ from kschedctl.snapshot.model import KubeObject
 from kschedctl.snapshot.source import recording_name
 from kschedctl.testing import (
     PodBuilder,
+    SnapshotHandle,
     load_config,
     make_cluster,
     make_node,
@@ -366,3 +367,12 @@ def test_live_read_goes_on_when_the_role_does_not_grant_pod_groups(monkeypatch: 
         cluster = LiveSource().load(warn=notes.append)
     assert cluster.nodes and not cluster.of_kind("PodGroup")
     assert any('cannot list resource "podgroups"' in n and "the snapshot has no PodGroup objects" in n for n in notes)
+
+
+@pytest.mark.parametrize(("minor", "want"), [(35, []), (36, ["placementScore"])])
+def test_plugins_listing_names_the_placement_points_from_v1_36(minor: int, want: list[str]) -> None:
+    fit = in_tree_registry().get("NodeResourcesFit")
+    assert fit is not None
+    handle = SnapshotHandle(Snapshot(make_cluster([make_node("n1")])), features=resolve_features(minor))
+    points = probe_extension_points(fit, handle)
+    assert [p for p in points if p.startswith("placement")] == want
