@@ -376,3 +376,14 @@ def test_plugins_listing_names_the_placement_points_from_v1_36(minor: int, want:
     handle = SnapshotHandle(Snapshot(make_cluster([make_node("n1")])), features=resolve_features(minor))
     points = probe_extension_points(fit, handle)
     assert [p for p in points if p.startswith("placement")] == want
+
+
+def test_members_held_at_pre_enqueue_stay_with_their_group() -> None:
+    """minCount 3 with two pods: GangScheduling's PreEnqueue holds both; they are still one group."""
+    x1, z1 = _member("x1"), _member("z1")
+    cluster = make_cluster(ZONED, [x1, z1], [_pod_group(3)])
+    rows = [r.to_dict() for r in pending_rows(cluster, cluster.pending_pods(), load_config(features=V136_ON), jobs=1)]
+    assert [(r["outcome"], r.get("podGroup")) for r in rows] == [("gated", "default/pg"), ("gated", "default/pg")]
+    assert rows[0]["dominantReason"] == "GangScheduling: waiting for minCount pods from a gang to appear in scheduling queue"
+    [group] = group_by_cause(rows)
+    assert group.pods == ["default/x1", "default/z1"]

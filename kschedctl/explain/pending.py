@@ -144,6 +144,8 @@ def pending_row(
     row.message = trace.error
     if trace.pod_group is not None:
         row.pod_group = str(trace.pod_group["name"])
+    elif _groups_pods(config) and pod_group_name(pod) is not None:  # e.g. held at PreEnqueue with its group
+        row.pod_group = f"{pod.namespace}/{pod_group_name(pod)}"
     if trace.outcome in ("unschedulable", "gated"):
         row.dominant_reason, row.dominant_nodes = dominant_reason(trace)
     if trace.post_filter is not None:
@@ -176,10 +178,14 @@ def _explain(
     return run_cycle(Framework(profile, registry, snapshots.without(pod)), pod, config)
 
 
+def _groups_pods(config: SchedulerConfig) -> bool:
+    """Whether the configuration's version runs pod-group cycles (v1.36 with GenericWorkload)."""
+    return config.features.at_least(36) and config.features.enabled(GENERIC_WORKLOAD)
+
+
 def _row_order(config: SchedulerConfig) -> Callable[[Pod], tuple[str, ...]]:
     """namespace/name order; with v1.36's pod-group cycle on, a group's pods kept together (at its name)."""
-    features = config.features
-    if not (features.at_least(36) and features.enabled(GENERIC_WORKLOAD)):
+    if not _groups_pods(config):
         return lambda p: (p.key,)
 
     def key(p: Pod) -> tuple[str, ...]:
