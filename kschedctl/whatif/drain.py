@@ -50,8 +50,8 @@ EVICTED = "evicted"
 REFUSED = "refused"
 BLOCKED = "blocked"
 
-EMPTYDIR_REFUSAL = "has emptyDir data (kubectl drain refuses it without --delete-emptydir-data)"
-UNMANAGED_REFUSAL = "declares no controller (kubectl drain refuses it without --force)"
+EMPTYDIR_REFUSAL = "emptyDir data: refused without --delete-emptydir-data"
+UNMANAGED_REFUSAL = "no controller: refused without --force"
 
 
 @dataclass
@@ -87,7 +87,7 @@ class Eviction:
     node: str
     action: str  # stays | evicted | refused | blocked
     reason: str = ""
-    #: The controlling object, "Kind namespace/name" (None: the pod declares no controller).
+    #: The controlling object, "Kind name" in the pod's namespace (None: the pod declares no controller).
     controller: str | None = None
     #: The pending pod its controller creates instead (namespace/name), when it does.
     recreated_as: str | None = None
@@ -119,16 +119,16 @@ def controller_of(pod: Pod) -> dict[str, Any] | None:
 
 def _controller_label(pod: Pod) -> str | None:
     ref = controller_of(pod)
-    return f"{ref.get('kind')} {pod.namespace}/{ref.get('name')}" if ref else None
+    return f"{ref.get('kind')} {ref.get('name')}" if ref else None
 
 
 def filter_pod(pod: Pod, flags: DrainFlags) -> tuple[str, str]:
     """kubectl drain's filters in their order: (action, reason); the first filter that keeps a pod decides."""
     ref = controller_of(pod)
     if ref is not None and ref.get("kind") == "DaemonSet" and ref.get("apiVersion") == "apps/v1":
-        return STAYS, "DaemonSet-managed (ignored, as with --ignore-daemonsets)"
+        return STAYS, "DaemonSet pod (--ignore-daemonsets)"
     if MIRROR_ANNOTATION in pod.meta.annotations:
-        return STAYS, "mirror pod (the kubelet owns it)"
+        return STAYS, "mirror pod (the kubelet's)"
     if any(isinstance(v, dict) and "emptyDir" in v for v in pod.volumes) and not flags.delete_emptydir_data:
         return REFUSED, EMPTYDIR_REFUSAL
     if ref is None and not flags.force:
@@ -226,7 +226,7 @@ class DrainPlan:
     evictions: list[Eviction] = field(default_factory=list)
     #: The replacements' manifests, in eviction order (creationTimestamp one second apart).
     recreated: list[dict[str, Any]] = field(default_factory=list)
-    #: Replacement pod key -> its controller ("Kind namespace/name").
+    #: Replacement pod key -> its controller ("Kind name").
     controllers: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -277,7 +277,7 @@ def _recreate(plan: DrainPlan, pod: Pod, e: Eviction, taken: set[str], now: date
     """The replacement the pod's controller creates, or the reason there is none."""
     ref = controller_of(pod)
     if ref is None:
-        e.reason = "no controller: gone for good (--force)"
+        e.reason = "no controller: lost (--force)"
         return
     if ref.get("kind") not in RECREATING_KINDS:
         e.reason = f"controller kind {ref.get('kind')} is not modelled: not re-created here"
@@ -385,6 +385,8 @@ class DrainResult:
     plan: DrainPlan
     simulation: SimulationResult | None
     landings: list[Landing] = field(default_factory=list)
+    #: The nodes are deleted (a scale-down), not cordoned.
+    removed: bool = False
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -432,6 +434,7 @@ class DrainResult:
         blocks = [{"pod": e.pod, **e.block.to_dict()} for e in self.blocked if e.block]
         return {
             "drained": list(self.plan.nodes),
+            "removed": self.removed,
             "flags": self.plan.flags.to_dict(),
             "verdict": self.verdict(),
             "succeeded": self.succeeded,
@@ -439,6 +442,10 @@ class DrainResult:
             "landings": [ln.to_dict() for ln in self.landings],
             "blockingBudgets": blocks,
             "lost": [e.pod for e in self.lost],
+            "pendingAtStart": [
+                {"pod": p.pod, "outcome": p.outcome, "node": p.node}
+                for p in (self.simulation.placements if self.simulation else []) if p.pending_at_start
+            ],
             "simulation": self.simulation.to_dict() if self.simulation else None,
             "notes": list(self.notes),
         }
@@ -459,7 +466,7 @@ def run_drain(
     are deleted rather than cordoned, as a scale-down does)."""
     plan = plan_drain(cluster, nodes, flags, now or datetime.now(UTC).replace(microsecond=0))
     after = drained_cluster(cluster, [] if remove else nodes, plan.evicted_keys, nodes if remove else ())
-    result = DrainResult(plan, None)
+    result = DrainResult(plan, None, removed=remove)
     if plan.recreated:
         result.simulation = _schedule(after, config, plan, registry, options)
     final = {p.pod: p for p in result.simulation.placements} if result.simulation else {}
@@ -490,3 +497,94 @@ def _schedule(after: Cluster, config: SchedulerConfig, plan: DrainPlan, registry
                            exclude_pod_uids=excluded, owns_cluster=True)
     sim.notes[:0] = manifests.notes
     return sim
+
+
+# --------------------------------------------------------------------------- scale-down
+
+
+@dataclass
+class ScaleDownResult:
+    """How many nodes of a group can go, one at a time, and the drain that stopped the search."""
+
+    group: str
+    #: The candidates in removal order, each with its utilization (the larger of cpu and memory requested / allocatable).
+    candidates: list[tuple[str, float]]
+    removable: list[str] = field(default_factory=list)
+    #: The last successful removal's drain (of every node taken so far).
+    last_success: DrainResult | None = None
+    #: The drain that failed: the next node could not go.
+    stopped_by: DrainResult | None = None
+    blocked_node: str | None = None
+    limit: int = 0
+
+    @property
+    def succeeded(self) -> bool:
+        """Every candidate (or ``limit`` of them) can go."""
+        wanted = min(self.limit, len(self.candidates)) if self.limit else len(self.candidates)
+        return len(self.removable) >= wanted and self.stopped_by is None
+
+    def verdict(self) -> str:
+        n = len(self.removable)
+        head = f"{n} of {len(self.candidates)} node(s) of {self.group} can be removed"
+        if self.stopped_by is None:
+            return head + (f" (--count {self.limit})" if self.limit and n == self.limit else "")
+        why = self.stopped_by.verdict().split(": ", 1)[-1]
+        return f"{head}; the next, {self.blocked_node}, cannot: {why}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "candidates": [{"node": n, "utilization": round(u, 4)} for n, u in self.candidates],
+            "removable": list(self.removable),
+            "blockedNode": self.blocked_node,
+            "verdict": self.verdict(),
+            "succeeded": self.succeeded,
+            "lastDrain": self.last_success.to_dict() if self.last_success else None,
+            "stoppedBy": self.stopped_by.to_dict() if self.stopped_by else None,
+        }
+
+
+def utilization(cluster: Cluster, names: Iterable[str]) -> dict[str, float]:
+    """cluster-autoscaler's node utilization: the larger of cpu and memory requests over allocatable."""
+    from kschedctl.framework.snapshot import Snapshot
+
+    snap = Snapshot(cluster)
+    out: dict[str, float] = {}
+    for name in names:
+        ni = snap.node_info_map[name]
+        req, alloc = ni.requested, ni.allocatable
+        cpu = req.milli_cpu / alloc.milli_cpu if alloc.milli_cpu else 0.0
+        mem = req.memory / alloc.memory if alloc.memory else 0.0
+        out[name] = max(cpu, mem)
+    return out
+
+
+def scale_down(
+    cluster: Cluster,
+    config: SchedulerConfig,
+    group: Selector,
+    flags: DrainFlags,
+    registry: Registry | None = None,
+    *,
+    count: int = 0,
+    options: RunOptions | None = None,
+    now: datetime | None = None,
+) -> ScaleDownResult:
+    """Remove the group's nodes least requested first, each step a drain of every node taken so far (the nodes
+    deleted, their pods' replacements placed on the rest), until one fails or ``count`` are gone."""
+    names = [n.name for n in cluster.nodes if group.matches(n.labels)]
+    if not names:
+        raise InputError(f'no node matches the selector "{group}"')
+    used = utilization(cluster, names)
+    order = sorted(names, key=lambda n: (used[n], n))
+    result = ScaleDownResult(str(group), [(n, used[n]) for n in order], limit=count)
+    for i, name in enumerate(order):
+        if count and i >= count:
+            break
+        drain = run_drain(cluster, config, order[: i + 1], flags, registry, options=options, now=now, remove=True)
+        if not drain.succeeded:
+            result.stopped_by, result.blocked_node = drain, name
+            break
+        result.removable.append(name)
+        result.last_success = drain
+    return result
