@@ -290,6 +290,18 @@ def test_ties_are_reported() -> None:
     assert any("tie" in n for n in r.notes)
 
 
+def test_a_refused_pod_keeps_every_pod_of_its_node() -> None:
+    """kubectl drain evicts nothing from a node where it refuses a pod; other nodes are drained."""
+    cluster = _cluster(make_pod("bare").node("n1"), make_pod("w1").owner("ReplicaSet", "w").node("n1"),
+                       make_pod("w2").owner("ReplicaSet", "w").node("n2"))
+    r = run_drain(cluster, default_config(), ["n1", "n2"], PLAIN, now=NOW)
+    assert [(e.pod, e.action) for e in r.plan.evictions] == [
+        ("default/bare", REFUSED), ("default/w1", STAYS), ("default/w2", EVICTED)]
+    assert "evicts nothing" in r.plan.evictions[1].reason
+    assert [ln.evicted for ln in r.landings] == ["default/w2"]
+    assert r.verdict().startswith("drain of n1, n2 not possible: kubectl drain refuses 1 pod(s) (allowed by --force)")
+
+
 def test_unknown_controller_kinds_are_not_recreated() -> None:
     pod = make_pod("x").set("metadata.ownerReferences", [_ref("Workflow", "wf", "argoproj.io/v1alpha1")]).node("n1")
     r = run_drain(_cluster(pod), default_config(), ["n1"], PLAIN, now=NOW)

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.text import Text
 from tabulate import tabulate
 
-from kschedctl.render.layout import Column, print_table
+from kschedctl.render.layout import Column, print_indented, print_table
 
 HEADERS = ["pod", "controller", "drain", "lands on", "note"]
 _COLUMNS = [Column("pod", keep=True), Column("controller", min_width=12), Column("drain", keep=True),
@@ -77,9 +77,15 @@ def _sections(r: dict[str, Any]) -> list[tuple[str, list[str]]]:
         out.append(("Lost (no controller re-creates them)", [", ".join(r["lost"])]))
     if r["pendingAtStart"]:
         out.append(("Pending pods of the snapshot, queued before the replacements", [", ".join(
-            f"{p['pod']} → {p['node'] or p['outcome']}" for p in r["pendingAtStart"]
+            f"{p['pod']} → {_pending_outcome(p)}" for p in r["pendingAtStart"]
         )]))
     return out
+
+
+def _pending_outcome(p: dict[str, Any]) -> str:
+    if p["node"]:
+        return str(p["node"])
+    return f"nominated to {p['nominatedNodeName']}" if p.get("nominatedNodeName") else str(p["outcome"])
 
 
 def _how(r: dict[str, Any]) -> str:
@@ -98,7 +104,7 @@ def render_drain_table(r: dict[str, Any], console: Console, notes_console: Conso
     for title, lines in _sections(r):
         console.print(Text(title, style="bold"))
         for line in lines:
-            console.print(Text(f"  {line}"), overflow="fold")
+            print_indented(console, Text(line))
     for n in _notes(r):
         (notes_console or console).print(Text(f"note: {n}"), overflow="fold")
 

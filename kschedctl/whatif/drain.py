@@ -6,7 +6,8 @@
   (staging ``k8s.io/kubectl/pkg/drain/filters.go``, in its filter order) and then the Eviction
   API's budget check (``pkg/registry/core/pod/storage/eviction.go``): DaemonSet pods and mirror
   pods stay; a pod with emptyDir data is refused without ``--delete-emptydir-data``, a pod without
-  a controller without ``--force``; an eviction that would take a PodDisruptionBudget below zero
+  a controller without ``--force``, and where a pod is refused kubectl evicts nothing else from
+  that node (``GetPodsForDeletion`` returned errors); an eviction that would take a PodDisruptionBudget below zero
   disruptions is blocked (``--disable-eviction`` deletes instead, as kubectl's flag does, and
   consults no budget). Budgets are spent in eviction order: drained nodes by name, their pods by
   namespace/name.
@@ -52,6 +53,7 @@ BLOCKED = "blocked"
 
 EMPTYDIR_REFUSAL = "emptyDir data: refused without --delete-emptydir-data"
 UNMANAGED_REFUSAL = "no controller: refused without --force"
+NODE_REFUSED = "not evicted: kubectl drain evicts nothing on a node where it refuses a pod"
 
 
 @dataclass
@@ -260,10 +262,14 @@ def plan_drain(cluster: Cluster, nodes: list[str], flags: DrainFlags, now: datet
     for p in cluster.bound_pods():
         on_node.setdefault(p.node_name, []).append(p)
     for node in nodes:
-        for pod in sorted(on_node.get(node, []), key=lambda p: (p.namespace, p.name)):
-            action, reason = filter_pod(pod, flags)
+        pods = sorted(on_node.get(node, []), key=lambda p: (p.namespace, p.name))
+        filtered = [(pod, *filter_pod(pod, flags)) for pod in pods]
+        refused = any(action == REFUSED for _, action, _ in filtered)
+        for pod, action, reason in filtered:
             e = Eviction(pod.key, node, action, reason, _controller_label(pod))
-            if action == EVICTED:
+            if action == EVICTED and refused:  # GetPodsForDeletion returned errors: nothing is evicted there
+                e.action, e.reason = STAYS, NODE_REFUSED
+            elif action == EVICTED:
                 e.block = check_budgets(pod, budgets)
                 if e.block is not None:
                     e.action, e.reason = BLOCKED, e.block.message
@@ -443,7 +449,7 @@ class DrainResult:
             "blockingBudgets": blocks,
             "lost": [e.pod for e in self.lost],
             "pendingAtStart": [
-                {"pod": p.pod, "outcome": p.outcome, "node": p.node}
+                {"pod": p.pod, "outcome": p.outcome, "node": p.node, "nominatedNodeName": p.nominated_node_name}
                 for p in (self.simulation.placements if self.simulation else []) if p.pending_at_start
             ],
             "simulation": self.simulation.to_dict() if self.simulation else None,
