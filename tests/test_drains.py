@@ -24,6 +24,7 @@ from kschedctl.check.runner import run_scenario, scenario_config
 from kschedctl.cli.main import app
 from kschedctl.config import default_config
 from kschedctl.snapshot.loader import load_cluster
+from kschedctl.snapshot.selectors import parse_selector_string
 from kschedctl.whatif.drain import (
     BLOCKED,
     EVICTED,
@@ -36,7 +37,6 @@ from kschedctl.whatif.drain import (
     run_drain,
     scale_down,
 )
-from kschedctl.snapshot.selectors import parse_selector_string
 from tests.builders import make_cluster, make_node, make_object, make_pod
 
 ROOT = Path(__file__).parent
@@ -351,7 +351,7 @@ def test_cli_selector_and_yaml() -> None:
 def test_cli_scale_down() -> None:
     r = invoke("--scale-down", "pool=memory", "--force", "-o", "json")
     data = json.loads(r.stdout)
-    assert [c["node"] for c in data["candidates"]][0] == "memory-c0"
+    assert data["candidates"][0]["node"] == "memory-c0"
     assert r.exit_code == (0 if data["succeeded"] else 1)
     assert invoke("--scale-down", "pool=memory", "--force", "--count", "1").exit_code == 0
 

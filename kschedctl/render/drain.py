@@ -141,6 +141,9 @@ def render_scale_down_table(r: dict[str, Any], console: Console, notes_console: 
     if r["stoppedBy"] is not None:
         console.print(Text(f"Removing {r['blockedNode']} too (with the nodes before it):", style="bold"))
         render_drain_table(r["stoppedBy"], console, notes_console)
+    elif r["lastDrain"] is not None:
+        console.print(Text(f"Removing {', '.join(r['removable'])}:", style="bold"))
+        render_drain_table(r["lastDrain"], console, notes_console)
 
 
 def render_scale_down_markdown(r: dict[str, Any]) -> str:
@@ -149,4 +152,6 @@ def render_scale_down_markdown(r: dict[str, Any]) -> str:
            tabulate(candidate_rows(r), headers=headers, tablefmt="github"), ""]
     if r["stoppedBy"] is not None:
         out += [f"Removing {r['blockedNode']} too (with the nodes before it):", "", render_drain_markdown(r["stoppedBy"])]
+    elif r["lastDrain"] is not None:
+        out += [f"Removing {', '.join(r['removable'])}:", "", render_drain_markdown(r["lastDrain"])]
     return "\n".join(out).rstrip() + "\n"
