@@ -319,10 +319,11 @@ def replacement(pod: Pod, ref: dict[str, Any], taken: set[str], created: datetim
 
 def _new_name(pod: Pod, prefix: str, taken: set[str]) -> str:
     """``generateName`` plus five characters, stable for the same pod (derived from its uid)."""
-    alphabet = "bcdfghjklmnpqrstvwxz2456789"
+    from kschedctl.whatif.workloads import SAFE_ALPHABET
+
     for attempt in range(100):
         digest = hashlib.sha256(f"{pod.uid}/{attempt}".encode()).digest()
-        name = prefix + "".join(alphabet[b % len(alphabet)] for b in digest[:5])
+        name = prefix + "".join(SAFE_ALPHABET[b % len(SAFE_ALPHABET)] for b in digest[:5])
         if f"{pod.namespace}/{name}" not in taken:
             return name
     raise InputError(f"no free name for the replacement of {pod.key}")  # pragma: no cover
@@ -336,25 +337,16 @@ def drained_cluster(cluster: Cluster, cordon: Iterable[str], remove_pods: set[st
 
     Deep-copied: a run writes nominations and nodes to the pods it schedules."""
     cordoned, removed = set(cordon), set(remove_nodes)
-    c = Cluster()
-    for n in cluster.nodes:
-        if n.name in removed:
-            continue
-        if n.name in cordoned:
-            raw = copy.deepcopy(n.raw)
-            raw.setdefault("spec", {})["unschedulable"] = True
-            n = Node(raw)
-        c.add_node(n)
-    for p in cluster.pods:
-        if p.key not in remove_pods and p.node_name not in removed:
-            c.add_pod(copy.deepcopy(p))
-    for objs in cluster.objects.values():
-        for o in objs:
-            c.add_object(o)
-    c.notes = list(cluster.notes)
-    c.terminal_pods = list(cluster.terminal_pods)
-    c.pods_listed = cluster.pods_listed
-    return c
+    nodes = [_cordoned(n) if n.name in cordoned else n for n in cluster.nodes if n.name not in removed]
+    pods = [copy.deepcopy(p) for p in cluster.pods if p.key not in remove_pods and p.node_name not in removed]
+    return cluster.rebuilt(nodes, pods)
+
+
+def _cordoned(node: Node) -> Node:
+    """``kubectl cordon``: the node with ``spec.unschedulable: true``."""
+    raw = copy.deepcopy(node.raw)
+    raw.setdefault("spec", {})["unschedulable"] = True
+    return Node(raw)
 
 
 # --------------------------------------------------------------------------- the run
