@@ -375,3 +375,33 @@ def test_cli_bad_input(args: list[str], message: str) -> None:
     r = invoke(*args)
     assert r.exit_code == 2, r.output
     assert message in r.output
+
+
+def _budget_snapshot(tmp_path: Path) -> str:
+    web = {"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": "web-1-aaaaa", "namespace": "default", "labels": {"app": "web"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-1", "uid": "u1", "controller": True}]},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx"}]}, "status": {"phase": "Running"}}
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n},
+              "status": {"allocatable": {"cpu": "2", "memory": "4Gi", "pods": "110"}}} for n in ("n1", "n2")]
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web", "namespace": "default"},
+           "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "web"}}},
+           "status": {"disruptionsAllowed": 0, "currentHealthy": 1, "desiredHealthy": 1, "expectedPods": 1}}
+    path = tmp_path / "cluster.yaml"
+    path.write_text(yaml.safe_dump_all([*nodes, web, pdb]))
+    return str(path)
+
+
+def test_cli_budget_blocks_unless_eviction_is_disabled(tmp_path: Path) -> None:
+    snapshot = _budget_snapshot(tmp_path)
+    r = runner.invoke(app, ["simulate", "--snapshot", snapshot, "--drain", "n1"])
+    assert r.exit_code == 1, r.output
+    assert "1 eviction(s) blocked by PodDisruptionBudget default/web" in r.stdout
+    assert "default/web (allows 0 disruption(s)) blocks default/web-1-aaaaa" in r.stdout
+    r = runner.invoke(app, ["simulate", "--snapshot", snapshot, "--drain", "n1", "-o", "json"])
+    [block] = json.loads(r.stdout)["blockingBudgets"]
+    assert block == {"pod": "default/web-1-aaaaa", "budget": "default/web", "disruptionsAllowed": 0,
+                     "message": "The disruption budget web needs 1 healthy pods and has 1 currently"}
+    r = runner.invoke(app, ["simulate", "--snapshot", snapshot, "--drain", "n1", "--disable-eviction", "-o", "markdown"])
+    assert r.exit_code == 0, r.output
+    assert "drain possible: n1" in r.stdout and "| n2 " in r.stdout

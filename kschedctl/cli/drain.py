@@ -82,6 +82,7 @@ class DrainArgs:
 def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, registry: Registry,
                   options: RunOptions, output: WhatIfOutput) -> int:
     """Drain (or scale down), print the report; 0 when the drain succeeds with every pod placed, else 1."""
+    from kschedctl.cli.sources import hooks
     from kschedctl.render.drain import (
         render_drain_markdown,
         render_drain_table,
@@ -98,7 +99,7 @@ def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, re
         scale_down=parse_selector_string(args.scale_down) if args.scale_down else None, count=args.count,
         flags=DrainFlags(args.delete_emptydir_data, args.force, args.disable_eviction), options=options,
     )
-    result = drain_nodes(request)
+    result = drain_nodes(request, hooks())
     if isinstance(result, DrainResult):
         emit_report(result.to_dict(), output, render_drain_table, render_drain_markdown)
     else:

@@ -135,12 +135,13 @@ def simulate_cmd(
         _check_inputs(files, snapshot or [], drains, max_)
         _check_simulate_flags(replicas, max_, limit, report_preemption, retry_nominated or preemption)
         setup = SchedulerOptions(plugin_module)
+        cfg = setup.config(config)
         cluster = read_cluster(open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout)))
         options = _run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending)
         if drains.wanted:
-            return run_drain_cmd(drains, cluster, setup.config(config), setup.registry, options, output)
+            return run_drain_cmd(drains, cluster, cfg, setup.registry, options, output)
         request = SimulateRequest(
-            registry=setup.registry, config=setup.config(config), cluster=cluster, filenames=files, replicas=replicas,
+            registry=setup.registry, config=cfg, cluster=cluster, filenames=files, replicas=replicas,
             max_copies=max_, limit=limit, options=options, notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
         )
         result = simulate_pods(request, hooks())

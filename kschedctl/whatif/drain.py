@@ -29,7 +29,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -41,6 +41,9 @@ from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
 from kschedctl.snapshot.selectors import Selector, parse_label_selector
 from kschedctl.whatif.simulate import Placement, RunOptions, SimulationResult
+
+#: Hears pods done / total, as ``simulate_streams``' progress does.
+Progress = Callable[[int, int | None], None]
 
 #: Controllers that create a replacement for an evicted pod.
 RECREATING_KINDS = ("ReplicaSet", "StatefulSet", "Job", "ReplicationController")
@@ -459,6 +462,7 @@ def run_drain(
     options: RunOptions | None = None,
     now: datetime | None = None,
     remove: bool = False,
+    progress: Progress | None = None,
 ) -> DrainResult:
     """Plan the drain of ``nodes``, then schedule the replacements on what is left (``remove``: the nodes
     are deleted rather than cordoned, as a scale-down does)."""
@@ -466,7 +470,7 @@ def run_drain(
     after = drained_cluster(cluster, [] if remove else nodes, plan.evicted_keys, nodes if remove else ())
     result = DrainResult(plan, None, removed=remove)
     if plan.recreated:
-        result.simulation = _schedule(after, config, plan, registry, options)
+        result.simulation = _schedule(after, config, plan, registry, options, progress)
     final = {p.pod: p for p in result.simulation.placements} if result.simulation else {}
     for e in plan.evictions:
         if e.recreated_as is not None:
@@ -478,7 +482,7 @@ def run_drain(
 
 
 def _schedule(after: Cluster, config: SchedulerConfig, plan: DrainPlan, registry: Registry | None,
-              options: RunOptions | None) -> SimulationResult:
+              options: RunOptions | None, progress: Progress | None) -> SimulationResult:
     """The replacements through the loop exactly as ``simulate -f`` runs bare pods (the snapshot's pending pods first)."""
     from kschedctl.snapshot.loader import Document
     from kschedctl.whatif.simulate import simulate_streams, workload_streams
@@ -492,7 +496,7 @@ def _schedule(after: Cluster, config: SchedulerConfig, plan: DrainPlan, registry
         md = raw["metadata"]
         stream.workload = plan.controllers[f"{md['namespace']}/{md['name']}"]
     sim = simulate_streams(factory.cluster, config, streams, registry, options=options or RunOptions(),
-                           exclude_pod_uids=excluded, owns_cluster=True)
+                           exclude_pod_uids=excluded, owns_cluster=True, progress=progress)
     sim.notes[:0] = manifests.notes
     return sim
 
@@ -567,6 +571,7 @@ def scale_down(
     count: int = 0,
     options: RunOptions | None = None,
     now: datetime | None = None,
+    progress: Progress | None = None,
 ) -> ScaleDownResult:
     """Remove the group's nodes least requested first, each step a drain of every node taken so far (the nodes
     deleted, their pods' replacements placed on the rest), until one fails or ``count`` are gone."""
@@ -579,7 +584,8 @@ def scale_down(
     for i, name in enumerate(order):
         if count and i >= count:
             break
-        drain = run_drain(cluster, config, order[: i + 1], flags, registry, options=options, now=now, remove=True)
+        drain = run_drain(cluster, config, order[: i + 1], flags, registry, options=options, now=now, remove=True,
+                          progress=progress)
         if not drain.succeeded:
             result.stopped_by, result.blocked_node = drain, name
             break

@@ -342,8 +342,10 @@ def drain_nodes(request: DrainRequest, hooks: Hooks | None = None) -> DrainResul
     hooks = hooks or Hooks()
     flags = request.flags or DrainFlags()
     hooks.progress.phase("building NodeInfos")
+    progress = hooks.progress.counter("placing replacements")
     if request.scale_down is not None:
         return scale_down(request.cluster, request.config, request.scale_down, flags, request.registry,
-                          count=request.count, options=request.options)
+                          count=request.count, options=request.options, progress=progress)
     nodes = drained_nodes(request.cluster, request.nodes, request.selector)
-    return run_drain(request.cluster, request.config, nodes, flags, request.registry, options=request.options)
+    return run_drain(request.cluster, request.config, nodes, flags, request.registry, options=request.options,
+                     progress=progress)
