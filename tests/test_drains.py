@@ -359,7 +359,7 @@ def test_cli_scale_down() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--drain", "nosuch"], 'node "nosuch" is not in the snapshot'),
+        (["--drain", "nosuch"], 'node "nosuch" is not in the cluster'),
         (["--drain-selector", "pool=none"], "no node matches"),
         (["--drain", "general-a0", "-f", str(ROOT.parent / "fixtures" / "demo" / "cart.yaml")], "do not go with -f"),
         (["--force"], "go with --drain"),

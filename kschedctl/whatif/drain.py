@@ -244,7 +244,7 @@ def drained_nodes(cluster: Cluster, names: Iterable[str], selector: Selector | N
     out: set[str] = set()
     for name in names:
         if cluster.node(name) is None:
-            raise InputError(f'node "{name}" is not in the snapshot')
+            raise InputError(f'node "{name}" is not in the cluster')
         out.add(name)
     if selector is not None:
         chosen = [n.name for n in cluster.nodes if selector.matches(n.labels)]
