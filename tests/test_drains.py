@@ -341,6 +341,14 @@ def test_cli_refused_then_forced() -> None:
     assert len(data["lost"]) == 6
 
 
+def test_cli_reads_a_kubectl_drain_command_line() -> None:
+    """The corpus' flags as kubectl spells them (``--ignore-daemonsets`` is implied), plus --disable-eviction."""
+    r = invoke("--drain", "general-b0", "--ignore-daemonsets", "--delete-emptydir-data", "--force", "--disable-eviction",
+               "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["flags"] == {"deleteEmptydirData": True, "force": True, "disableEviction": True}
+
+
 def test_cli_selector_and_yaml() -> None:
     r = invoke("--drain-selector", "pool=gpu", "--force", "-o", "yaml")
     data = yaml.safe_load(r.stdout)
@@ -363,12 +371,13 @@ def test_cli_scale_down() -> None:
         (["--drain-selector", "pool=none"], "no node matches"),
         (["--drain", "general-a0", "-f", str(ROOT.parent / "fixtures" / "demo" / "cart.yaml")], "do not go with -f"),
         (["--force"], "go with --drain"),
+        (["--ignore-daemonsets"], "go with --drain"),
         ([], "give the pods to place"),
         (["--drain", "general-a0", "--count", "2"], "--count goes with --scale-down"),
         (["--scale-down", "pool=general", "--drain", "general-a0"], "picks its own nodes"),
         (["--drain-selector", "pool in (a"], ""),
     ],
-    ids=["unknown-node", "selector-matches-nothing", "with-f", "force-alone", "nothing", "count", "scale-down-and-drain",
+    ids=["unknown-node", "selector-matches-nothing", "with-f", "force-alone", "ignore-daemonsets-alone", "nothing", "count", "scale-down-and-drain",
          "bad-selector"],
 )
 def test_cli_bad_input(args: list[str], message: str) -> None:

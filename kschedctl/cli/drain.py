@@ -29,6 +29,9 @@ DrainOpt = Annotated[
 DrainSelectorOpt = Annotated[
     str | None, typer.Option("--drain-selector", metavar="SELECTOR", help="Drain every node matching this label selector.")
 ]
+IgnoreDaemonsetsOpt = Annotated[
+    bool, typer.Option("--ignore-daemonsets", help="Accepted as kubectl drain's; implied: DaemonSet pods always stay.")
+]
 DeleteEmptydirOpt = Annotated[
     bool, typer.Option("--delete-emptydir-data", help="As kubectl drain's: evict pods with emptyDir data (else refused).")
 ]
@@ -56,6 +59,8 @@ class DrainArgs:
     delete_emptydir_data: bool
     force: bool
     disable_eviction: bool
+    #: Implied (DaemonSet pods always stay); accepted so that a kubectl drain command line reads the same.
+    ignore_daemonsets: bool = False
 
     @property
     def wanted(self) -> bool:
@@ -64,9 +69,9 @@ class DrainArgs:
     def check(self, filenames: list[str], max_: bool) -> None:
         """Refuse drain flags without a drain, and what a drain does not combine with."""
         if not self.wanted:
-            if self.count or self.delete_emptydir_data or self.force or self.disable_eviction:
-                raise UsageError("--count, --delete-emptydir-data, --force and --disable-eviction go with --drain, "
-                                 "--drain-selector or --scale-down")
+            if self.count or self.delete_emptydir_data or self.force or self.disable_eviction or self.ignore_daemonsets:
+                raise UsageError("--count, --ignore-daemonsets, --delete-emptydir-data, --force and --disable-eviction go "
+                                 "with --drain, --drain-selector or --scale-down")
             if not filenames:
                 raise UsageError("give the pods to place (-f FILE), or nodes to drain (--drain NODE, --drain-selector, --scale-down)")
             return

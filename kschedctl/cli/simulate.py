@@ -20,6 +20,7 @@ from kschedctl.cli.drain import (
     DrainOpt,
     DrainSelectorOpt,
     ForceOpt,
+    IgnoreDaemonsetsOpt,
     ScaleDownOpt,
     run_drain_cmd,
 )
@@ -102,6 +103,7 @@ def simulate_cmd(
     plugin_module: PluginModuleOpt = None,
     drain: DrainOpt = [],  # noqa: B006 (typer reads the default; it is never mutated)
     drain_selector: DrainSelectorOpt = None,
+    ignore_daemonsets: IgnoreDaemonsetsOpt = False,
     delete_emptydir_data: DeleteEmptydirOpt = False,
     force: ForceOpt = False,
     disable_eviction: DisableEvictionOpt = False,
@@ -131,7 +133,8 @@ def simulate_cmd(
         from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
         from kschedctl.whatif.run import SimulateRequest, simulate_pods
 
-        files, drains = filename or [], DrainArgs(drain, drain_selector, scale_down, count, delete_emptydir_data, force, disable_eviction)
+        drains = DrainArgs(drain, drain_selector, scale_down, count, delete_emptydir_data, force, disable_eviction, ignore_daemonsets)
+        files = filename or []
         _check_inputs(files, snapshot or [], drains, max_)
         _check_simulate_flags(replicas, max_, limit, report_preemption, retry_nominated or preemption)
         setup = SchedulerOptions(plugin_module)
