@@ -149,6 +149,7 @@ EMPTYDIR = {"name": "scratch", "emptyDir": {}}
         (make_pod("ds-other-group").set("metadata.ownerReferences", [_ref("DaemonSet", "agent", "x/v1")]),
          PLAIN, EVICTED, ""),
         (make_pod("mirror").annotation("kubernetes.io/config.mirror", "abc"), PLAIN, STAYS, "mirror"),
+        (make_pod("static").set("metadata.ownerReferences", [_ref("Node", "n1", "v1")]), PLAIN, STAYS, "mirror"),
         (make_pod("mirror-ds").owner("DaemonSet", "agent").annotation("kubernetes.io/config.mirror", "x"), PLAIN, STAYS,
          "DaemonSet"),
         (make_pod("scratch").owner("ReplicaSet", "web-1").volume(EMPTYDIR), PLAIN, REFUSED, "--delete-emptydir-data"),
@@ -161,7 +162,7 @@ EMPTYDIR = {"name": "scratch", "emptyDir": {}}
         (make_pod("not-controller").owner("ReplicaSet", "web-1", controller=False), PLAIN, REFUSED, "--force"),
         (make_pod("web").owner("ReplicaSet", "web-1"), PLAIN, EVICTED, ""),
     ],
-    ids=["daemonset", "daemonset-other-group", "mirror", "daemonset-before-mirror", "emptydir-refused",
+    ids=["daemonset", "daemonset-other-group", "mirror", "node-owned-mirror", "daemonset-before-mirror", "emptydir-refused",
          "emptydir-allowed", "unowned-refused", "unowned-forced", "unowned-needs-force-too",
          "emptydir-needs-its-flag-too", "owner-not-controller", "replicaset"],
 )
@@ -300,6 +301,13 @@ def test_a_refused_pod_keeps_every_pod_of_its_node() -> None:
     assert "evicts nothing" in r.plan.evictions[1].reason
     assert [ln.evicted for ln in r.landings] == ["default/w2"]
     assert r.verdict().startswith("drain of n1, n2 not possible: kubectl drain refuses 1 pod(s) (allowed by --force)")
+
+
+def test_a_pod_being_deleted_is_evicted_and_recreated_like_the_others() -> None:
+    pod = make_pod("w-1").owner("ReplicaSet", "w").node("n1").set("metadata.deletionTimestamp", "2026-01-01T00:00:00Z")
+    r = run_drain(_cluster(pod), default_config(), ["n1"], PLAIN, now=NOW)
+    [e] = r.plan.evictions
+    assert e.action == EVICTED and e.recreated_as is not None
 
 
 def test_unknown_controller_kinds_are_not_recreated() -> None:

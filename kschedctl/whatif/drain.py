@@ -5,7 +5,7 @@
 * the eviction plan (``plan_drain``), the rules ``kubectl drain`` applies to the pods of each node
   (staging ``k8s.io/kubectl/pkg/drain/filters.go``, in its filter order) and then the Eviction
   API's budget check (``pkg/registry/core/pod/storage/eviction.go``): DaemonSet pods and mirror
-  pods stay; a pod with emptyDir data is refused without ``--delete-emptydir-data``, a pod without
+  pods (the annotation, or a Node as controller, as the kubelet makes them) stay; a pod with emptyDir data is refused without ``--delete-emptydir-data``, a pod without
   a controller without ``--force``, and where a pod is refused kubectl evicts nothing else from
   that node (``GetPodsForDeletion`` returned errors); an eviction that would take a PodDisruptionBudget below zero
   disruptions is blocked (``--disable-eviction`` deletes instead, as kubectl's flag does, and
@@ -132,8 +132,8 @@ def filter_pod(pod: Pod, flags: DrainFlags) -> tuple[str, str]:
     ref = controller_of(pod)
     if ref is not None and ref.get("kind") == "DaemonSet" and ref.get("apiVersion") == "apps/v1":
         return STAYS, "DaemonSet pod (--ignore-daemonsets)"
-    if MIRROR_ANNOTATION in pod.meta.annotations:
-        return STAYS, "mirror pod (the kubelet's)"
+    if MIRROR_ANNOTATION in pod.meta.annotations or (ref is not None and ref.get("kind") == "Node" and ref.get("apiVersion") == "v1"):
+        return STAYS, "mirror pod (the kubelet's)"  # the kubelet makes a static pod's mirror owned by its Node
     if any(isinstance(v, dict) and "emptyDir" in v for v in pod.volumes) and not flags.delete_emptydir_data:
         return REFUSED, EMPTYDIR_REFUSAL
     if ref is None and not flags.force:
@@ -290,9 +290,6 @@ def _recreate(plan: DrainPlan, pod: Pod, e: Eviction, taken: set[str], now: date
         return
     if ref.get("kind") not in RECREATING_KINDS:
         e.reason = f"controller kind {ref.get('kind')} is not modelled: not re-created here"
-        return
-    if pod.meta.deletion_timestamp is not None:
-        e.reason = "already being deleted: its controller's replacement is not made by this drain"
         return
     raw = replacement(pod, ref, taken, now + timedelta(seconds=len(plan.recreated)))
     md = raw["metadata"]
