@@ -106,24 +106,6 @@ class Cluster:
             pol = pc.raw.get("preemptionPolicy") if pc is not None else None
             pod.preemption_policy = str(pol or "PreemptLowerPriority")
 
-    def rebuilt(self, nodes: Iterable[Node], pods: Iterable[Pod], extra: Iterable[KubeObject] = ()) -> Cluster:
-        """A new Cluster of ``nodes`` and ``pods`` with this one's other objects (plus ``extra``, same key
-        replaced), notes, terminal pods and list order: what-if changes build on it, this one stays as it was."""
-        c = Cluster()
-        for n in nodes:
-            c.add_node(n)
-        for p in pods:
-            c.add_pod(p)
-        for objs in self.objects.values():
-            for o in objs:
-                c.add_object(o)
-        for o in extra:
-            c.add_object(o)
-        c.notes = list(self.notes)
-        c.terminal_pods = list(self.terminal_pods)
-        c.pods_listed = self.pods_listed
-        return c
-
     # reading --------------------------------------------------------------------
     def of_kind(self, kind: str) -> list[KubeObject]:
         return self.objects.get(kind, [])

@@ -437,7 +437,22 @@ def cluster_with(cluster: Cluster, node: Node) -> Cluster:
     """A new Cluster in which ``node`` replaces the node of the same name (or is added).
 
     Pods and other objects are shared, not copied: the scheduling cycle only reads them."""
-    nodes = [node if n.name == node.name else n for n in cluster.nodes]
-    if all(n.name != node.name for n in cluster.nodes):
-        nodes.append(node)
-    return cluster.rebuilt(nodes, cluster.pods)
+    c = Cluster()
+    replaced = False
+    for n in cluster.nodes:
+        if n.name == node.name:
+            c.add_node(node)
+            replaced = True
+        else:
+            c.add_node(n)
+    if not replaced:
+        c.add_node(node)
+    for p in cluster.pods:
+        c.add_pod(p)
+    for objs in cluster.objects.values():
+        for o in objs:
+            c.add_object(o)
+    c.notes = list(cluster.notes)
+    c.terminal_pods = list(cluster.terminal_pods)
+    c.pods_listed = cluster.pods_listed
+    return c

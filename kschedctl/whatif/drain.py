@@ -48,6 +48,8 @@ Progress = Callable[[int, int | None], None]
 #: Controllers that create a replacement for an evicted pod.
 RECREATING_KINDS = ("ReplicaSet", "StatefulSet", "Job", "ReplicationController")
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+#: The letters generated names end with (apimachinery's SafeEncodeString alphabet, as ``whatif.workloads``).
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 STAYS = "stays"
 EVICTED = "evicted"
@@ -319,11 +321,9 @@ def replacement(pod: Pod, ref: dict[str, Any], taken: set[str], created: datetim
 
 def _new_name(pod: Pod, prefix: str, taken: set[str]) -> str:
     """``generateName`` plus five characters, stable for the same pod (derived from its uid)."""
-    from kschedctl.whatif.workloads import SAFE_ALPHABET
-
     for attempt in range(100):
         digest = hashlib.sha256(f"{pod.uid}/{attempt}".encode()).digest()
-        name = prefix + "".join(SAFE_ALPHABET[b % len(SAFE_ALPHABET)] for b in digest[:5])
+        name = prefix + "".join(NAME_ALPHABET[b % len(NAME_ALPHABET)] for b in digest[:5])
         if f"{pod.namespace}/{name}" not in taken:
             return name
     raise InputError(f"no free name for the replacement of {pod.key}")  # pragma: no cover
@@ -337,9 +337,18 @@ def drained_cluster(cluster: Cluster, cordon: Iterable[str], remove_pods: set[st
 
     Deep-copied: a run writes nominations and nodes to the pods it schedules."""
     cordoned, removed = set(cordon), set(remove_nodes)
-    nodes = [_cordoned(n) if n.name in cordoned else n for n in cluster.nodes if n.name not in removed]
-    pods = [copy.deepcopy(p) for p in cluster.pods if p.key not in remove_pods and p.node_name not in removed]
-    return cluster.rebuilt(nodes, pods)
+    c = Cluster()
+    for n in cluster.nodes:
+        if n.name not in removed:
+            c.add_node(_cordoned(n) if n.name in cordoned else n)
+    for p in cluster.pods:
+        if p.key not in remove_pods and p.node_name not in removed:
+            c.add_pod(copy.deepcopy(p))
+    for kind in cluster.objects:
+        for o in cluster.of_kind(kind):
+            c.add_object(o)
+    c.notes, c.terminal_pods, c.pods_listed = list(cluster.notes), list(cluster.terminal_pods), cluster.pods_listed
+    return c
 
 
 def _cordoned(node: Node) -> Node:

@@ -50,11 +50,11 @@ WORKLOAD_KINDS: dict[str, str] = {
 UID_PREFIX = "kschedctl-whatif"
 DEFAULT_STORAGE_CLASS_ANNOTATION = "storageclass.kubernetes.io/is-default-class"
 #: k8s.io/apimachinery's SafeEncodeString alphabet (no vowels, no confusable digits).
-SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+_SAFE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
 
 def _safe_encode(s: str) -> str:
-    return "".join(SAFE_ALPHABET[ord(ch) % len(SAFE_ALPHABET)] for ch in s)
+    return "".join(_SAFE_ALPHABET[ord(ch) % len(_SAFE_ALPHABET)] for ch in s)
 
 
 def template_hash(template: dict[str, Any]) -> str:
@@ -445,7 +445,20 @@ def extend_cluster(cluster: Cluster, objects: Iterable[KubeObject], *, always_co
     extra = list(objects)
     if not extra and not always_copy:
         return cluster
-    return cluster.rebuilt(cluster.nodes, cluster.pods, extra)
+    c = Cluster()
+    for n in cluster.nodes:
+        c.add_node(n)
+    for p in cluster.pods:
+        c.add_pod(p)
+    for objs in cluster.objects.values():
+        for o in objs:
+            c.add_object(o)
+    for o in extra:
+        c.add_object(o)
+    c.notes = list(cluster.notes)
+    c.terminal_pods = list(cluster.terminal_pods)
+    c.pods_listed = cluster.pods_listed
+    return c
 
 
 def owner_objects(manifests: Manifests, cluster: Cluster) -> list[KubeObject]:
