@@ -12,6 +12,18 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.cli.common import EXIT_NO, EXIT_OK, WhatIfOutput, WhatIfOutputOpt, emit_report, guarded
+from kschedctl.cli.drain import (
+    CountOpt,
+    DeleteEmptydirOpt,
+    DisableEvictionOpt,
+    DrainArgs,
+    DrainOpt,
+    DrainSelectorOpt,
+    ForceOpt,
+    IgnoreDaemonsetsOpt,
+    ScaleDownOpt,
+    run_drain_cmd,
+)
 from kschedctl.cli.options import (
     ClusterOptions,
     ContextOpt,
@@ -29,7 +41,7 @@ if TYPE_CHECKING:
 
 
 FilenameOpt = Annotated[
-    list[str],
+    list[str] | None,
     typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (Deployment, ReplicaSet, StatefulSet, Job); - for stdin. Repeatable."),
 ]
 ConfigFileOpt = Annotated[
@@ -72,7 +84,7 @@ DEPRECATED_PREEMPTION_NOTE = (
 
 
 def simulate_cmd(
-    filename: FilenameOpt,
+    filename: FilenameOpt = None,
     snapshot: LiveSnapshotOpt = None,
     config: ConfigFileOpt = None,
     replicas: ReplicasOpt = None,
@@ -89,6 +101,14 @@ def simulate_cmd(
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
+    drain: DrainOpt = [],  # noqa: B006 (typer reads the default; it is never mutated)
+    drain_selector: DrainSelectorOpt = None,
+    ignore_daemonsets: IgnoreDaemonsetsOpt = False,
+    delete_emptydir_data: DeleteEmptydirOpt = False,
+    force: ForceOpt = False,
+    disable_eviction: DisableEvictionOpt = False,
+    scale_down: ScaleDownOpt = None,
+    count: CountOpt = 0,
 ) -> None:
     """Schedule a set of pods one after another, as kube-scheduler's scheduling loop does.
 
@@ -100,32 +120,46 @@ def simulate_cmd(
     retried (see --report-preemption, --retry-nominated). Reports each pod's node, the first pod
     that does not fit with its FitError, and what each node received.
 
-    Exit status: 0 every pod was scheduled (with --max: the count was found), 1 some pod was not
-    scheduled, 2 bad input or usage.
+    --drain NODE / --drain-selector: the nodes are cordoned and their pods evicted as kubectl drain
+    does (DaemonSet and mirror pods stay; PodDisruptionBudgets, --delete-emptydir-data, --force,
+    --disable-eviction); the replacements controllers create are placed by the same loop.
+    --scale-down SELECTOR removes the group's nodes one at a time, least requested first.
+
+    Exit status: 0 every pod was scheduled (with --max: the count was found; with --drain: the drain
+    succeeds with every replacement placed), 1 otherwise, 2 bad input or usage.
     """
 
     def body() -> int:
         from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
-        from kschedctl.snapshot.loader import read_stdin_once
         from kschedctl.whatif.run import SimulateRequest, simulate_pods
 
-        read_stdin_once(("-f", filename), ("--snapshot", snapshot or []))
+        drains = DrainArgs(drain, drain_selector, scale_down, count, delete_emptydir_data, force, disable_eviction, ignore_daemonsets)
+        files = filename or []
+        _check_inputs(files, snapshot or [], drains, max_)
         _check_simulate_flags(replicas, max_, limit, report_preemption, retry_nominated or preemption)
         setup = SchedulerOptions(plugin_module)
+        cfg = setup.config(config)
+        cluster = read_cluster(open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout)))
+        options = _run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending)
+        if drains.wanted:
+            return run_drain_cmd(drains, cluster, cfg, setup.registry, options, output)
         request = SimulateRequest(
-            registry=setup.registry, config=setup.config(config),
-            cluster=read_cluster(open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout))),
-            filenames=filename, replicas=replicas, max_copies=max_, limit=limit,
-            options=_run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending),
-            notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
+            registry=setup.registry, config=cfg, cluster=cluster, filenames=files, replicas=replicas,
+            max_copies=max_, limit=limit, options=options, notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
         )
         result = simulate_pods(request, hooks())
         emit_report(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
-        if result.error:
-            return EXIT_NO
-        return EXIT_OK if max_ or result.all_placed else EXIT_NO
+        return EXIT_NO if result.error or not (max_ or result.all_placed) else EXIT_OK
 
     guarded(body)
+
+
+def _check_inputs(files: list[str], snapshot: list[str], drains: DrainArgs, max_: bool) -> None:
+    """Standard input read once; pods to place or nodes to drain, not both."""
+    from kschedctl.snapshot.loader import read_stdin_once
+
+    read_stdin_once(("-f", files), ("--snapshot", snapshot))
+    drains.check(files, max_)
 
 
 def _check_simulate_flags(replicas: int | None, max_: bool, limit: int, report_preemption: bool, retry: bool) -> None:

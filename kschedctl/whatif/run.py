@@ -7,6 +7,9 @@ runs the analysis (the cycle of ``explain/``, the comparison of ``whatif.diff``,
 and returns plain results for ``render/`` to show. The explain commands live here rather than in
 ``explain/`` because what they add on top of the cycle (remedies, causes) is what-if analysis.
 
+``drain_nodes`` drains nodes (``simulate --drain``) or searches how many of a group can go
+(``simulate --scale-down``): ``whatif.drain``'s plan and run.
+
 ``diff_sides`` compares any two ``Side`` values: two configurations or two profiles today, and
 equally two versions of the scheduler (sides whose configurations carry different
 ``SchedulerConfig.features``).
@@ -27,6 +30,7 @@ if TYPE_CHECKING:
     from kschedctl.snapshot.model import Pod
     from kschedctl.snapshot.selectors import Selector
     from kschedctl.whatif.diff import DiffReport, Side
+    from kschedctl.whatif.drain import DrainFlags, DrainResult, ScaleDownResult
     from kschedctl.whatif.simulate import RunOptions, SimulationResult
     from kschedctl.whatif.workloads import Manifests
 
@@ -312,3 +316,36 @@ def _simulate_run(request: SimulateRequest, manifests: Manifests, hooks: Hooks) 
         owns_cluster=True,
         progress=hooks.progress.counter("scheduling pods"),
     )
+
+
+# --------------------------------------------------------------------------- simulate --drain / --scale-down
+
+
+@dataclass(kw_only=True)
+class DrainRequest(ClusterRequest):
+    """``simulate --drain``: the nodes named (``nodes``) or selected (``selector``) drained together; or,
+    with ``scale_down``, the nodes it selects removed one at a time (at most ``count``; 0: all)."""
+
+    config: SchedulerConfig
+    nodes: list[str] = field(default_factory=list)
+    selector: Selector | None = None
+    scale_down: Selector | None = None
+    count: int = 0
+    flags: DrainFlags | None = None
+    options: RunOptions | None = None
+
+
+def drain_nodes(request: DrainRequest, hooks: Hooks | None = None) -> DrainResult | ScaleDownResult:
+    """The drain (eviction plan, then the replacements through the loop) or the scale-down search."""
+    from kschedctl.whatif.drain import DrainFlags, drained_nodes, run_drain, scale_down
+
+    hooks = hooks or Hooks()
+    flags = request.flags or DrainFlags()
+    hooks.progress.phase("building NodeInfos")
+    progress = hooks.progress.counter("placing replacements")
+    if request.scale_down is not None:
+        return scale_down(request.cluster, request.config, request.scale_down, flags, request.registry,
+                          count=request.count, options=request.options, progress=progress)
+    nodes = drained_nodes(request.cluster, request.nodes, request.selector)
+    return run_drain(request.cluster, request.config, nodes, flags, request.registry, options=request.options,
+                     progress=progress)

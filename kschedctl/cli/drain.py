@@ -1,0 +1,112 @@
+"""``kschedctl simulate --drain`` / ``--scale-down``: their options as named types, the flag checks, exit codes.
+
+The command stays ``simulate`` (a drain is a simulation of the pods it evicts); this module holds
+the options only the drain reads and connects them to ``whatif.run.drain_nodes``, whose result
+``kschedctl.render.drain`` shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from kschedctl.cli.common import EXIT_NO, EXIT_OK, WhatIfOutput, emit_report
+from kschedctl.errors import UsageError
+
+if TYPE_CHECKING:
+    from kschedctl.config.types import SchedulerConfig
+    from kschedctl.framework.registry import Registry
+    from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.whatif.simulate import RunOptions
+
+DrainOpt = Annotated[
+    list[str],
+    typer.Option("--drain", metavar="NODE", help="Drain this node (repeatable): cordon it, evict its pods as kubectl drain does, "
+                 "place their replacements."),
+]
+DrainSelectorOpt = Annotated[
+    str | None, typer.Option("--drain-selector", metavar="SELECTOR", help="Drain every node matching this label selector.")
+]
+IgnoreDaemonsetsOpt = Annotated[
+    bool, typer.Option("--ignore-daemonsets", help="Accepted as kubectl drain's; implied: DaemonSet pods always stay.")
+]
+DeleteEmptydirOpt = Annotated[
+    bool, typer.Option("--delete-emptydir-data", help="As kubectl drain's: evict pods with emptyDir data (else refused).")
+]
+ForceOpt = Annotated[bool, typer.Option("--force", help="As kubectl drain's: evict pods without a controller (they are lost).")]
+DisableEvictionOpt = Annotated[
+    bool,
+    typer.Option("--disable-eviction", help="As kubectl drain's: delete instead of evicting, so no PodDisruptionBudget is consulted."),
+]
+ScaleDownOpt = Annotated[
+    str | None,
+    typer.Option("--scale-down", metavar="SELECTOR", help="Remove this group's nodes one at a time, least requested first, "
+                 "until one's pods do not all fit."),
+]
+CountOpt = Annotated[int, typer.Option("--count", min=0, metavar="N", help="With --scale-down: try at most N nodes (0: all).")]
+
+
+@dataclass
+class DrainArgs:
+    """The drain options of ``simulate`` as given."""
+
+    nodes: list[str]
+    selector: str | None
+    scale_down: str | None
+    count: int
+    delete_emptydir_data: bool
+    force: bool
+    disable_eviction: bool
+    #: Implied (DaemonSet pods always stay); accepted so that a kubectl drain command line reads the same.
+    ignore_daemonsets: bool = False
+
+    @property
+    def wanted(self) -> bool:
+        return bool(self.nodes or self.selector or self.scale_down)
+
+    def check(self, filenames: list[str], max_: bool) -> None:
+        """Refuse drain flags without a drain, and what a drain does not combine with."""
+        if not self.wanted:
+            if self.count or self.delete_emptydir_data or self.force or self.disable_eviction or self.ignore_daemonsets:
+                raise UsageError("--count, --ignore-daemonsets, --delete-emptydir-data, --force and --disable-eviction go "
+                                 "with --drain, --drain-selector or --scale-down")
+            if not filenames:
+                raise UsageError("give the pods to place (-f FILE), or nodes to drain (--drain NODE, --drain-selector, --scale-down)")
+            return
+        if filenames or max_:
+            raise UsageError("--drain, --drain-selector and --scale-down place the evicted pods' replacements: "
+                             "they do not go with -f or --max")
+        if self.scale_down and (self.nodes or self.selector):
+            raise UsageError("--scale-down picks its own nodes: it does not go with --drain or --drain-selector")
+        if self.count and not self.scale_down:
+            raise UsageError("--count goes with --scale-down")
+
+
+def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, registry: Registry,
+                  options: RunOptions, output: WhatIfOutput) -> int:
+    """Drain (or scale down), print the report; 0 when the drain succeeds with every pod placed, else 1."""
+    from kschedctl.cli.sources import hooks
+    from kschedctl.render.drain import (
+        render_drain_markdown,
+        render_drain_table,
+        render_scale_down_markdown,
+        render_scale_down_table,
+    )
+    from kschedctl.snapshot.selectors import parse_selector_string
+    from kschedctl.whatif.drain import DrainFlags, DrainResult
+    from kschedctl.whatif.run import DrainRequest, drain_nodes
+
+    request = DrainRequest(
+        registry=registry, config=config, cluster=cluster, nodes=list(args.nodes),
+        selector=parse_selector_string(args.selector) if args.selector else None,
+        scale_down=parse_selector_string(args.scale_down) if args.scale_down else None, count=args.count,
+        flags=DrainFlags(args.delete_emptydir_data, args.force, args.disable_eviction), options=options,
+    )
+    result = drain_nodes(request, hooks())
+    if isinstance(result, DrainResult):
+        emit_report(result.to_dict(), output, render_drain_table, render_drain_markdown)
+    else:
+        emit_report(result.to_dict(), output, render_scale_down_table, render_scale_down_markdown)
+    return EXIT_OK if result.succeeded else EXIT_NO

@@ -1,0 +1,600 @@
+"""Draining nodes: which pods leave, which stay or are refused, and where the evicted ones land.
+
+``kschedctl simulate --drain NODE`` answers "can I drain these nodes?" in two steps:
+
+* the eviction plan (``plan_drain``), the rules ``kubectl drain`` applies to the pods of each node
+  (staging ``k8s.io/kubectl/pkg/drain/filters.go``, in its filter order) and then the Eviction
+  API's budget check (``pkg/registry/core/pod/storage/eviction.go``): DaemonSet pods and mirror
+  pods (the annotation, or a Node as controller, as the kubelet makes them) stay; a pod with emptyDir data is refused without ``--delete-emptydir-data``, a pod without
+  a controller without ``--force``, and where a pod is refused kubectl evicts nothing else from
+  that node (``GetPodsForDeletion`` returned errors); an eviction that would take a PodDisruptionBudget below zero
+  disruptions is blocked (``--disable-eviction`` deletes instead, as kubectl's flag does, and
+  consults no budget). Budgets are spent in eviction order: drained nodes by name, their pods by
+  namespace/name.
+* the run: the cluster with the drained nodes cordoned and the evicted pods gone; each evicted
+  pod whose controller re-creates it (ReplicaSet, StatefulSet, Job, ReplicationController) comes
+  back as a new pending pod made from the evicted one (a snapshot rarely holds the controllers,
+  and the pod is what their template produced): a new uid, a new name from the controller's
+  ``generateName`` (a StatefulSet pod keeps its own), creationTimestamp one second apart in
+  eviction order; the real loop of ``whatif.simulate`` then places them (and the snapshot's
+  pending pods, queued first) exactly as ``simulate -f`` places pods. Pods without a controller
+  are lost.
+
+``scale_down`` removes nodes of a group one at a time, least requested first (cluster-autoscaler's
+order), each removal a drain of every node taken so far, and stops at the first that fails.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kschedctl.config.types import SchedulerConfig
+from kschedctl.errors import InputError, UsageError
+from kschedctl.framework.registry import Registry
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.model import KubeObject, Node, Pod
+from kschedctl.snapshot.selectors import Selector, parse_label_selector
+from kschedctl.whatif.simulate import Placement, RunOptions, SimulationResult
+
+#: Hears pods done / total, as ``simulate_streams``' progress does.
+Progress = Callable[[int, int | None], None]
+
+#: Controllers that create a replacement for an evicted pod.
+RECREATING_KINDS = ("ReplicaSet", "StatefulSet", "Job", "ReplicationController")
+MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+#: The letters generated names end with (apimachinery's SafeEncodeString alphabet, as ``whatif.workloads``).
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+
+STAYS = "stays"
+EVICTED = "evicted"
+REFUSED = "refused"
+BLOCKED = "blocked"
+
+EMPTYDIR_REFUSAL = "emptyDir data: refused without --delete-emptydir-data"
+UNMANAGED_REFUSAL = "no controller: refused without --force"
+NODE_REFUSED = "not evicted: kubectl drain evicts nothing on a node where it refuses a pod"
+
+
+@dataclass
+class DrainFlags:
+    """The ``kubectl drain`` flags the plan honours (``--ignore-daemonsets`` is implied)."""
+
+    delete_emptydir_data: bool = False
+    force: bool = False
+    #: Delete instead of evicting: no PodDisruptionBudget is consulted.
+    disable_eviction: bool = False
+
+    def to_dict(self) -> dict[str, bool]:
+        return {"deleteEmptydirData": self.delete_emptydir_data, "force": self.force, "disableEviction": self.disable_eviction}
+
+
+@dataclass
+class BudgetBlock:
+    """A PodDisruptionBudget that refused an eviction."""
+
+    budget: str  # namespace/name
+    disruptions_allowed: int
+    message: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"budget": self.budget, "disruptionsAllowed": self.disruptions_allowed, "message": self.message}
+
+
+@dataclass
+class Eviction:
+    """What the drain does with one pod of a drained node."""
+
+    pod: str
+    node: str
+    action: str  # stays | evicted | refused | blocked
+    reason: str = ""
+    #: The controlling object, "Kind name" in the pod's namespace (None: the pod declares no controller).
+    controller: str | None = None
+    #: The pending pod its controller creates instead (namespace/name), when it does.
+    recreated_as: str | None = None
+    block: BudgetBlock | None = None
+
+    @property
+    def lost(self) -> bool:
+        return self.action == EVICTED and self.recreated_as is None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "pod": self.pod,
+            "node": self.node,
+            "action": self.action,
+            "reason": self.reason,
+            "controller": self.controller,
+            "recreatedAs": self.recreated_as,
+            "blockedBy": self.block.to_dict() if self.block else None,
+        }
+
+
+# --------------------------------------------------------------------------- the eviction rules
+
+
+def controller_of(pod: Pod) -> dict[str, Any] | None:
+    """``metav1.GetControllerOf``: the owner reference marked as controller."""
+    return pod.meta.controller_ref()
+
+
+def _controller_label(pod: Pod) -> str | None:
+    ref = controller_of(pod)
+    return f"{ref.get('kind')} {ref.get('name')}" if ref else None
+
+
+def filter_pod(pod: Pod, flags: DrainFlags) -> tuple[str, str]:
+    """kubectl drain's filters in their order: (action, reason); the first filter that keeps a pod decides."""
+    ref = controller_of(pod)
+    if ref is not None and ref.get("kind") == "DaemonSet" and ref.get("apiVersion") == "apps/v1":
+        return STAYS, "DaemonSet pod (--ignore-daemonsets)"
+    if MIRROR_ANNOTATION in pod.meta.annotations or (ref is not None and ref.get("kind") == "Node" and ref.get("apiVersion") == "v1"):
+        return STAYS, "mirror pod (the kubelet's)"  # the kubelet makes a static pod's mirror owned by its Node
+    if any(isinstance(v, dict) and "emptyDir" in v for v in pod.volumes) and not flags.delete_emptydir_data:
+        return REFUSED, EMPTYDIR_REFUSAL
+    if ref is None and not flags.force:
+        return REFUSED, UNMANAGED_REFUSAL
+    return EVICTED, ""
+
+
+@dataclass
+class Budget:
+    """A PodDisruptionBudget as the Eviction API reads it, with the disruptions this drain spent."""
+
+    obj: KubeObject
+    selector: Selector | None
+    allowed: int
+
+    @classmethod
+    def of(cls, obj: KubeObject) -> Budget:
+        raw_sel = obj.spec.get("selector")
+        sel: Selector | None = None
+        if raw_sel is not None:  # a nil selector matches nothing; an empty one matches every pod
+            try:
+                sel = parse_label_selector(raw_sel, "spec.selector")
+            except InputError:
+                sel = None
+        return cls(obj, sel, _int(obj.status.get("disruptionsAllowed")))
+
+    def covers(self, pod: Pod) -> bool:
+        return self.obj.namespace == pod.namespace and self.selector is not None and self.selector.matches(pod.labels)
+
+    def spend(self, pod: Pod) -> BudgetBlock | None:
+        """``checkAndDecrement`` after the unhealthy-pod rules: None when the eviction may go ahead."""
+        status, key = self.obj.status, self.obj.key
+        if not _pod_ready(pod):
+            policy = self.obj.spec.get("unhealthyPodEvictionPolicy")
+            current, desired = _int(status.get("currentHealthy")), _int(status.get("desiredHealthy"))
+            if policy == "AlwaysAllow" or (current >= desired and desired > 0):
+                return None  # an unready pod does not count as a disruption
+        generation = _int(self.obj.raw.get("metadata", {}).get("generation"))
+        if _int(status.get("observedGeneration")) < generation:
+            return BudgetBlock(key, self.allowed, f"the disruption controller has not observed {key} yet (429, retried)")
+        if self.allowed <= 0:
+            return BudgetBlock(key, self.allowed, self._refusal())
+        self.allowed -= 1
+        return None
+
+    def _refusal(self) -> str:
+        status, name = self.obj.status, self.obj.name
+        if self.allowed < 0:
+            return f"the disruption budget {name} allows a negative number of disruptions"
+        current, desired = _int(status.get("currentHealthy")), _int(status.get("desiredHealthy"))
+        if current <= desired:
+            return f"The disruption budget {name} needs {desired} healthy pods and has {current} currently"
+        return f"The disruption budget {name} does not allow evicting pods currently"
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+def _pod_ready(pod: Pod) -> bool:
+    """``IsPodReady``; a snapshot without conditions says nothing against it (taken as ready)."""
+    conditions = (pod.raw.get("status") or {}).get("conditions")
+    if not isinstance(conditions, list):
+        return True
+    for c in conditions:
+        if isinstance(c, dict) and c.get("type") == "Ready":
+            return c.get("status") == "True"
+    return True
+
+
+def check_budgets(pod: Pod, budgets: list[Budget]) -> BudgetBlock | None:
+    """The Eviction API's budget check for one pod (terminal, pending and terminating pods skip it)."""
+    if pod.phase in ("Succeeded", "Failed", "Pending") or pod.meta.deletion_timestamp is not None:
+        return None
+    matching = [b for b in budgets if b.covers(pod)]
+    if len(matching) > 1:
+        names = ", ".join(b.obj.key for b in matching)
+        return BudgetBlock(names, min(b.allowed for b in matching),
+                           "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.")
+    return matching[0].spend(pod) if matching else None
+
+
+# --------------------------------------------------------------------------- the plan
+
+
+@dataclass
+class DrainPlan:
+    """Every pod of the drained nodes with its fate, and the pending pods that replace the evicted ones."""
+
+    nodes: list[str]
+    flags: DrainFlags
+    evictions: list[Eviction] = field(default_factory=list)
+    #: The replacements' manifests, in eviction order (creationTimestamp one second apart).
+    recreated: list[dict[str, Any]] = field(default_factory=list)
+    #: Replacement pod key -> its controller ("Kind name").
+    controllers: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def evicted_keys(self) -> set[str]:
+        return {e.pod for e in self.evictions if e.action == EVICTED}
+
+
+def drained_nodes(cluster: Cluster, names: Iterable[str], selector: Selector | None) -> list[str]:
+    """The nodes named or selected, by name; an unknown name or a selector matching nothing is bad input."""
+    out: set[str] = set()
+    for name in names:
+        if cluster.node(name) is None:
+            raise InputError(f'node "{name}" is not in the cluster')
+        out.add(name)
+    if selector is not None:
+        chosen = [n.name for n in cluster.nodes if selector.matches(n.labels)]
+        if not chosen:
+            raise InputError(f'no node matches the selector "{selector}"')
+        out.update(chosen)
+    if not out:
+        raise UsageError("name the nodes to drain: --drain NODE or --drain-selector SELECTOR")
+    return sorted(out)
+
+
+def plan_drain(cluster: Cluster, nodes: list[str], flags: DrainFlags, now: datetime) -> DrainPlan:
+    """The eviction plan for ``nodes`` (sorted), pods of each by namespace/name, budgets spent in that order."""
+    plan = DrainPlan(list(nodes), flags)
+    budgets = [] if flags.disable_eviction else [Budget.of(o) for o in cluster.of_kind("PodDisruptionBudget")]
+    taken = {p.key for p in cluster.pods}
+    on_node: dict[str, list[Pod]] = {}
+    for p in cluster.bound_pods():
+        on_node.setdefault(p.node_name, []).append(p)
+    for node in nodes:
+        pods = sorted(on_node.get(node, []), key=lambda p: (p.namespace, p.name))
+        filtered = [(pod, *filter_pod(pod, flags)) for pod in pods]
+        refused = any(action == REFUSED for _, action, _ in filtered)
+        for pod, action, reason in filtered:
+            e = Eviction(pod.key, node, action, reason, _controller_label(pod))
+            if action == EVICTED and refused:  # GetPodsForDeletion returned errors: nothing is evicted there
+                e.action, e.reason = STAYS, NODE_REFUSED
+            elif action == EVICTED:
+                e.block = check_budgets(pod, budgets)
+                if e.block is not None:
+                    e.action, e.reason = BLOCKED, e.block.message
+            if e.action == EVICTED:
+                _recreate(plan, pod, e, taken, now)
+            plan.evictions.append(e)
+    return plan
+
+
+def _recreate(plan: DrainPlan, pod: Pod, e: Eviction, taken: set[str], now: datetime) -> None:
+    """The replacement the pod's controller creates, or the reason there is none."""
+    ref = controller_of(pod)
+    if ref is None:
+        e.reason = "no controller: lost (--force)"
+        return
+    if ref.get("kind") not in RECREATING_KINDS:
+        e.reason = f"controller kind {ref.get('kind')} is not modelled: not re-created here"
+        return
+    raw = replacement(pod, ref, taken, now + timedelta(seconds=len(plan.recreated)))
+    md = raw["metadata"]
+    key = f"{md['namespace']}/{md['name']}"
+    taken.add(key)
+    e.recreated_as = key
+    plan.recreated.append(raw)
+    plan.controllers[key] = str(e.controller)
+
+
+def replacement(pod: Pod, ref: dict[str, Any], taken: set[str], created: datetime) -> dict[str, Any]:
+    """The pending pod a controller creates for ``pod``: its spec without the node, no status, a new
+    identity (a StatefulSet pod keeps its name), ``created`` as creationTimestamp."""
+    raw = copy.deepcopy(pod.raw)
+    md = raw.setdefault("metadata", {})
+    for k in ("resourceVersion", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        md.pop(k, None)
+    raw.pop("status", None)
+    (raw.get("spec") or {}).pop("nodeName", None)
+    md["namespace"] = pod.namespace
+    md["uid"] = str(uuid.uuid5(uuid.NAMESPACE_URL, f"kschedctl-drain/{pod.uid}"))
+    md["creationTimestamp"] = created.strftime("%Y-%m-%dT%H:%M:%SZ")
+    if ref.get("kind") != "StatefulSet":
+        md["name"] = _new_name(pod, str(md.get("generateName") or f"{ref.get('name')}-"), taken)
+    return raw
+
+
+def _new_name(pod: Pod, prefix: str, taken: set[str]) -> str:
+    """``generateName`` plus five characters, stable for the same pod (derived from its uid)."""
+    for attempt in range(100):
+        digest = hashlib.sha256(f"{pod.uid}/{attempt}".encode()).digest()
+        name = prefix + "".join(NAME_ALPHABET[b % len(NAME_ALPHABET)] for b in digest[:5])
+        if f"{pod.namespace}/{name}" not in taken:
+            return name
+    raise InputError(f"no free name for the replacement of {pod.key}")  # pragma: no cover
+
+
+# --------------------------------------------------------------------------- the cluster after the drain
+
+
+def drained_cluster(cluster: Cluster, cordon: Iterable[str], remove_pods: set[str], remove_nodes: Iterable[str] = ()) -> Cluster:
+    """A copy of ``cluster`` with ``cordon`` unschedulable, ``remove_nodes`` and their pods gone, ``remove_pods`` gone.
+
+    Deep-copied: a run writes nominations and nodes to the pods it schedules."""
+    cordoned, removed = set(cordon), set(remove_nodes)
+    c = Cluster()
+    for n in cluster.nodes:
+        if n.name not in removed:
+            c.add_node(_cordoned(n) if n.name in cordoned else n)
+    for p in cluster.pods:
+        if p.key not in remove_pods and p.node_name not in removed:
+            c.add_pod(copy.deepcopy(p))
+    for kind in cluster.objects:
+        for o in cluster.of_kind(kind):
+            c.add_object(o)
+    c.notes, c.terminal_pods, c.pods_listed = list(cluster.notes), list(cluster.terminal_pods), cluster.pods_listed
+    return c
+
+
+def _cordoned(node: Node) -> Node:
+    """``kubectl cordon``: the node with ``spec.unschedulable: true``."""
+    raw = copy.deepcopy(node.raw)
+    raw.setdefault("spec", {})["unschedulable"] = True
+    return Node(raw)
+
+
+# --------------------------------------------------------------------------- the run
+
+
+@dataclass
+class Landing:
+    """Where one re-created pod went."""
+
+    pod: str
+    evicted: str
+    node: str  # the drained node it left
+    controller: str
+    placement: Placement | None
+
+    def to_dict(self) -> dict[str, Any]:
+        p = self.placement
+        return {
+            "pod": self.pod,
+            "evicted": self.evicted,
+            "from": self.node,
+            "controller": self.controller,
+            "outcome": p.outcome if p else "not tried",
+            "node": p.node if p else None,
+            "fitError": p.fit_error if p else None,
+            "nominatedNodeName": p.nominated_node_name if p else None,
+            "victims": list(p.preemption.victims) if p and p.preemption else [],
+            "tiedWith": [c for c in p.candidates if c != p.node] if p and p.placed and len(p.candidates) > 1 else [],
+        }
+
+
+@dataclass
+class DrainResult:
+    plan: DrainPlan
+    simulation: SimulationResult | None
+    landings: list[Landing] = field(default_factory=list)
+    #: The nodes are deleted (a scale-down), not cordoned.
+    removed: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def refused(self) -> list[Eviction]:
+        return [e for e in self.plan.evictions if e.action == REFUSED]
+
+    @property
+    def blocked(self) -> list[Eviction]:
+        return [e for e in self.plan.evictions if e.action == BLOCKED]
+
+    @property
+    def lost(self) -> list[Eviction]:
+        return [e for e in self.plan.evictions if e.lost]
+
+    @property
+    def not_placed(self) -> list[Landing]:
+        return [ln for ln in self.landings if ln.placement is None or not ln.placement.placed]
+
+    @property
+    def succeeded(self) -> bool:
+        """Every pod left its node and every replacement was placed."""
+        return not self.refused and not self.blocked and not self.not_placed
+
+    def verdict(self) -> str:
+        nodes = ", ".join(self.plan.nodes)
+        reasons: list[str] = []
+        refused = self.refused
+        if refused:
+            flags = sorted({"--delete-emptydir-data" if e.reason == EMPTYDIR_REFUSAL else "--force" for e in refused})
+            reasons.append(f"kubectl drain refuses {len(refused)} pod(s) (allowed by {' '.join(flags)})")
+        blocked = self.blocked
+        if blocked:
+            budgets = sorted({e.block.budget for e in blocked if e.block})
+            reasons.append(f"{len(blocked)} eviction(s) blocked by PodDisruptionBudget {', '.join(budgets)}")
+        missing = self.not_placed
+        if missing:
+            reasons.append(f"{len(missing)} re-created pod(s) do not fit")
+        lost = self.lost
+        tail = f"; {len(lost)} pod(s) without a controller are lost" if lost else ""
+        if not reasons:
+            return f"drain possible: {nodes}; every evicted pod's replacement is placed{tail}"
+        return f"drain of {nodes} not possible: " + "; ".join(reasons) + tail
+
+    def to_dict(self) -> dict[str, Any]:
+        blocks = [{"pod": e.pod, **e.block.to_dict()} for e in self.blocked if e.block]
+        return {
+            "drained": list(self.plan.nodes),
+            "removed": self.removed,
+            "flags": self.plan.flags.to_dict(),
+            "verdict": self.verdict(),
+            "succeeded": self.succeeded,
+            "pods": [e.to_dict() for e in self.plan.evictions],
+            "landings": [ln.to_dict() for ln in self.landings],
+            "blockingBudgets": blocks,
+            "lost": [e.pod for e in self.lost],
+            "pendingAtStart": [
+                {"pod": p.pod, "outcome": p.outcome, "node": p.node, "nominatedNodeName": p.nominated_node_name}
+                for p in (self.simulation.placements if self.simulation else []) if p.pending_at_start
+            ],
+            "simulation": self.simulation.to_dict() if self.simulation else None,
+            "notes": list(self.notes),
+        }
+
+
+def run_drain(
+    cluster: Cluster,
+    config: SchedulerConfig,
+    nodes: list[str],
+    flags: DrainFlags,
+    registry: Registry | None = None,
+    *,
+    options: RunOptions | None = None,
+    now: datetime | None = None,
+    remove: bool = False,
+    progress: Progress | None = None,
+) -> DrainResult:
+    """Plan the drain of ``nodes``, then schedule the replacements on what is left (``remove``: the nodes
+    are deleted rather than cordoned, as a scale-down does)."""
+    plan = plan_drain(cluster, nodes, flags, now or datetime.now(UTC).replace(microsecond=0))
+    after = drained_cluster(cluster, [] if remove else nodes, plan.evicted_keys, nodes if remove else ())
+    result = DrainResult(plan, None, removed=remove)
+    if plan.recreated:
+        result.simulation = _schedule(after, config, plan, registry, options, progress)
+    final = {p.pod: p for p in result.simulation.placements} if result.simulation else {}
+    for e in plan.evictions:
+        if e.recreated_as is not None:
+            result.landings.append(Landing(e.recreated_as, e.pod, e.node, str(e.controller), final.get(e.recreated_as)))
+    if any(ln.placement and ln.placement.placed and len(ln.placement.candidates) > 1 for ln in result.landings):
+        result.notes.append("a tie among candidate nodes decided some landings (tiedWith): node order chose, "
+                            "and kube-scheduler's parallel filtering may choose another of them")
+    return result
+
+
+def _schedule(after: Cluster, config: SchedulerConfig, plan: DrainPlan, registry: Registry | None,
+              options: RunOptions | None, progress: Progress | None) -> SimulationResult:
+    """The replacements through the loop exactly as ``simulate -f`` runs bare pods (the snapshot's pending pods first)."""
+    from kschedctl.snapshot.loader import Document
+    from kschedctl.whatif.simulate import simulate_streams, workload_streams
+    from kschedctl.whatif.workloads import PodFactory, parse_manifests
+
+    docs = [Document("<drain>", i, raw) for i, raw in enumerate(plan.recreated, 1)]
+    manifests = parse_manifests(docs, after)
+    factory = PodFactory(manifests, after, private=True)
+    streams, excluded = workload_streams(manifests, factory)
+    for stream, raw in zip(streams, plan.recreated, strict=True):
+        md = raw["metadata"]
+        stream.workload = plan.controllers[f"{md['namespace']}/{md['name']}"]
+    sim = simulate_streams(factory.cluster, config, streams, registry, options=options or RunOptions(),
+                           exclude_pod_uids=excluded, owns_cluster=True, progress=progress)
+    sim.notes[:0] = manifests.notes
+    return sim
+
+
+# --------------------------------------------------------------------------- scale-down
+
+
+@dataclass
+class ScaleDownResult:
+    """How many nodes of a group can go, one at a time, and the drain that stopped the search."""
+
+    group: str
+    #: The candidates in removal order, each with its utilization (the larger of cpu and memory requested / allocatable).
+    candidates: list[tuple[str, float]]
+    removable: list[str] = field(default_factory=list)
+    #: The last successful removal's drain (of every node taken so far).
+    last_success: DrainResult | None = None
+    #: The drain that failed: the next node could not go.
+    stopped_by: DrainResult | None = None
+    blocked_node: str | None = None
+    limit: int = 0
+
+    @property
+    def succeeded(self) -> bool:
+        """Every candidate (or ``limit`` of them) can go."""
+        wanted = min(self.limit, len(self.candidates)) if self.limit else len(self.candidates)
+        return len(self.removable) >= wanted and self.stopped_by is None
+
+    def verdict(self) -> str:
+        n = len(self.removable)
+        head = f"{n} of {len(self.candidates)} node(s) of {self.group} can be removed"
+        if self.stopped_by is None:
+            return head + (f" (--count {self.limit})" if self.limit and n == self.limit else "")
+        why = self.stopped_by.verdict().split(": ", 1)[-1]
+        return f"{head}; the next, {self.blocked_node}, cannot: {why}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "group": self.group,
+            "candidates": [{"node": n, "utilization": round(u, 4)} for n, u in self.candidates],
+            "removable": list(self.removable),
+            "blockedNode": self.blocked_node,
+            "verdict": self.verdict(),
+            "succeeded": self.succeeded,
+            "lastDrain": self.last_success.to_dict() if self.last_success else None,
+            "stoppedBy": self.stopped_by.to_dict() if self.stopped_by else None,
+        }
+
+
+def utilization(cluster: Cluster, names: Iterable[str]) -> dict[str, float]:
+    """cluster-autoscaler's node utilization: the larger of cpu and memory requests over allocatable."""
+    from kschedctl.framework.snapshot import Snapshot
+
+    snap = Snapshot(cluster)
+    out: dict[str, float] = {}
+    for name in names:
+        ni = snap.node_info_map[name]
+        req, alloc = ni.requested, ni.allocatable
+        cpu = req.milli_cpu / alloc.milli_cpu if alloc.milli_cpu else 0.0
+        mem = req.memory / alloc.memory if alloc.memory else 0.0
+        out[name] = max(cpu, mem)
+    return out
+
+
+def scale_down(
+    cluster: Cluster,
+    config: SchedulerConfig,
+    group: Selector,
+    flags: DrainFlags,
+    registry: Registry | None = None,
+    *,
+    count: int = 0,
+    options: RunOptions | None = None,
+    now: datetime | None = None,
+    progress: Progress | None = None,
+) -> ScaleDownResult:
+    """Remove the group's nodes least requested first, each step a drain of every node taken so far (the nodes
+    deleted, their pods' replacements placed on the rest), until one fails or ``count`` are gone."""
+    names = [n.name for n in cluster.nodes if group.matches(n.labels)]
+    if not names:
+        raise InputError(f'no node matches the selector "{group}"')
+    used = utilization(cluster, names)
+    order = sorted(names, key=lambda n: (used[n], n))
+    result = ScaleDownResult(str(group), [(n, used[n]) for n in order], limit=count)
+    for i, name in enumerate(order):
+        if count and i >= count:
+            break
+        drain = run_drain(cluster, config, order[: i + 1], flags, registry, options=options, now=now, remove=True,
+                          progress=progress)
+        if not drain.succeeded:
+            result.stopped_by, result.blocked_node = drain, name
+            break
+        result.removable.append(name)
+        result.last_success = drain
+    return result
