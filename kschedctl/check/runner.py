@@ -185,7 +185,8 @@ def _run_single(
     # message of a cycle that ended in an error into fitError, as in the PodScheduled condition).
     unforeseen = bool(trace.error and "error" not in expected and expected.get("fitError") != trace.error)
     if unforeseen:
-        diffs.append(Difference("error", None, trace.error))
+        diffs.insert(0, Difference("error", None, trace.error))
     return ScenarioResult(
-        name, str(d), not diffs, diffs, actual, expected_file=str(exp_file), reference=reference, unforeseen_error=unforeseen
+        name, str(d), not diffs, diffs, actual, expected_file=str(exp_file), reference=reference,
+        unforeseen_error=unforeseen, run_error=trace.error if unforeseen else None,
     )
