@@ -101,3 +101,26 @@ def test_json_and_junit_tell_same_named_scenarios_apart(tmp_path: Path) -> None:
     lines = table.stdout.rstrip("\n").splitlines()
     at = lines.index("1 passed, 0 failed, 1 error")
     assert lines[at + 1].startswith(f"ERROR web ({b}): {b / 'pod.yaml'}: document 1: Pod x:")
+
+
+def test_changed_config_or_snapshot_checks_the_scenarios_that_use_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.test_check_ci import BIN_PACKING, write_cluster
+
+    tests = tmp_path / "scheduling-tests"
+    scenario(tests, "a", PASSING)
+    own = scenario(tests, "b", PASSING)
+    (own / "config.yaml").write_text(yaml.safe_dump(BIN_PACKING))
+    scenario(tests, "c", PASSING, cluster=False)
+    (tmp_path / "deploy").mkdir()
+    (tmp_path / "deploy" / "config.yaml").write_text(yaml.safe_dump(BIN_PACKING))
+    write_cluster(tmp_path / "prod.yaml")
+    monkeypatch.chdir(tmp_path)
+    common = ["check", "--changed", "--config", "deploy/config.yaml", "--snapshot", "prod.yaml", "-o", "json"]
+    r = invoke(*common, "deploy/config.yaml")
+    # bin-packing moves the 1-cpu pod to `small`: the scenarios that use --config fail, `b` is not run
+    assert r.exit_code == 1, r.output
+    assert [e["name"] for e in json.loads(r.stdout)] == ["a", "c"]
+    assert "note: deploy/config.yaml is the --config file: checking the 2 scenarios under . that use it" in r.stderr
+    r = invoke(*common, "prod.yaml", "scheduling-tests/b/expected.yaml")
+    assert [e["name"] for e in json.loads(r.stdout)] == ["b", "c"]
+    assert "note: prod.yaml is the --snapshot file: checking the 1 scenario under . that use it" in r.stderr
