@@ -91,9 +91,9 @@ def load_expected_sequence(d: Path, names: tuple[str, ...] = EXPECTED_NAMES) -> 
     placements = data.get("placements")
     if placements is not None and not isinstance(placements, list | dict):
         raise InputError("must be a list or a mapping of pod to expectations", source=source, field="placements")
-    entries = placements if isinstance(placements, list) else list((placements or {}).values())
-    for i, e in enumerate(entries):
-        where = f"placements[{i}]" if isinstance(placements, list) else f"placements.{list(placements)[i]}"
+    named = list(enumerate(placements)) if isinstance(placements, list) else list((placements or {}).items())
+    for key, e in named:
+        where = f"placements[{key}]" if isinstance(placements, list) else f"placements.{key}"
         _known_keys(e, PLACEMENT_KEYS, source, where)
     if data.get("summary") is not None:
         _known_keys(data["summary"], SUMMARY_KEYS, source, "summary")

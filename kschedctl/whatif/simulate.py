@@ -38,12 +38,10 @@ not fit (a copy's preemption only reported); only the copies are counted.
 
 from __future__ import annotations
 
-import dataclasses
-
 import heapq
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cmp_to_key
 from typing import Any
 
@@ -889,7 +887,7 @@ def _schedule_pending_first(sim: Simulator, result: SimulationResult) -> int:
     """``--max``: the snapshot's pending pods, in queue order, before any copy, as the real loop runs them
     (their preemption applied: victims gone, the pod nominated); how many attempts that took."""
     queue = sim.queue(sim.queued_at_start())
-    copies_options, sim.options = sim.options, dataclasses.replace(sim.options, preemption=APPLY)
+    copies_options, sim.options = sim.options, replace(sim.options, preemption=APPLY)
     n = 0
     while (item := queue.pop()) is not None:
         n += 1
