@@ -18,6 +18,7 @@ unchanged for them; the framework runtime itself knows nothing of this module.
 from __future__ import annotations
 
 import contextvars
+import os
 import queue
 import threading
 import time
@@ -79,6 +80,8 @@ class _Worker:
     """One daemon thread running one plugin's calls, one at a time, in the caller's context."""
 
     def __init__(self, plugin: str) -> None:
+        #: A forked worker process (``kschedctl.parallel``) has no copy of this thread: it starts its own.
+        self.pid = os.getpid()
         self.jobs: queue.SimpleQueue[Callable[[], None]] = queue.SimpleQueue()
         self.thread = threading.Thread(target=self._loop, name=f"kschedctl-plugin-{plugin}", daemon=True)
         self.thread.start()
@@ -110,7 +113,7 @@ class _Watch:
                 raise PluginTimeout(self.hung)
             call = call.replace("did not return from", "was not called for", 1)
             raise PluginTimeout(f"{call}: {self.hung} and is still running")
-        if self.worker is None:
+        if self.worker is None or self.worker.pid != os.getpid():
             self.worker = _Worker(self.plugin)
         done = threading.Event()
         box: list[Any] = []
@@ -150,8 +153,10 @@ class WatchedPlugin:
         self._watch = watch
 
     def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):  # copy, pickle and the like: never forwarded (nor looked up before __init__)
+            raise AttributeError(attr)
         value = getattr(self.__wrapped__, attr)
-        if attr.startswith("__") or not callable(value) or isinstance(value, type):
+        if not callable(value) or isinstance(value, type):
             return value
         watch = self._watch
 
