@@ -18,12 +18,6 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 PKG_NAME = "kschedctl"
 
-# Cycles being broken on another branch (the noderesources columns/fit pair). The lead empties
-# this set when that branch is merged; any cycle not named here fails the test, and an entry
-# whose cycle is gone fails test_pending_cycles_still_exist.
-PENDING_ELSEWHERE: set[frozenset[str]] = {
-    frozenset({"kschedctl.plugins.noderesources.columns", "kschedctl.plugins.noderesources.fit"}),
-}
 
 Graph = Mapping[str, Iterable[str]]
 
@@ -183,13 +177,5 @@ def test_imports_resolved(tmp_path: Path, source: str, module: str, expected: se
 
 def test_no_import_cycles() -> None:
     found = cycles(import_graph())
-    unexpected = [c for c in found if c not in PENDING_ELSEWHERE]
-    report = "\n".join("  " + " <-> ".join(sorted(c)) for c in unexpected)
-    assert not unexpected, f"import cycles in {PKG_NAME}:\n{report}"
-
-
-def test_pending_cycles_still_exist() -> None:
-    """A pending entry whose cycle is gone (or changed members) should be removed or corrected."""
-    found = set(cycles(import_graph()))
-    stale = [sorted(c) for c in PENDING_ELSEWHERE if c not in found]
-    assert not stale, f"PENDING_ELSEWHERE names cycles that no longer exist: {stale}"
+    report = "\n".join("  " + " <-> ".join(sorted(c)) for c in found)
+    assert not found, f"import cycles in {PKG_NAME}:\n{report}"

@@ -1,5 +1,7 @@
 """Validation per kind: the apiVersions kube-scheduler v1.35 reads each kind as, the checks each kind
 gets on create (``validate_object``), PriorityClass rules, and the first error as the loader reports it.
+
+Upstream model: ``pkg/apis/core/validation/validation.go (and each group's validation package)``.
 """
 
 from __future__ import annotations

@@ -140,12 +140,20 @@ def _take_plugin_timeout(args: list[str]) -> list[str]:
     return out + args[end:]
 
 
+#: ``-h`` as well as ``--help`` on every command and group (kubectl users type it); subcommands inherit it
+HELP_OPTIONS = ["-h", "--help"]
+
+
 class RootGroup(TyperGroup):
-    """The top-level command: ``--debug`` is a global flag, accepted before or after the subcommand."""
+    """The top-level command: ``--debug`` and ``--plugin-timeout`` are global flags, accepted before or after the subcommand."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         _plain_argument_help(self)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        _completion_help(self)  # typer appends its completion options after __init__
+        return list(super().get_params(ctx))
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         end = args.index("--") if "--" in args else len(args)
@@ -154,14 +162,43 @@ class RootGroup(TyperGroup):
             args = [a for a in args[:end] if a != "--debug"] + args[end:]
         debug.set(debug_given)
         args = _take_plugin_timeout(args)
-        if "--install-completion" in args[:end] and not os.environ.get("HOME"):
-            # typer would fall back to the passwd entry's home (/root under sudo or in a container)
-            err(
-                "error: --install-completion writes into your home directory, but HOME is not set: "
-                "set HOME, or source a script from completions/ yourself"
-            )
-            raise typer.Exit(EXIT_ERROR)
+        end = args.index("--") if "--" in args else len(args)
+        if not ctx.resilient_parsing:  # not while a shell asks for completions of a half-typed line
+            _completion(args[:end])
         return super().parse_args(ctx, args)
+
+
+def _completion(args: list[str]) -> None:
+    """``--install-completion [SHELL]`` / ``--show-completion [SHELL]``, for the shell named (typer's
+    options would detect it): done here, before the command line is parsed any further."""
+    from kschedctl.cli.complete import completion_request, run_completion_request
+
+    request = completion_request(args)
+    if request is None:
+        return
+    option, shell = request
+    if option == "--install-completion" and not os.environ.get("HOME"):
+        # typer would fall back to the passwd entry's home (/root under sudo or in a container)
+        err(
+            "error: --install-completion writes into your home directory, but HOME is not set: "
+            "set HOME, or source a script from completions/ yourself"
+        )
+        raise typer.Exit(EXIT_ERROR)
+    try:
+        print(run_completion_request(option, shell))
+    except KschedctlError as e:
+        err(f"error: {e}")
+        raise typer.Exit(EXIT_ERROR) from None
+    raise typer.Exit(EXIT_OK)
+
+
+def _completion_help(command: Any) -> None:
+    """The completion options' help names the optional SHELL kschedctl reads after them."""
+    for param in getattr(command, "params", []):
+        if param.name in ("install_completion", "show_completion"):
+            verb = "Install" if param.name == "install_completion" else "Print"
+            text = f"{verb} completion for SHELL (bash, zsh, fish, powershell), or for the current shell."
+            param.get_help_record = functools.partial(lambda opt, t, ctx: (f"{opt} [SHELL]", t), param.opts[0], text)
 
 
 app = typer.Typer(
@@ -172,8 +209,13 @@ app = typer.Typer(
     add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": HELP_OPTIONS},
 )
-explain_app = typer.Typer(help="Explain what kube-scheduler would do with a pod.", no_args_is_help=True)
+explain_app = typer.Typer(
+    help="Explain what kube-scheduler would do with a pod.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": HELP_OPTIONS},
+)
 app.add_typer(explain_app, name="explain")
 
 
@@ -227,14 +269,26 @@ def notes_console() -> Any:
     return stderr_console()
 
 
+def deferred_notes() -> Any:
+    """``with deferred_notes() as notes:`` render a result, its notes printed on stderr after it
+    (see ``kschedctl.cli.streams.deferred_notes``)."""
+    from kschedctl.cli.streams import deferred_notes as defer
+
+    return defer()
+
+
 def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any) -> None:
     """A what-if report (``diff-profiles``, ``simulate``): ``table(data, stdout, notes)`` or ``markdown(data)``,
-    JSON or YAML; the progress line removed first."""
+    JSON or YAML; the progress line removed first, the notes after the tables."""
     from kschedctl.cli.progress import done
     from kschedctl.render.data import emit
 
+    def tables(d: dict[str, Any]) -> None:
+        with deferred_notes() as notes:
+            table(d, stdout_console(), notes)
+
     done()
-    emit(data, output.value, table=lambda d: table(d, stdout_console(), notes_console()), markdown=markdown)
+    emit(data, output.value, table=tables, markdown=markdown)
 
 
 def guarded(fn: Callable[[], int]) -> None:

@@ -5,6 +5,8 @@ into these plain objects after v1.35 defaulting: every profile's plugin sets are
 already merged with the default plugins (``mergePlugins``), and every plugin
 that needs args has a defaulted args model. MultiPoint expansion happens in the
 runtime, as in kube-scheduler.
+
+Upstream model: ``pkg/scheduler/apis/config/types.go``.
 """
 
 from __future__ import annotations

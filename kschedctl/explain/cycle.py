@@ -527,7 +527,7 @@ def _bind(fw: Framework, state: CycleState, pod: Pod, host: str, trace: Trace) -
         )
         return Status()
     st, trace.bind = fw.run_bind(state, pod, host)
-    for pl in fw.lists["bind"]:
+    for pl in fw.bind_plugins:
         binding_for = getattr(pl, "binding_for", None)
         if binding_for is not None and trace.bind and trace.bind[-1].plugin == pl.name:
             trace.binding = binding_for(pod, host)

@@ -14,6 +14,8 @@ NodeInfo aggregates and BalancedAllocation read pod-level requests and resize
 status; Fit's Filter reads pod-level requests but no status; Fit's Score is
 built without the PodLevelResources and in-place-resize flags, so it reads
 neither, only the containers' non-zero requests plus overhead.
+
+Upstream model: ``k8s.io/component-helpers resource/helpers.go (PodRequests) and pkg/scheduler/util/pod_resources.go``.
 """
 
 from __future__ import annotations

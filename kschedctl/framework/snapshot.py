@@ -8,6 +8,8 @@ nodes in name order, whatever the order of the snapshot file. Filtering starts a
 index 0 in the first cycle, so this order decides which nodes are evaluated when
 percentageOfNodesToScore stops the search early, and which of equally scored nodes
 the heap yields.
+
+Upstream model: ``pkg/scheduler/backend/cache/snapshot.go and backend/cache/node_tree.go``.
 """
 
 from __future__ import annotations

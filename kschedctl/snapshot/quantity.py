@@ -8,6 +8,8 @@ Why not ``kubernetes.utils.parse_quantity``: it accepts strings the API server
 rejects (``"nan"``, ``"1_000"``, surrounding blanks), importing it costs a quarter
 of a second of start-up, and only the live-cluster module may import
 ``kubernetes`` (see tests/test_layering.py).
+
+Upstream model: ``k8s.io/apimachinery pkg/api/resource/quantity.go``.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ matching lives here once:
   terms), as component-helpers' ``nodeaffinity`` package does;
 * ``matchFields`` compares against the node's field set, which only has
   ``metadata.name``: any other key reads as the empty string.
+
+Upstream model: ``k8s.io/apimachinery pkg/labels/selector.go and k8s.io/component-helpers scheduling/corev1/nodeaffinity/nodeaffinity.go``.
 """
 
 from __future__ import annotations
