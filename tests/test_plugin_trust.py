@@ -219,3 +219,73 @@ def test_plugin_module_names_an_object_as_entry_points_do(tmp_path: Path, monkey
         assert json.loads(r.stdout)["selected"]["candidates"] == ["small"]
     r = explain(d, "--plugin-module", "objplug:NOPE")
     assert r.exit_code == 2 and "--plugin-module objplug:NOPE: objplug has no attribute NOPE" in r.stderr
+
+
+# --------------------------------------------------------------------------- the documented public surface
+
+
+def test_two_plugins_in_one_package_as_documented(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pkg = tmp_path / "twoplugs"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    plugin_file(pkg, "plugins", """
+        import types
+        from kschedctl.framework.status import Status
+
+        class NoOddNodes:
+            name = "NoOddNodes"
+
+            def filter(self, state, pod, node_info):
+                return Status()
+
+        class PreferBig:
+            name = "PreferBig"
+
+            def score(self, state, pod, node_info):
+                return (100 if node_info.name == "big" else 0), Status()
+
+            def score_extensions(self):
+                return None
+
+        NO_ODD_NODES = types.SimpleNamespace(NAME="NoOddNodes", new=lambda args, handle: NoOddNodes())
+        PREFER_BIG = types.SimpleNamespace(NAME="PreferBig", new=lambda args, handle: PreferBig())
+    """)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    r = invoke("plugins", "--plugin-module", "twoplugs.plugins:NO_ODD_NODES", "--plugin-module", "twoplugs.plugins:PREFER_BIG", "-o", "json")
+    assert r.exit_code == 0, r.output
+    import json
+
+    rows = {p["name"]: p for p in json.loads(r.stdout)}
+    assert rows["NoOddNodes"]["extensionPoints"] == ["filter"] and rows["PreferBig"]["extensionPoints"] == ["score"]
+
+
+def test_documented_import_paths_and_quantities() -> None:
+    from fractions import Fraction
+
+    from kschedctl.errors import ConfigError, InputError  # noqa: F401
+    from kschedctl.framework.cycle_state import CycleState, StateKey  # noqa: F401
+    from kschedctl.framework.interfaces import (  # noqa: F401
+        NodeScore,
+        NodeToStatus,
+        NominatingInfo,
+        PostFilterResult,
+        PreFilterResult,
+    )
+    from kschedctl.framework.status import MAX_NODE_SCORE, MIN_NODE_SCORE, Code, Status  # noqa: F401
+    from kschedctl.snapshot.model import KubeObject, Node, Pod  # noqa: F401
+    from kschedctl.snapshot.quantity import QuantityError, parse_quantity
+
+    assert PreFilterResult(node_names={"n1"}).node_names == {"n1"} and PreFilterResult().all_nodes()
+    assert (parse_quantity("500m"), parse_quantity("1Gi"), parse_quantity("1e3"), parse_quantity(0.5)) == (
+        Fraction(1, 2), 2**30, 1000, Fraction(1, 2))
+    assert int(parse_quantity("250m") * 1000) == 250
+    for bad in ("lots", True):
+        with pytest.raises(QuantityError):
+            parse_quantity(bad)
+
+
+def test_node_builder_alloc_keeps_what_it_does_not_set() -> None:
+    from kschedctl.testing import make_node
+
+    assert make_node("n").alloc(cpu="16").raw["status"]["allocatable"] == {"cpu": "16", "memory": "16Gi", "pods": "110"}
+    assert make_node("n").alloc_only(cpu="16").raw["status"]["allocatable"] == {"cpu": "16"}
