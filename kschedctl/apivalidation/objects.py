@@ -40,6 +40,7 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "DeviceClass": ("resource.k8s.io/v1",),
     "ResourceSlice": ("resource.k8s.io/v1",),
     "ResourceClaim": ("resource.k8s.io/v1",),
+    "PodGroup": ("scheduling.k8s.io/v1alpha2",),
 }
 
 

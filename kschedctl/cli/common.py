@@ -171,7 +171,7 @@ class RootGroup(TyperGroup):
 def _completion(args: list[str]) -> None:
     """``--install-completion [SHELL]`` / ``--show-completion [SHELL]``, for the shell named (typer's
     options would detect it): done here, before the command line is parsed any further."""
-    from kschedctl.cli.complete import completion_request, run_completion_request
+    from kschedctl.cli.shells import completion_request, run_completion_request
 
     request = completion_request(args)
     if request is None:

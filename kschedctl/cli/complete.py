@@ -19,6 +19,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.cli.shells import COMPLETE_VAR, PROG, completion_script
+
+__all__ = ["COMPLETE_VAR", "PROG", "SCRIPTS", "cobra_completions", "completion_script", "kubectl_complete", "write_scripts"]
+
 if TYPE_CHECKING:
     from typer._click.shell_completion import CompletionItem, ShellComplete
 else:
@@ -27,8 +31,6 @@ else:
     except ImportError:  # typer releases that depend on click rather than vendoring it
         from click.shell_completion import CompletionItem, ShellComplete
 
-PROG = "kschedctl"
-COMPLETE_VAR = "_KSCHEDCTL_COMPLETE"
 #: shell -> file name under completions/
 SCRIPTS = {"bash": "kschedctl.bash", "zsh": "_kschedctl", "fish": "kschedctl.fish", "powershell": "kschedctl.ps1"}
 
@@ -36,49 +38,6 @@ SCRIPTS = {"bash": "kschedctl.bash", "zsh": "_kschedctl", "fish": "kschedctl.fis
 DIRECTIVE_DEFAULT = 0  # let the shell complete file names
 DIRECTIVE_NO_FILE_COMP = 4
 DIRECTIVE_FILTER_DIRS = 16
-
-
-def completion_script(shell: str) -> str:
-    """Typer's completion script for ``kschedctl`` in ``shell``."""
-    from typer._completion_shared import get_completion_script
-
-    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
-
-
-#: ``--install-completion`` / ``--show-completion`` take the shell as an optional word after them
-SHELL_OPTIONS = ("--install-completion", "--show-completion")
-SHELLS = ("bash", "zsh", "fish", "powershell", "pwsh")
-
-
-def completion_request(args: list[str]) -> tuple[str, str | None] | None:
-    """``(option, shell)`` when ``args`` (the words before any ``--``) ask to install or show completion;
-    ``shell`` is the word after the option when it names a shell, else None (the current shell).
-
-    typer's own options are flags that always detect the shell, so ``--install-completion zsh`` would
-    install for the shell running the command; kschedctl reads the shell named instead."""
-    for i, word in enumerate(args):
-        if word in SHELL_OPTIONS:
-            following = args[i + 1] if i + 1 < len(args) else None
-            return word, (following.lower() if following and following.lower() in SHELLS else None)
-    return None
-
-
-def run_completion_request(option: str, shell: str | None) -> str:
-    """Install or show the completion script for ``shell`` (None: the shell detected); what to print."""
-    from typer._completion_shared import _get_shell_name, install
-
-    from kschedctl.errors import UsageError
-
-    shell = shell or _get_shell_name()
-    if shell not in SHELLS:
-        raise UsageError(
-            f"{option}: could not tell which shell you use ({shell or 'none detected'}): "
-            f"name it, e.g. {option} zsh (one of {', '.join(SHELLS)})"
-        )
-    if option == "--show-completion":
-        return completion_script(shell).rstrip("\n")
-    installed, path = install(shell=shell, prog_name=PROG, complete_var=COMPLETE_VAR)
-    return f"{installed} completion installed in {path}\nCompletion will take effect once you restart the terminal"
 
 
 def write_scripts(directory: Path) -> list[Path]:

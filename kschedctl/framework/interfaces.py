@@ -289,6 +289,8 @@ EXTENSION_POINTS: dict[str, str] = {
     "preBind": "pre_bind",
     "bind": "bind",
     "postBind": "post_bind",
+    "placementGenerate": "generate_placements",
+    "placementScore": "score_placement",
 }
 
 
@@ -296,5 +298,10 @@ def implements(plugin: object, extension_point: str) -> bool:
     return callable(getattr(plugin, EXTENSION_POINTS[extension_point], None))
 
 
-def extension_points_of(plugin: object) -> list[str]:
-    return [ep for ep in EXTENSION_POINTS if implements(plugin, ep)]
+#: The pod-group cycle's extension points, which exist from v1.36.
+PLACEMENT_POINTS = ("placementGenerate", "placementScore")
+
+
+def extension_points_of(plugin: object, minor: int = 35) -> list[str]:
+    """The extension points ``plugin`` implements in v1.<minor>."""
+    return [ep for ep in EXTENSION_POINTS if implements(plugin, ep) and (minor >= 36 or ep not in PLACEMENT_POINTS)]

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from kschedctl.config.types import EXTENSION_INTERFACES, Profile
+from kschedctl.config.types import EXTENSION_INTERFACES, PLACEMENT_EXTENSION_POINTS, Profile
 from kschedctl.errors import ConfigError
 from kschedctl.framework import failures
 from kschedctl.framework.cycle_state import CycleState
@@ -234,11 +234,13 @@ class Framework:
                 raise
             except Exception as e:  # a plugin that cannot be built is a configuration problem
                 raise ConfigError(f"initializing plugin {q(name)}: {e}") from e
-        self.lists: dict[str, list[Plugin]] = {}
-        for ep, iface in EXTENSION_INTERFACES:
+        self.lists: dict[str, list[Plugin]] = {ep: [] for ep in PLACEMENT_EXTENSION_POINTS}
+        # the placement extension points exist from v1.36 (getExtensionPoints lists them last)
+        interfaces = [(ep, i) for ep, i in EXTENSION_INTERFACES if self.features.at_least(36) or ep not in self.lists]
+        for ep, iface in interfaces:
             self.lists[ep] = self._explicit_list(ep, iface)
         if plugins["multiPoint"].enabled:
-            for ep, iface in EXTENSION_INTERFACES:
+            for ep, iface in interfaces:
                 self._expand_multipoint(ep, iface)
         if len(self.lists["queueSort"]) != 1:
             raise ConfigError(
@@ -262,6 +264,30 @@ class Framework:
             if self.score_weights.get(pl.name, 0) == 0:
                 raise ConfigError(f"score plugin {q(pl.name)} is not configured with weight")
         self._type_lists()
+        self.placement_score_weights = self._placement_score_weights() if self.features.at_least(36) else {}
+
+    def _placement_score_weights(self) -> dict[str, int]:
+        """v1.36's checks of the pod-group extension points: one generator at most, and the
+        PlacementScore weights (validated apart from the Score ones)."""
+        if len(self.lists["placementGenerate"]) > 1:
+            raise ConfigError(
+                f"at most one placement generate plugin is allowed for profile with scheduler name {q(self.profile_name)}"
+            )
+        weights: dict[str, int] = {}
+        total = 0
+        plugins = self.profile.plugins
+        for ref in plugins["placementScore"].enabled + plugins["multiPoint"].enabled:
+            pl = self.plugins_map.get(ref.name)
+            if pl is None or not implements(pl, "placementScore") or ref.name in weights:
+                continue
+            weights[ref.name] = w = ref.weight or 1
+            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+                raise ConfigError("placement score plugins: total score of Score plugins could overflow")
+            total += w * MAX_NODE_SCORE
+        for pl in self.lists["placementScore"]:
+            if weights.get(pl.name, 0) == 0:
+                raise ConfigError(f"placement score plugin {q(pl.name)} is not configured with weight")
+        return weights
 
     # construction helpers ---------------------------------------------------------------
     def _type_lists(self) -> None:

@@ -99,7 +99,8 @@ def headers(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def cells(row: dict[str, Any], fix: bool = False) -> list[str]:
-    out = [row["pod"], verdict_text(row), dominant_text(row), nearest_text(row), preemption_text(row)]
+    pod = f"{row['pod']} (pod group {row['podGroup']})" if row.get("podGroup") else row["pod"]
+    out = [pod, verdict_text(row), dominant_text(row), nearest_text(row), preemption_text(row)]
     if fix:
         out.append(fix_text(row))
     return out

@@ -34,6 +34,8 @@ KNOWN_KINDS: dict[str, bool] = {
     "DeviceClass": False,
     "ResourceSlice": False,
     "ResourceClaim": True,
+    # scheduling.k8s.io/v1alpha2 (v1.36, GenericWorkload): the pod-group cycle reads PodGroups
+    "PodGroup": True,
 }
 
 #: The PriorityClasses every API server creates at start-up (``scheduling.k8s.io``'s bootstrap
