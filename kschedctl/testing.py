@@ -351,7 +351,13 @@ class NodeBuilder:
         return self
 
     def alloc(self, **res: str) -> NodeBuilder:
-        """Replace allocatable (``ephemeral_storage`` -> ``ephemeral-storage``)."""
+        """Set these allocatable resources, keeping the others (``.alloc(cpu="16")`` keeps the default 16Gi of
+        memory and 110 pods); ``ephemeral_storage`` -> ``ephemeral-storage``. ``alloc_only`` replaces them all."""
+        self.raw["status"]["allocatable"].update(_names(res))
+        return self
+
+    def alloc_only(self, **res: str) -> NodeBuilder:
+        """Replace allocatable by exactly these resources: any left out (memory, pods) are zero on the node."""
         self.raw["status"]["allocatable"] = _names(res)
         return self
 

@@ -386,7 +386,7 @@ def test_changed_checks_the_scenarios_of_changed_files_and_skips_the_rest(tmp_pa
     assert [e["name"] for e in json.loads(r.stdout)] == ["a"]
     r = invoke("check", "--changed", elsewhere)
     assert r.exit_code == 0, r.output
-    assert r.stderr.strip() == "note: no given path belongs to a scenario: nothing to check"
+    assert r.stderr.strip() == "note: no given path belongs to a scenario, nor is the --config or a --snapshot file: nothing to check"
     assert r.stdout.strip().splitlines()[-1] == "0 passed, 0 failed"
 
 

@@ -474,9 +474,12 @@ def test_cli_max_counts_copies() -> None:
     assert r.exit_code == 0, r.output
     data = yaml.safe_load(r.output)
     assert data["mode"] == "max"
-    assert data["summary"]["placed"] == 8
-    assert data["firstFailure"]["pod"] == "shop/cart-8"
+    # the snapshot's pending pods go first (one preempts, one is placed): 7 copies fit after them
+    assert data["summary"]["placed"] == 7
+    assert data["firstFailure"]["pod"] == "shop/cart-7"
     r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max")
+    assert "7 copies of Deployment shop/cart fit on 12 nodes; copy 8 does not fit" in r.output
+    r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max", "--no-pending")
     assert "8 copies of Deployment shop/cart fit on 12 nodes; copy 9 does not fit" in r.output
     r = invoke("simulate", "-f", CART, "--snapshot", DEMO, "--max", "--limit", "3", "-o", "json")
     assert json.loads(r.output)["summary"]["stopReason"] == "limit of 3 pods reached"

@@ -3,9 +3,13 @@
 The report has the common form GitHub (test-reporter actions), GitLab (``artifacts:reports:junit``)
 and Jenkins (the JUnit plugin) all read: one ``<testsuites>`` holding one ``<testsuite>``, and one
 ``<testcase>`` per scenario, named by the scenario directory, with the folder holding it as
-``classname`` (dotted, as Jenkins groups classes into packages) and the expectation file as
-``file``. A failed scenario has a ``<failure>`` whose text is every difference, one per line;
-a scenario with bad input has an ``<error>`` with the error line; a passing one has neither.
+``classname`` (dotted, as Jenkins groups classes into packages), a file of the scenario as ``file``
+(its expectation, or for bad input the file that was bad, with the scenario's path), so that
+same-named scenarios of different folders are told apart.
+A failed scenario has a ``<failure>`` whose text is every difference, one per line; a scenario
+with bad input has an ``<error>`` with the error line, and so does one whose run ended in an error
+(a plugin's Error status: ``type="SchedulingError"``, the differences as its text); a passing one
+has neither.
 What ``--update`` did goes to the testcase's ``<system-out>`` (the diff it wrote, or why it left the
 file alone). Characters XML 1.0 cannot hold (control characters) are dropped from the text.
 """
@@ -25,6 +29,8 @@ from kschedctl.check.scenario import ScenarioResult
 SUITE_NAME = "kschedctl check"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 MESSAGE_CHARS = 240
+#: A scenario's files, the one a testcase names when no expectation was read.
+SCENARIO_FILES = ("expected.yaml", "expected.json", "expected-sequence.yaml", "expected-sequence.json", "pod.yaml", "pods.yaml")
 
 
 def _clean(text: str) -> str:
@@ -41,11 +47,22 @@ def _seconds(value: float) -> str:
     return f"{value:.3f}"
 
 
+def scenario_file(r: ScenarioResult) -> str:
+    """The file a testcase names: the expectation compared with, else the file whose input was bad, else
+    the scenario's first file of ``SCENARIO_FILES``, else its directory."""
+    if r.expected_file:
+        return r.expected_file
+    source = getattr(r.exception, "source", None)
+    if isinstance(source, str) and Path(source).is_file():
+        return source
+    return next((str(Path(r.path) / n) for n in SCENARIO_FILES if (Path(r.path) / n).is_file()), r.path)
+
+
 def _testcase(r: ScenarioResult) -> ET.Element:
     case = ET.Element("testcase", {
         "name": _clean(r.name),
         "classname": _clean(classname(r.path)),
-        "file": _clean(r.expected_file or r.path),
+        "file": _clean(scenario_file(r)),
         "time": _seconds(r.seconds),
     })
     kind = outcome(r)
@@ -56,8 +73,11 @@ def _testcase(r: ScenarioResult) -> ET.Element:
         lines = failure_lines(r, limit=len(r.differences))
         n = len(r.differences)
         first = lines[0] if lines else ""
-        message = f"{n} difference{'s' if n != 1 else ''}: {first}"
-        failure = ET.SubElement(case, "failure", {"message": _clean(message[:MESSAGE_CHARS]), "type": "ExpectationMismatch"})
+        if r.run_error:
+            tag, kind_attr, message = "error", "SchedulingError", r.run_error
+        else:
+            tag, kind_attr, message = "failure", "ExpectationMismatch", f"{n} difference{'s' if n != 1 else ''}: {first}"
+        failure = ET.SubElement(case, tag, {"message": _clean(message[:MESSAGE_CHARS]), "type": kind_attr})
         failure.text = _clean("\n".join(lines))
     if r.update is not None:
         out = ET.SubElement(case, "system-out")
@@ -68,8 +88,9 @@ def _testcase(r: ScenarioResult) -> ET.Element:
 def junit_xml(results: list[ScenarioResult], *, timestamp: datetime | None = None) -> bytes:
     """The report as UTF-8 bytes with an XML declaration."""
     c = counts(results)
+    run_errors = sum(1 for r in results if outcome(r) == "FAIL" and r.run_error)
     total = _seconds(sum(r.seconds for r in results))
-    stats = {"tests": str(len(results)), "failures": str(c["FAIL"]), "errors": str(c["ERROR"]), "skipped": "0", "time": total}
+    stats = {"tests": str(len(results)), "failures": str(c["FAIL"] - run_errors), "errors": str(c["ERROR"] + run_errors), "skipped": "0", "time": total}
     root = ET.Element("testsuites", {"name": SUITE_NAME, **stats})
     when = (timestamp or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S")
     suite = ET.SubElement(root, "testsuite", {"name": SUITE_NAME, **stats, "timestamp": when, "hostname": socket.gethostname() or "localhost"})

@@ -134,6 +134,28 @@ def _scenarios_of(root: Path, given: str, changed: bool) -> list[Path]:
     return found
 
 
+def users_of_shared(
+    changed: list[str], config: str | None, snapshots: list[str], root: Path | None = None
+) -> tuple[list[Path], list[str]]:
+    """For ``check --changed``: the scenarios that use a changed ``--config`` file (those without their own
+    config.yaml) or a changed ``--snapshot`` file (those without cluster.yaml), found under ``root`` (the
+    current directory, where pre-commit runs its hooks); and a note per such file saying what it selected."""
+    given = {Path(config).resolve(): "--config"} if config else {}
+    given.update({Path(s).resolve(): "--snapshot" for s in snapshots if s != "-"})
+    hits = {given[f]: c for c in changed if (f := Path(c).resolve()) in given}
+    if not hits:
+        return [], []
+    base = root or Path(".")
+    every = sorted(d for d in base.rglob("*") if d.is_dir() and is_any_scenario(d) and ".git" not in d.parts)
+    own = {"--config": "config.yaml", "--snapshot": "cluster.yaml"}
+    users = [d for d in every if any(not (d / own[opt]).is_file() for opt in hits)]
+    notes = []
+    for opt, c in hits.items():
+        n = sum(1 for d in users if not (d / own[opt]).is_file())
+        notes.append(f"{c} is the {opt} file: checking the {n} scenario{'s' if n != 1 else ''} under {base} that use it")
+    return users, notes
+
+
 def run_scenario(
     d: Path,
     registry: Registry | None = None,
@@ -185,7 +207,8 @@ def _run_single(
     # message of a cycle that ended in an error into fitError, as in the PodScheduled condition).
     unforeseen = bool(trace.error and "error" not in expected and expected.get("fitError") != trace.error)
     if unforeseen:
-        diffs.append(Difference("error", None, trace.error))
+        diffs.insert(0, Difference("error", None, trace.error))
     return ScenarioResult(
-        name, str(d), not diffs, diffs, actual, expected_file=str(exp_file), reference=reference, unforeseen_error=unforeseen
+        name, str(d), not diffs, diffs, actual, expected_file=str(exp_file), reference=reference,
+        unforeseen_error=unforeseen, run_error=trace.error if unforeseen else None,
     )

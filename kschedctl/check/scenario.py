@@ -54,6 +54,8 @@ class ScenarioResult:
     reference: bool = False
     #: The result could not be compared: the run ended in an error the expectation does not foresee.
     unforeseen_error: bool = False
+    #: That error's line (a plugin's Error status, a failed cycle): ``error`` of ``-o json``, JUnit's ``<error>``.
+    run_error: str | None = None
     seconds: float = 0.0
     #: What ``check --update`` did with the expectation (``kschedctl.check.update``).
     update: dict[str, Any] | None = None
@@ -61,9 +63,11 @@ class ScenarioResult:
     def to_dict(self) -> dict[str, Any]:
         out = {
             "name": self.name,
+            "path": self.path,
+            "file": self.expected_file,
             "passed": self.passed,
             "differences": [d.to_dict() for d in self.differences],
-            "error": self.error,
+            "error": self.error or self.run_error,
             "actual": self.actual,
         }
         if self.update is not None:

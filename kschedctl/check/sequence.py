@@ -25,11 +25,18 @@ Expectations written by a person are partial, only what they state is compared:
 * ``summary``: any of ``pods``, ``placed``, ``notPlaced``, ``nominated``, ``victims``, ``batched``;
 * ``domains``: ``{node label: {value: count}}``, e.g. how many replicas each zone received
   (``{topology.kubernetes.io/zone: {zone-a: 14, zone-b: 13, zone-c: 13}}``).
+
+The file is read strictly (``SEQUENCE_KEYS``, ``PLACEMENT_KEYS``, ``SUMMARY_KEYS``): a key it does not
+know is bad input naming the file and the key (``summry``: did you mean ``summary``?), never an
+expectation that silently passes. A run in which a plugin returned an Error status (or the cycle
+failed) fails the scenario with that error, unless the expectation states it as that attempt's
+``fitError``; such a run is never written by ``check --update``.
 """
 
 from __future__ import annotations
 
 import copy
+import difflib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -63,6 +70,10 @@ from kschedctl.whatif.workloads import PodFactory, parse_manifests
 EXPECTED_NAMES = ("expected-sequence.json", "expected-sequence.yaml", "expected-sequence.yml")
 #: What agreement with the reference means, per attempt.
 AGREEMENT_KEYS = ("pod", "node", "fitError", "nominatedNodeName", "victims")
+#: The keys an expected-sequence file may have (``k8sVersion``, ``parallelism`` and ``notes`` from the reference).
+SEQUENCE_KEYS = ("placements", "summary", "domains", "k8sVersion", "parallelism", "notes")
+PLACEMENT_KEYS = (*AGREEMENT_KEYS, "candidates", "feasibleNodes", "batched")
+SUMMARY_KEYS = ("pods", "placed", "notPlaced", "nominated", "victims", "batched")
 
 
 def is_sequence(d: Path) -> bool:
@@ -75,10 +86,32 @@ def is_sequence(d: Path) -> bool:
 def load_expected_sequence(d: Path, names: tuple[str, ...] = EXPECTED_NAMES) -> dict[str, Any]:
     """The sequence's expectations; a file that does not parse is bad input (one line naming it)."""
     data = load_expected(d, names)
+    source = str(expected_file(d, names))
+    _known_keys(data, SEQUENCE_KEYS, source, "")
     placements = data.get("placements")
     if placements is not None and not isinstance(placements, list | dict):
-        raise InputError("must be a list or a mapping of pod to expectations", source=str(expected_file(d, names)), field="placements")
+        raise InputError("must be a list or a mapping of pod to expectations", source=source, field="placements")
+    named = list(enumerate(placements)) if isinstance(placements, list) else list((placements or {}).items())
+    for key, e in named:
+        where = f"placements[{key}]" if isinstance(placements, list) else f"placements.{key}"
+        _known_keys(e, PLACEMENT_KEYS, source, where)
+    if data.get("summary") is not None:
+        _known_keys(data["summary"], SUMMARY_KEYS, source, "summary")
+    if data.get("domains") is not None and not isinstance(data["domains"], dict):
+        raise InputError("must be a mapping of node label to {value: count}", source=source, field="domains")
     return data
+
+
+def _known_keys(obj: Any, known: tuple[str, ...], source: str, where: str) -> None:
+    """``obj`` is a mapping of ``known`` keys only; else bad input naming the key (and the key it is close to)."""
+    if not isinstance(obj, dict):
+        raise InputError(f"must be a mapping of {', '.join(known)}", source=source, field=where or None)
+    for key in obj:
+        if str(key) not in known:
+            close = difflib.get_close_matches(str(key), known, n=1, cutoff=0.6)
+            hint = f"did you mean `{close[0]}`?" if close else f"the keys are {', '.join(known)}"
+            field = f"{where}.{key}" if where else str(key)
+            raise InputError(f"unknown key of an expected-sequence file: {hint}", source=source, field=field)
 
 
 def simulate_sequence(
@@ -224,9 +257,24 @@ def run_sequence(
         diffs = compare_exact(list(expected.get("placements") or []), actual["placements"])
     else:
         diffs = compare_partial(expected, actual)
-    if result.error:
-        diffs.append(Difference("error", None, result.error))
+    error = unforeseen_error(result, expected)
+    if error:
+        diffs.insert(0, Difference("error", None, error))
     return ScenarioResult(
         d.name, str(d), not diffs, diffs, actual,
-        expected_file=str(exp_file), reference=reference, unforeseen_error=bool(result.error),
+        expected_file=str(exp_file), reference=reference, unforeseen_error=bool(error), run_error=error,
     )
+
+
+def unforeseen_error(result: SimulationResult, expected: dict[str, Any]) -> str | None:
+    """The run's errors (a plugin's Error status, a cycle or queue-sort error) that the expectation does
+    not state as an attempt's ``fitError``, as one line: the first, and how many more there were."""
+    placements = expected.get("placements")
+    entries = placements if isinstance(placements, list) else list((placements or {}).values())
+    foreseen = {e.get("fitError") for e in entries if isinstance(e, dict)}
+    errors = [result.error] if result.error else []
+    errors += [f"{p.pod}: {p.error}" for p in result.placements if p.error and p.error not in foreseen]
+    if not errors:
+        return None
+    more = len(errors) - 1
+    return errors[0] + (f" (and {more} more attempt{'s' if more > 1 else ''} ended in an error)" if more else "")

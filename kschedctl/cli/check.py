@@ -76,7 +76,8 @@ def check(
         bool,
         typer.Option(
             "--changed",
-            help="PATHs are changed files (as pre-commit passes them): check the scenarios they belong to, skip the others.",
+            help="PATHs are changed files (as pre-commit passes them): check the scenarios they belong to, skip the others; "
+            "a changed --config or --snapshot file checks every scenario below the current directory that uses it.",
         ),
     ] = False,
     snapshot: CheckSnapshotOpt = None,
@@ -105,8 +106,8 @@ def check(
         from kschedctl.check.runner import discover_scenarios
 
         scenarios = discover_scenarios(paths, changed=changed)
-        if changed and not scenarios:
-            note("no given path belongs to a scenario: nothing to check")
+        if changed:
+            scenarios = _changed_shared(scenarios, paths, config, snapshot)
         setup = SchedulerOptions(plugin_module)
         request = CheckRequest(
             scenarios=scenarios, registry=setup.registry, config=setup.config(config) if config else None,
@@ -118,6 +119,21 @@ def check(
         return exit_status(results)
 
     guarded(body)
+
+
+def _changed_shared(scenarios: list[Path], paths: list[str], config: Path | None, snapshot: list[str] | None) -> list[Path]:
+    """``--changed``: add the scenarios that use a changed ``--config`` or ``--snapshot`` file, and say so;
+    say so too when nothing is left to check."""
+    from kschedctl.check.runner import users_of_shared
+
+    users, notes = users_of_shared(paths, str(config) if config else None, list(snapshot or []))
+    for line in notes:
+        note(line)
+    known = {d.resolve() for d in scenarios}
+    scenarios = scenarios + [d for d in users if d.resolve() not in known]
+    if not scenarios:
+        note("no given path belongs to a scenario, nor is the --config or a --snapshot file: nothing to check")
+    return scenarios
 
 
 def _shared_cluster(scenarios: list[Path], where: ClusterOptions) -> Cluster | None:

@@ -31,6 +31,8 @@ from kschedctl.errors import KschedctlError
 EXIT_OK = 0
 EXIT_NO = 1
 EXIT_ERROR = 2
+#: Interrupted (Ctrl-C) while an out-of-tree plugin's call ran, as a shell reports SIGINT.
+EXIT_INTERRUPTED = 130
 
 EXIT_HELP = (
     "Exit status: 0 schedulable (or all checks passed), 1 unschedulable or gated (or a check failed), "
@@ -106,12 +108,44 @@ def _unset_stays_unset(param: Any) -> None:
     param.process_value = process_value
 
 
+PLUGIN_TIMEOUT = "--plugin-timeout"
+
+
+def _take_plugin_timeout(args: list[str]) -> list[str]:
+    """``--plugin-timeout SECONDS`` anywhere before ``--``: the watchdog's limit on each out-of-tree plugin call
+    (``framework.watchdog``); the arguments without it."""
+    from kschedctl.framework import watchdog
+
+    watchdog.settings.timeout = watchdog.DEFAULT_TIMEOUT
+    end = args.index("--") if "--" in args else len(args)
+    out, i, value = [], 0, None
+    while i < end:
+        a = args[i]
+        if a == PLUGIN_TIMEOUT and i + 1 < end:
+            value, i = args[i + 1], i + 2
+            continue
+        if a.startswith(PLUGIN_TIMEOUT + "="):
+            value = a.split("=", 1)[1]
+        else:
+            out.append(a)
+        i += 1
+    if value is not None:
+        try:
+            watchdog.settings.timeout = float(value)
+        except ValueError:
+            watchdog.settings.timeout = -1.0
+        if not watchdog.settings.timeout >= 0:
+            err(f"error: {PLUGIN_TIMEOUT} {value}: not a number of seconds (0: no limit)")
+            raise typer.Exit(EXIT_ERROR)
+    return out + args[end:]
+
+
 #: ``-h`` as well as ``--help`` on every command and group (kubectl users type it); subcommands inherit it
 HELP_OPTIONS = ["-h", "--help"]
 
 
 class RootGroup(TyperGroup):
-    """The top-level command: ``--debug`` is a global flag, accepted before or after the subcommand."""
+    """The top-level command: ``--debug`` and ``--plugin-timeout`` are global flags, accepted before or after the subcommand."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -127,6 +161,8 @@ class RootGroup(TyperGroup):
         if debug_given:
             args = [a for a in args[:end] if a != "--debug"] + args[end:]
         debug.set(debug_given)
+        args = _take_plugin_timeout(args)
+        end = args.index("--") if "--" in args else len(args)
         if not ctx.resilient_parsing:  # not while a shell asks for completions of a half-typed line
             _completion(args[:end])
         return super().parse_args(ctx, args)
@@ -274,6 +310,13 @@ def guarded(fn: Callable[[], int]) -> None:
         raise typer.Exit(EXIT_ERROR) from None
     except (typer.Exit, typer.Abort):
         raise
+    except KeyboardInterrupt as e:  # Ctrl-C during an out-of-tree plugin's call names the call
+        from kschedctl.framework.watchdog import PluginInterrupted
+
+        if not isinstance(e, PluginInterrupted):
+            raise
+        err(f"error: {e}")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     except Exception as e:  # a bug: still one line unless --debug
         if debug.on:
             traceback.print_exc()
@@ -321,5 +364,13 @@ def _root(
         bool,
         typer.Option("--version", is_eager=True, callback=_print_version, help="Print the version and exit."),
     ] = False,
+    _plugin_timeout: Annotated[
+        float,
+        typer.Option(
+            PLUGIN_TIMEOUT, metavar="SECONDS", min=0,
+            help="Time limit of each call into an out-of-tree plugin (anywhere on the command line; 0: none): "
+            "a call that does not return becomes that plugin's Error status.",
+        ),
+    ] = 10.0,
 ) -> None:
     debug.set(debug.on or debug_option)

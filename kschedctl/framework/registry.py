@@ -27,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from kschedctl.errors import ConfigError
 from kschedctl.framework.interfaces import Handle, Plugin, extension_points_of
+from kschedctl.framework.watchdog import unwrapped, watched
 
 PluginFactory = Callable[[Any, Handle], Plugin]
 
@@ -96,10 +97,38 @@ class Registry:
 # out-of-tree loading ----------------------------------------------------------------------------
 
 
-def _factory_of(new: Callable[..., Any]) -> PluginFactory:
+#: Methods an extension point's interface requires beside the one that marks it (Go's compiler refuses a
+#: plugin without them; kschedctl refuses it when it is loaded or built, never midway through a cycle).
+REQUIRED_METHODS = {"pre_filter": ("pre_filter_extensions",), "score": ("score_extensions",), "reserve": ("unreserve",)}
+
+
+def check_plugin(plugin: Any, name: str, module: str) -> None:
+    """A plugin object (or class) keeps the contract: its ``name`` is the module's NAME, and each extension
+    point it implements has every method the interface requires. Raises ConfigError naming both."""
+    own = getattr(plugin, "name", None)
+    if isinstance(own, str) and own != name:
+        raise ConfigError(
+            f'plugin module {module}: NAME is "{name}" but its plugin\'s name is "{own}": they must be the same '
+            "(the configuration enables the plugin by NAME, statuses and traces name it by .name)"
+        )
+    for marker, required in REQUIRED_METHODS.items():
+        if callable(getattr(plugin, marker, None)):
+            for method in required:
+                if not callable(getattr(plugin, method, None)):
+                    raise ConfigError(
+                        f'plugin module {module}: plugin "{name}" defines {marker} but not {method}, which its '
+                        f"extension point requires (return None from it when there is nothing to add)"
+                    )
+
+
+def _factory_of(new: Callable[..., Any], name: str, module: str) -> PluginFactory:
+    """The factory of an out-of-tree plugin: built by ``new``, checked, and behind its watchdog."""
+
     def factory(args: Any, handle: Handle) -> Plugin:
         plugin: Plugin = new(args, handle)
-        return plugin
+        check_plugin(plugin, name, module)
+        out: Plugin = watched(plugin, name)
+        return out
 
     return factory
 
@@ -119,6 +148,8 @@ def register_plugin_object(registry: Registry, obj: Any, *, source: str, module:
         raise ConfigError(f"plugin module {module}: it must define new(args, handle) returning the plugin")
     if args_model is not None and not (isinstance(args_model, type) and issubclass(args_model, BaseModel)):
         raise ConfigError(f"plugin module {module}: ARGS_MODEL must be a pydantic BaseModel subclass")
+    if isinstance(new, type):  # new is the plugin class: its contract can be checked before it is built
+        check_plugin(new, name, module)
     existing = registry.get(name)
     if existing is not None:
         if existing.module == module and existing.source != "in-tree":
@@ -130,7 +161,7 @@ def register_plugin_object(registry: Registry, obj: Any, *, source: str, module:
         raise ConfigError(f"plugin module {module}: a plugin named {name} already exists{where}")
     registry.register(
         name,
-        _factory_of(new),
+        _factory_of(new, name, module),
         source=source,
         args_model=args_model,
         module=module,
@@ -190,15 +221,44 @@ def _import_path(spec: str) -> tuple[Any, str]:
         raise ConfigError(f"--plugin-module {spec}: cannot import it: {type(e).__name__}: {e}") from e
 
 
+def _split_object(spec: str) -> tuple[str, str | None]:
+    """``pkg.mod:object`` (as an entry point names one) -> (``pkg.mod``, ``object``); without ``:`` no object."""
+    head, sep, tail = spec.rpartition(":")
+    if sep and head and tail and all(part.isidentifier() for part in tail.split(".")):
+        return head, tail
+    return spec, None
+
+
+def _attribute(mod: Any, dotted: str, spec: str) -> Any:
+    obj = mod
+    for part in dotted.split("."):
+        try:
+            obj = getattr(obj, part)
+        except AttributeError:
+            raise ConfigError(f"--plugin-module {spec}: {getattr(mod, '__name__', mod)} has no attribute {dotted}") from None
+    return obj
+
+
 def load_plugin_module(registry: Registry, spec: str) -> str:
-    """``--plugin-module pkg.mod`` or ``--plugin-module path/to/plugin.py``: import it, register its plugin."""
+    """``--plugin-module pkg.mod``, ``pkg.mod:object`` (as entry points name it), ``path/to/plugin.py`` or
+    ``path/to/plugin.py:object``: import it, register the plugin it (or its object) exposes."""
+    target, attr = _split_object(spec)
+    if attr is not None:
+        mod, dotted = _import_path(target) if _is_path(target) else (_import_module(target, spec), target)
+        where = "file" if _is_path(target) else "module"
+        return register_plugin_object(registry, _attribute(mod, attr, spec), source=f"{where} {spec}", module=dotted)
     if _is_path(spec):
         mod, dotted = _import_path(spec)
         return register_plugin_object(registry, mod, source=f"file {spec}", module=dotted)
+    return register_plugin_object(registry, _import_module(spec, spec), source=f"module {spec}", module=spec)
+
+
+def _import_module(name: str, spec: str) -> Any:
+    """``importlib.import_module(name)``, a failure a one-line ConfigError naming ``spec``."""
     try:
-        mod = importlib.import_module(spec)
+        return importlib.import_module(name)
     except ModuleNotFoundError as e:
-        if e.name is not None and spec.startswith(e.name):
+        if e.name is not None and name.startswith(e.name):
             raise ConfigError(
                 f"--plugin-module {spec}: no module named {e.name!r} on the Python path: give a module installed "
                 "or on PYTHONPATH (pkg.module), or the path of its file (path/to/plugin.py)"
@@ -206,7 +266,6 @@ def load_plugin_module(registry: Registry, spec: str) -> str:
         raise ConfigError(f"--plugin-module {spec}: cannot import it: {type(e).__name__}: {e}") from e
     except Exception as e:  # whatever the module raised while importing
         raise ConfigError(f"--plugin-module {spec}: cannot import it: {type(e).__name__}: {e}") from e
-    return register_plugin_object(registry, mod, source=f"module {spec}", module=spec)
 
 
 def load_entry_points(registry: Registry, group: str = ENTRY_POINT_GROUP) -> list[str]:
@@ -276,7 +335,7 @@ def default_args(entry: RegisteredPlugin) -> Any:
 def probe(entry: RegisteredPlugin, handle: Handle) -> tuple[list[str], str | None]:
     """Build the plugin once (default args): the extension points its methods implement, and the
     file its class was loaded from (what ran, whatever metadata or option named the module)."""
-    plugin = entry.factory(default_args(entry), handle)
+    plugin = unwrapped(entry.factory(default_args(entry), handle))
     cls = type(plugin)
     where = source_file(cls) if cls.__module__ not in ("builtins", "types") else None
     return extension_points_of(plugin, handle.features.minor), where or entry.origin or None

@@ -43,10 +43,13 @@ def _what(r: ScenarioResult) -> str:
 
 
 def failures_text(results: list[ScenarioResult]) -> str:
-    """The block after the counts line: each failed scenario and its differences."""
+    """The block after the counts line: each scenario that could not run (bad input) with its error line,
+    each failed scenario with its differences."""
     out: list[str] = []
     for r in results:
-        if outcome(r) == "FAIL":
+        if outcome(r) == "ERROR":
+            out.append(f"ERROR {r.name} ({r.path}): {r.error}")
+        elif outcome(r) == "FAIL":
             n = len(r.differences)
             out.append(f"FAIL {r.name} ({r.path}): {n} difference{'s' if n != 1 else ''}")
             out.extend(f"  {line}" for line in failure_lines(r))

@@ -41,10 +41,10 @@ def _names(keys: list[str], limit: int = 6) -> str:
 def headline(r: dict[str, Any]) -> str:
     s = r["summary"]
     if r["mode"] == "max":
-        wl = r["placements"][0]["workload"] if r["placements"] else None
+        wl = next((p["workload"] for p in r["placements"] if not p.get("pendingAtStart")), None)
         what = f"copies of {wl}" if wl else "copies"
         first = r["firstFailure"]
-        tail = f"; copy {first['order']} does not fit" if first else f" ({s['stopReason']})"
+        tail = f"; copy {s['placed'] + 1} does not fit" if first else f" ({s['stopReason']})"
         return f"{s['placed']} {what} fit on {r['numNodes']} nodes{tail}"
     parts = [f"{s['placed']:,} scheduled", f"{s['notPlaced']:,} not scheduled"]
     if s.get("nominated"):

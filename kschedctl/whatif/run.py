@@ -292,6 +292,7 @@ def _simulate_max(request: SimulateRequest, manifests: Manifests, hooks: Hooks) 
         workload=w.display,
         limit=request.limit,
         batching=request.options.batching if request.options is not None else True,
+        pending=request.options.pending if request.options is not None else True,
         owns_cluster=True,
         progress=hooks.progress.counter("placing copies"),
     )

@@ -31,8 +31,9 @@ framework Snapshot shared by the whole run (one method per step of the loop):
 Skipping identical copies: once a copy of a workload whose copies the scheduler cannot tell apart
 (Deployment, ReplicaSet, non-indexed Job, a Pod template) does not fit and its failure changed
 nothing, every later copy would fail the same way; they are counted, not scheduled one by one.
-``max`` mode places copies of one template until the first one does not fit, like
-cluster-capacity (preemption only reported).
+``max`` mode schedules the snapshot's pending pods first (as the real queue holds them; cluster-capacity
+does so too, but counts them as copies), then places copies of one template until the first one does
+not fit (a copy's preemption only reported); only the copies are counted.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from __future__ import annotations
 import heapq
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cmp_to_key
 from typing import Any
 
@@ -234,10 +235,16 @@ class SimulationResult:
     #: Set when the run itself failed: the QueueSort plugin raised (the pods kept the order given).
     error: str | None = None
 
+    def _counted(self) -> list[Placement]:
+        """The attempts the summary counts: with ``--max`` the copies only, not the snapshot's pending pods."""
+        if self.mode != "max":
+            return self.placements
+        return [p for p in self.placements if not p.pending_at_start]
+
     def _final(self) -> dict[str, Placement]:
-        """Each pod's last attempt."""
+        """Each counted pod's last attempt."""
         out: dict[str, Placement] = {}
-        for p in self.placements:
+        for p in self._counted():
             out[p.pod] = p
         return out
 
@@ -256,7 +263,7 @@ class SimulationResult:
     @property
     def first_failure(self) -> Placement | None:
         final = self._final()
-        return next((p for p in self.placements if not p.placed and final[p.pod] is p), None)
+        return next((p for p in self._counted() if not p.placed and final[p.pod] is p), None)
 
     @property
     def victims(self) -> list[str]:
@@ -876,6 +883,28 @@ def simulate_pods(
     )
 
 
+def _schedule_pending_first(sim: Simulator, result: SimulationResult) -> int:
+    """``--max``: the snapshot's pending pods, in queue order, before any copy, as the real loop runs them
+    (their preemption applied: victims gone, the pod nominated); how many attempts that took."""
+    queue = sim.queue(sim.queued_at_start())
+    copies_options, sim.options = sim.options, replace(sim.options, preemption=APPLY)
+    n = 0
+    while (item := queue.pop()) is not None:
+        n += 1
+        p = sim.schedule_one(item[0], n)
+        p.pending_at_start = True
+        result.placements.append(p)
+    sim.options = copies_options
+    tried = [p for p in result.placements if p.outcome not in ("gated", "ignored")]
+    if tried:
+        placed = sum(1 for p in tried if p.placed)
+        result.notes.append(
+            f"the snapshot's {len(tried)} pending pod(s) were scheduled first ({placed} placed), as kube-scheduler's "
+            "queue holds them before any new copy; they are not counted as copies (--no-pending leaves them out)"
+        )
+    return n
+
+
 def simulate_max(
     cluster: Cluster,
     config: SchedulerConfig,
@@ -885,23 +914,27 @@ def simulate_max(
     workload: str | None = None,
     limit: int = 0,
     batching: bool = True,
+    pending: bool = True,
     owns_cluster: bool = False,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> SimulationResult:
     """Place copies from ``pods`` until one does not fit (or ``limit`` are placed; 0: no limit);
     ``progress`` hears copies placed (and the limit, if any).
 
-    Like cluster-capacity, a copy fits only in the room left: preemption is reported, not applied."""
-    opts = RunOptions(preemption=REPORT, batching=batching, max_pods=0)
+    A copy fits only in the room left: preemption is reported, not applied. With ``pending`` the
+    snapshot's pending pods are scheduled first, as the real queue does; they
+    are in ``placements`` but are not copies: neither counted nor the failure that ends the search."""
+    opts = RunOptions(preemption=REPORT, batching=batching, max_pods=0, pending=pending)
     sim = Simulator(cluster, config, registry, options=opts, owns_cluster=owns_cluster)
     result = SimulationResult("max", sim.snapshot.num_nodes(), opts, config.parallelism)
     t0 = time.perf_counter()
+    first = _schedule_pending_first(sim, result) if pending else 0
     result.stop_reason = "the template produced no more pods"
     for i, pod in enumerate(pods, 1):
         if limit and i > limit:  # every earlier copy was placed
             result.stop_reason = f"limit of {limit} pods reached"
             break
-        p = sim.schedule_one(pod, i, workload)
+        p = sim.schedule_one(pod, first + i, workload)
         result.placements.append(p)
         if progress is not None:
             progress(i, limit or None)
