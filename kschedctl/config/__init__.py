@@ -31,7 +31,7 @@ from kschedctl.config.defaults import DefaultedConfig, DefaultedProfile, PluginC
 from kschedctl.config.field import aggregate, go_duration_string
 from kschedctl.config.types import EXTENSION_INTERFACES, Extender, Profile, SchedulerConfig
 from kschedctl.config.validation import plugins_needed, validate_configuration, validate_plugin_instantiation
-from kschedctl.errors import ConfigError
+from kschedctl.errors import NESTED_TOO_DEEPLY, ConfigError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
@@ -77,8 +77,11 @@ def load_config(
         raise ConfigError(
             f"{path}: error converting YAML to JSON: yaml: invalid UTF-8 ({e.reason})"
         ) from None
-    data, duplicates = _read_yaml(text, path)
-    return _resolve(data, path, duplicates, registry, features)
+    try:
+        data, duplicates = _read_yaml(text, path)
+        return _resolve(data, path, duplicates, registry, features)
+    except RecursionError:  # Python's stack is shallower than Go's 10000 levels: refused here sooner
+        raise ConfigError(f"{path}: error converting YAML to JSON: yaml: {NESTED_TOO_DEEPLY}") from None
 
 
 # ---------------------------------------------------------------------------------------------

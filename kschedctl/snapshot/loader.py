@@ -20,7 +20,7 @@ from typing import Any
 import yaml
 
 from kschedctl.apivalidation import api_version_error, first_error, validate_object, validate_workload
-from kschedctl.errors import InputError, UsageError
+from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot import cache, yamldocs
 from kschedctl.snapshot.apiversions import drop_disabled_fields, dropped_field_note, version_refusal
@@ -82,7 +82,7 @@ def _parse_json(source: str, text: str) -> list[Any]:
     except json.JSONDecodeError as e:
         raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=source) from None
     except RecursionError:
-        raise InputError("invalid JSON: nested too deeply to be a Kubernetes object", source=source) from None
+        raise InputError(f"invalid JSON: {NESTED_TOO_DEEPLY}", source=source) from None
     return data if isinstance(data, list) else [data]
 
 
@@ -119,7 +119,7 @@ def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise InputError(f"invalid YAML{where}: {problem}", source=source) from None
     except RecursionError:
-        raise InputError("invalid YAML: nested too deeply to be a Kubernetes object", source=source) from None
+        raise InputError(f"invalid YAML: {NESTED_TOO_DEEPLY}", source=source) from None
     finally:
         loader.dispose()
     cache.write(key, docs)  # reached only when every document was read without error
