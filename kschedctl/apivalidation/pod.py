@@ -12,13 +12,12 @@ from fractions import Fraction
 from typing import Any
 
 from kschedctl.apivalidation.common import (
-    integer_field,
+    int32_field,
     list_field,
     mapping_field,
     name_field_validator,
     text_field,
     validate_bool,
-    validate_integer,
     validate_labels,
     validate_string,
 )
@@ -43,7 +42,7 @@ _PROTOCOLS = ("SCTP", "TCP", "UDP")
 
 
 def _port_errors(value: Any, path: str, errs: Errors) -> None:
-    v = integer_field(value, path, errs)
+    v = int32_field(value, path, "ContainerPort", errs)
     if v is not None and not 1 <= v <= 65535:
         errs.append(invalid(path, v, "must be between 1 and 65535, inclusive"))
 
@@ -196,10 +195,14 @@ _POD_SPEC_FIELDS: dict[str, Callable[[Any, str, Errors], None]] = {
     "nodeName": name_field_validator(name_is_dns_subdomain),
     "priorityClassName": name_field_validator(name_is_dns_subdomain),
     "schedulerName": validate_string,
-    "priority": validate_integer,
+    "priority": lambda v, p, e: _int32(v, p, "PodSpec", e),
     "preemptionPolicy": _validate_preemption_policy,
     "hostNetwork": validate_bool,
 }
+
+
+def _int32(v: Any, path: str, struct: str, errs: Errors) -> None:
+    int32_field(v, path, struct, errs)
 
 
 def _clean_requests(raw: Any) -> dict[str, Fraction | None] | None:

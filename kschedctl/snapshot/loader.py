@@ -19,7 +19,13 @@ from typing import Any
 
 import yaml
 
-from kschedctl.apivalidation import api_version_error, first_error, validate_object, validate_workload
+from kschedctl.apivalidation import (
+    api_version_error,
+    first_error,
+    json_kind_name,
+    validate_object,
+    validate_workload,
+)
 from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot import cache, yamldocs
@@ -144,28 +150,56 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
         n += 1
         if not isinstance(doc, dict):
             raise InputError("a document must be a Kubernetes object (a mapping)", source=source, document=n)
-        kind = doc.get("kind")
-        if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
-            item_kind = kind[: -len("List")] if kind != "List" else None
-            for i, item in enumerate(doc["items"]):
-                if not isinstance(item, dict):
-                    raise InputError(f"items[{i}] must be a Kubernetes object", source=source, document=n)
-                if item_kind and "kind" not in item:
-                    item = {**item, "kind": item_kind}
-                yield Document(source, n, item, validated)
-            continue
-        yield Document(source, n, doc, validated)
+        for obj in _list_items(doc, source, n):
+            yield Document(source, n, obj, validated)
+
+
+def _list_items(doc: dict[str, Any], source: str, n: int, where: str = "") -> Iterator[dict[str, Any]]:
+    """The objects of one document: itself, or the items of a ``kind: List`` (``*List``), Lists inside
+    it flattened as kubectl flattens them (``where``: the path of a nested List's items)."""
+    kind = doc.get("kind")
+    if not (isinstance(kind, str) and kind.endswith("List")):
+        yield doc
+        return
+    items = doc.get("items")
+    path = f"{where}items"
+    if not isinstance(items, list):
+        if items is None:
+            return  # an empty List
+        raise InputError(
+            f"must be a list of objects, not {json_kind_name(items)}", source=source, document=n, obj=kind, field=path
+        )
+    item_kind = kind[: -len("List")] if kind != "List" else None
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(f"{path}[{i}] must be a Kubernetes object", source=source, document=n)
+        if item_kind and "kind" not in item:
+            item = {**item, "kind": item_kind}
+        yield from _list_items(item, source, n, f"{path}[{i}].")
 
 
 def iter_paths(paths: list[str]) -> Iterator[str]:
     for p in paths:
         if p != "-" and os.path.isdir(p):
-            found = sorted(str(f) for f in Path(p).rglob("*") if f.is_file() and f.suffix in SUFFIXES)
+            found = sorted(_files_under(p))
             if not found:
                 raise InputError("directory holds no .yaml, .yml or .json files", source=p)
             yield from found
         else:
             yield p
+
+
+def _raise(e: OSError) -> None:
+    raise InputError((e.strerror or str(e)).lower(), source=e.filename or None) from None
+
+
+def _files_under(directory: str) -> Iterator[str]:
+    """The snapshot files under a directory; one that cannot be listed is an error, not skipped."""
+    for root, _, files in os.walk(directory, onerror=_raise):
+        for f in files:
+            path = os.path.join(root, f)
+            if os.path.splitext(f)[1] in SUFFIXES and os.path.isfile(path):
+                yield path
 
 
 def iter_documents(paths: list[str], keys: list[str | None] | None = None) -> Iterator[Document]:
@@ -205,6 +239,10 @@ def build_object(
     if not kind or not isinstance(kind, str):
         raise InputError("Required value: every object needs a kind", source=doc.source, document=doc.index, field="kind")
     md = obj.get("metadata")
+    if md is not None and not isinstance(md, dict):
+        raise InputError(
+            f"must be a mapping, not {json_kind_name(md)}", source=doc.source, document=doc.index, obj=kind, field="metadata"
+        )
     if not isinstance(md, dict) or not md.get("name"):
         raise InputError(
             "Required value: name or generateName is required",
@@ -402,7 +440,8 @@ def load_pods(path: str, *, validate: bool = True, features: Features = DEFAULT_
     """Every Pod in a file (``-o yaml`` of one pod, a List, or several documents)."""
     pods: list[Pod] = []
     for doc in iter_documents([path]):
-        if doc.obj.get("kind") != "Pod":
+        kind = doc.obj.get("kind")
+        if kind != "Pod" and kind and isinstance(kind, str):  # an object without a kind: build_object says so
             continue
         obj = build_object(doc, validate=validate, features=features)
         assert isinstance(obj, Pod)
