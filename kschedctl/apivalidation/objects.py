@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kschedctl.apivalidation.common import int32_field, mapping_field, validate_object_meta
+from kschedctl.apivalidation.dra import validate_device_class, validate_resource_claim
 from kschedctl.apivalidation.fielderrors import Errors, forbidden, not_supported, required
 from kschedctl.apivalidation.names import name_is_dns1035_label, name_is_dns_label, name_is_dns_subdomain
 from kschedctl.apivalidation.node import node_errors
@@ -118,6 +119,10 @@ def validate_object(kind: str, raw: dict[str, Any]) -> Errors:
         _priority_class_errors(raw, errs)
     elif kind == "PersistentVolume":
         _persistent_volume_errors(raw, errs)
+    elif kind == "DeviceClass":
+        validate_device_class(raw, errs)
+    elif kind == "ResourceClaim":
+        validate_resource_claim(raw, errs)
     elif kind in ("ReplicaSet", "StatefulSet"):
         # A snapshot's controllers matter to the scheduler only through their selector (default
         # spreading); snapshots written by hand often leave the rest out.

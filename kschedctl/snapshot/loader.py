@@ -82,9 +82,64 @@ def _read_text(path: str) -> tuple[str, str]:
         raise InputError(e.strerror or str(e), source=path) from None
 
 
-def _parse_json(source: str, text: str) -> list[Any]:
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object's key/value pairs as written (to find where a key repeats)."""
+
+
+def _dict_noting_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) < len(pairs):
+        raise _RepeatedKey
+    return d
+
+
+class _RepeatedKey(Exception):
+    """A JSON object sets a key twice."""
+
+
+def _first_repeat(v: Any, path: str) -> str | None:
+    """The path of the first key set twice, in the order a strict JSON decoder meets it."""
+    if isinstance(v, _Pairs):
+        seen: set[str] = set()
+        for k, item in v:
+            here = f"{path}.{k}" if path else k
+            if k in seen:
+                return here
+            seen.add(k)
+            found = _first_repeat(item, here)
+            if found is not None:
+                return found
+    elif isinstance(v, list):
+        for i, item in enumerate(v):
+            found = _first_repeat(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _repeated_key_error(source: str, text: str) -> InputError:
+    """The API server's strict decoding error for the first repeated key (the text is parsed again,
+    keeping every pair: this runs only when a key does repeat)."""
+    data = json.loads(text, object_pairs_hook=_Pairs)
+    docs = data if isinstance(data, list) and not isinstance(data, _Pairs) else [data]
+    for n, doc in enumerate(docs, start=1):
+        path = _first_repeat(doc, "")
+        if path is not None:
+            return InputError(
+                f'strict decoding error: duplicate field "{path}" (kubectl and the API server reject duplicate keys)',
+                source=source,
+                document=n,
+            )
+    raise AssertionError("a repeated key was noted but not found")
+
+
+def _parse_json(source: str, text: str, check_keys: bool = True) -> list[Any]:
+    """The objects of a JSON file. ``check_keys``: refuse a key set twice, as the API server's strict
+    decoder does (off for a text that passed validation before: it costs a call per object)."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_dict_noting_repeats) if check_keys else json.loads(text)
+    except _RepeatedKey:
+        raise _repeated_key_error(source, text) from None
     except json.JSONDecodeError as e:
         raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=source) from None
     except RecursionError:
@@ -140,7 +195,7 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
     stripped = text.lstrip()
     docs: Iterable[Any]
     if stripped.startswith("{") or stripped.startswith("["):
-        docs = _parse_json(source, text)
+        docs = _parse_json(source, text, check_keys=not validated)
     else:
         docs = _parse_yaml(source, text, key)
     n = 0
@@ -150,17 +205,18 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
         n += 1
         if not isinstance(doc, dict):
             raise InputError("a document must be a Kubernetes object (a mapping)", source=source, document=n)
-        for obj in _list_items(doc, source, n):
-            yield Document(source, n, obj, validated)
+        kind = doc.get("kind")
+        if isinstance(kind, str) and kind.endswith("List"):
+            for obj in _list_items(doc, source, n):
+                yield Document(source, n, obj, validated)
+        else:
+            yield Document(source, n, doc, validated)
 
 
 def _list_items(doc: dict[str, Any], source: str, n: int, where: str = "") -> Iterator[dict[str, Any]]:
-    """The objects of one document: itself, or the items of a ``kind: List`` (``*List``), Lists inside
-    it flattened as kubectl flattens them (``where``: the path of a nested List's items)."""
-    kind = doc.get("kind")
-    if not (isinstance(kind, str) and kind.endswith("List")):
-        yield doc
-        return
+    """The items of a ``kind: List`` (``*List``) document, Lists inside it flattened as kubectl flattens
+    them (``where``: the path of a nested List's items)."""
+    kind = doc["kind"]
     items = doc.get("items")
     path = f"{where}items"
     if not isinstance(items, list):
@@ -175,7 +231,11 @@ def _list_items(doc: dict[str, Any], source: str, n: int, where: str = "") -> It
             raise InputError(f"{path}[{i}] must be a Kubernetes object", source=source, document=n)
         if item_kind and "kind" not in item:
             item = {**item, "kind": item_kind}
-        yield from _list_items(item, source, n, f"{path}[{i}].")
+        inner = item.get("kind")
+        if isinstance(inner, str) and inner.endswith("List"):
+            yield from _list_items(item, source, n, f"{path}[{i}].")
+        else:
+            yield item
 
 
 def iter_paths(paths: list[str]) -> Iterator[str]:
@@ -313,13 +373,26 @@ def build_cluster(
     cluster = Cluster()
     skipped: Counter[str] = Counter()
     dropped = 0
+    node_files: dict[str, str] = {}  # where each Node and Pod was read (validate: two of one name)
+    pod_files: dict[str, str] = {}
+    replaced: list[str] = []
     for doc in docs:
         obj = build_object(doc, validate=validate, features=features)
         if obj is None:
             skipped[str(doc.obj.get("kind"))] += 1
         elif isinstance(obj, Node):
+            if validate:
+                first = node_files.get(obj.name)
+                node_files[obj.name] = doc.source
+                if first is not None:
+                    replaced.append(_same_name(obj, doc, first))
             cluster.add_node(obj)
         elif isinstance(obj, Pod):
+            if validate:
+                first = pod_files.get(obj.key)
+                pod_files[obj.key] = doc.source
+                if first is not None:
+                    replaced.append(_same_name(obj, doc, first))
             dropped += obj.raw is not doc.obj
             cluster.add_pod(obj)
         else:
@@ -327,6 +400,7 @@ def build_cluster(
     default_namespaces(cluster)
     cluster.finish()
     notes = [f"skipped {n} {kind} object(s): kind not used by the scheduler" for kind, n in sorted(skipped.items())]
+    notes.extend(replaced)
     if dropped:
         notes.append(dropped_field_note(dropped, features))
     notes.extend(admission_notes(cluster))
@@ -335,6 +409,17 @@ def build_cluster(
         if warn is not None:
             warn(note)
     return cluster
+
+
+def _same_name(obj: Node | Pod, doc: Document, first: str) -> str:
+    """A second Node (or Pod) of one name: in the file of the first, the API server's AlreadyExists; in
+    a file given after it, that one is used (as if the files were applied in order): the note saying so."""
+    kind, key, resource = ("Node", obj.name, "nodes") if isinstance(obj, Node) else ("Pod", obj.key, "pods")
+    if first == doc.source:
+        raise InputError(
+            f'{resource} "{obj.name}" already exists', source=doc.source, document=doc.index, obj=_describe(doc.obj)
+        )
+    return f"{kind} {key} is in both {first} and {doc.source}: the one in {doc.source} (given later) is used"
 
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
