@@ -40,6 +40,13 @@ def explain(tmp_path: Path, *objs: Raw, the_pod: Raw | None = None) -> tuple[Any
     return run("explain", "pod", "-f", pod_file, "--snapshot", snapshot), snapshot
 
 
+def explain_text(tmp_path: Path, name: str, text: str) -> tuple[Any, Path]:
+    """``explain pod`` of a valid pod against a snapshot file ``name`` holding ``text``."""
+    snapshot = tmp_path / name
+    snapshot.write_text(text)
+    return run("explain", "pod", "-f", dump(tmp_path / "pod.yaml", pod()), "--snapshot", str(snapshot)), snapshot
+
+
 # --------------------------------------------------------------------------- 10: deep nesting
 
 
@@ -295,9 +302,7 @@ def test_config_weight_above_int32(tmp_path: Path) -> None:
     ids=["metadata.name", "second document", "in a List"],
 )
 def test_json_key_set_twice(tmp_path: Path, text: str, line: str) -> None:
-    snapshot = tmp_path / "cluster.json"
-    snapshot.write_text(text)
-    r = run("explain", "pod", "-f", dump(tmp_path / "pod.yaml", pod()), "--snapshot", str(snapshot))
+    r, snapshot = explain_text(tmp_path, "cluster.json", text)
     assert_refused(r, f"error: {snapshot}: {line} (kubectl and the API server reject duplicate keys)")
 
 
@@ -375,17 +380,13 @@ def test_across_snapshot_files_the_later_wins(tmp_path: Path) -> None:
     ids=["List items a mapping", "NodeList items a string", "metadata a list"],
 )
 def test_what_is_really_wrong(tmp_path: Path, text: str, line: str) -> None:
-    snapshot = tmp_path / "cluster.yaml"
-    snapshot.write_text(text)
-    r = run("explain", "pod", "-f", dump(tmp_path / "pod.yaml", pod()), "--snapshot", str(snapshot))
+    r, snapshot = explain_text(tmp_path, "cluster.yaml", text)
     assert_refused(r, f"error: {snapshot}: {line}")
 
 
 def test_a_list_inside_a_list_is_flattened(tmp_path: Path) -> None:
-    snapshot = tmp_path / "cluster.yaml"
     inner = {"apiVersion": "v1", "kind": "List", "items": [node("n1")]}
-    snapshot.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [inner]}))
-    r = run("explain", "pod", "-f", dump(tmp_path / "pod.yaml", pod()), "--snapshot", str(snapshot))
+    r, _ = explain_text(tmp_path, "cluster.yaml", yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [inner]}))
     assert r.exit_code == 0, r.output
     assert "schedulable on n1" in r.stdout
 
