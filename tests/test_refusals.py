@@ -9,16 +9,19 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 import yaml
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kschedctl.errors import InputError
+from kschedctl.config import load_config
+from kschedctl.errors import ClusterAccessError, ConfigError, InputError
+from kschedctl.snapshot.live import check_kubeconfig
 from kschedctl.snapshot.loader import parse_documents
 from tests.builders import make_node, make_pod
 from tests.test_bad_input import DEMO, Raw, config, deployment, dump, node, pod, run
@@ -64,6 +67,28 @@ def test_deep_kubeconfig_names_the_file(tmp_path: Path) -> None:
     kc.write_text("apiVersion: v1\nclusters: " + DEEP + "\n")
     r = run("explain", "pod", "web", "--kubeconfig", str(kc))
     assert_refused(r, f"error: kubeconfig {kc}: invalid YAML: nested too deeply to be a Kubernetes object")
+
+
+CONFIG_HEAD = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+SHAPES = st.text(alphabet="[]{}:- ,\nabx0\"'", max_size=120) | st.integers(0, 1200).map(lambda n: "x: " + "[" * n)
+
+
+@given(SHAPES)
+@settings(max_examples=40, deadline=None)
+def test_any_config_or_kubeconfig_text_is_read_or_one_error(text: str) -> None:
+    """Whatever the nesting, a --config file or a kubeconfig is read or refused with one line naming it."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "f.yaml"
+        path.write_text(CONFIG_HEAD + text)
+        try:
+            load_config(str(path))
+        except ConfigError as e:
+            assert str(e).startswith(f"{path}: ") and "\n" not in str(e)
+        path.write_text(text)
+        try:
+            check_kubeconfig(str(path))
+        except ClusterAccessError as e:
+            assert str(e).startswith(f"kubeconfig {path}: ") and "\n" not in str(e)
 
 
 # --------------------------------------------------------------------------- 11-13, 15: objects
@@ -224,6 +249,13 @@ OBJECT_CASES: list[tuple[str, Raw, str]] = [
         {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "top"}, "value": 3_000_000_000},
         "PriorityClass top: value: json: cannot unmarshal number 3000000000 into Go struct field PriorityClass.value "
         "of type int32",
+    ),
+    (
+        "ReplicaSet replicas above int32",
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": "default"},
+         "spec": {"replicas": 99999999999999999999, "selector": {"matchLabels": {"app": "web"}}}},
+        "ReplicaSet default/rs: spec.replicas: json: cannot unmarshal number 99999999999999999999 into Go struct "
+        "field ReplicaSetSpec.spec.replicas of type int32",
     ),
     (
         "DeviceClass selector syntax",

@@ -128,6 +128,7 @@ def validate_object(kind: str, raw: dict[str, Any]) -> Errors:
         # spreading); snapshots written by hand often leave the rest out.
         spec = raw.get("spec")
         if isinstance(spec, dict):
+            int32_field(spec.get("replicas"), "spec.replicas", f"{kind}Spec", errs)
             validate_label_selector(spec.get("selector"), "spec.selector", errs)
     return errs
 
