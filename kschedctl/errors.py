@@ -8,6 +8,10 @@ stderr and exit status 2.
 
 from __future__ import annotations
 
+#: Why a file nested deeper than Python's stack allows is refused (snapshots, ``-f``, ``--config``,
+#: kubeconfigs): no Kubernetes object comes near, and the parsers would otherwise fail with RecursionError.
+NESTED_TOO_DEEPLY = "nested too deeply to be a Kubernetes object"
+
 
 class KschedctlError(Exception):
     """Base of every user-facing error. ``str(err)`` is the one line shown."""

@@ -63,7 +63,7 @@ def test_clusters_from_builders_dicts_and_yaml() -> None:
     assert [n.name for n in c.nodes] == ["n1", "n2"]
     assert c.node("n2") is not None and c.node("n2").allocatable["cpu"] == 2  # type: ignore[union-attr]
     assert c.namespace_labels("shop") == {"team": "a"}
-    y = cluster_from_yaml("kind: Node\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c}]}\n")
+    y = cluster_from_yaml("kind: Node\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: p}\nspec: {containers: [{name: c, image: i}]}\n")
     assert [n.name for n in y.nodes] == ["a"] and [p.key for p in y.pods] == ["default/p"]
     snap = make_snapshot([make_node("x").zone("z1"), make_node("y").zone("z2")])
     assert [ni.name for ni in snap.node_info_list] == ["x", "y"]

@@ -25,6 +25,7 @@ and ``objects`` (the checks per kind). Every public name is importable from here
 from __future__ import annotations
 
 from kschedctl.apivalidation.common import (
+    json_kind_name,
     namespace_name_errors,
     validate_labels,
     validate_object_meta,
@@ -100,6 +101,7 @@ __all__ = [
     "is_extended_resource_name",
     "is_hugepages",
     "is_native_resource",
+    "json_kind_name",
     "label_value_errors",
     "name_is_dns1035_label",
     "name_is_dns_label",

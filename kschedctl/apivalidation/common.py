@@ -8,10 +8,11 @@ namespaces) so that validating 50,000 pods stays cheap.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
-from kschedctl.apivalidation.fielderrors import Errors, FieldError, invalid, required
+from kschedctl.apivalidation.fielderrors import Errors, FieldError, invalid, required, undecodable
 from kschedctl.apivalidation.goformat import GoJSON
 from kschedctl.apivalidation.names import label_value_errors, name_is_dns_label, qualified_name_errors
 
@@ -38,8 +39,13 @@ def remember(cache: set[Any], item: Any) -> None:
 _JSON_KINDS = {bool: "a boolean", int: "a number", float: "a number", str: "a string", list: "a list", dict: "a mapping"}
 
 
+def json_kind_name(v: Any) -> str:
+    """What a value is, in a user's words: ``a list``, ``a mapping``, ``a string``..."""
+    return _JSON_KINDS.get(type(v), type(v).__name__)
+
+
 def wrong_type(v: Any, path: str, want: str, errs: Errors) -> None:
-    got = _JSON_KINDS.get(type(v), type(v).__name__)
+    got = json_kind_name(v)
     errs.append(invalid(path, v if isinstance(v, str | int | float) else GoJSON(v), f"must be {want}, not {got}"))
 
 
@@ -86,6 +92,21 @@ def integer_field(v: Any, path: str, errs: Errors) -> int | None:
     if v is not None:
         wrong_type(v, path, "an integer", errs)
     return None
+
+
+_INDEX = re.compile(r"\[[^\]]*\]")
+
+
+def int32_field(v: Any, path: str, struct: str, errs: Errors) -> int | None:
+    """An int32 field (``struct``: the Go struct holding it): a number outside int32 never reaches
+    validation, the API server's JSON decoder refuses it, in encoding/json's words (the field named
+    by its JSON path without indices)."""
+    n = integer_field(v, path, errs)
+    if n is not None and not -(1 << 31) <= n < 1 << 31:
+        go_field = _INDEX.sub("", path)
+        errs.append(undecodable(path, f"json: cannot unmarshal number {n} into Go struct field {struct}.{go_field} of type int32"))
+        return None
+    return n
 
 
 def validate_labels(labels: Any, path: str, errs: Errors) -> None:
@@ -225,10 +246,6 @@ def name_field_validator(validator: Callable[[str], list[str]]) -> Callable[[Any
 
 def validate_string(v: Any, path: str, errs: Errors) -> None:
     text_field(v, path, errs)
-
-
-def validate_integer(v: Any, path: str, errs: Errors) -> None:
-    integer_field(v, path, errs)
 
 
 def validate_bool(v: Any, path: str, errs: Errors) -> None:

@@ -29,6 +29,10 @@ FORBIDDEN = "Forbidden"
 NOT_FOUND = "Not found"
 
 
+#: Not a ``field.Error``: the JSON decoder refused the value before validation (``body`` is its text alone).
+UNDECODABLE = "undecodable"
+
+
 _NO_VALUE_TYPES = {REQUIRED, FORBIDDEN}
 
 
@@ -42,6 +46,8 @@ class FieldError:
     detail: str = ""
 
     def body(self) -> str:
+        if self.type == UNDECODABLE:
+            return self.detail
         s = self.type if self.type in _NO_VALUE_TYPES else f"{self.type}: {render_value(self.value)}"
         if self.detail:
             s += f": {self.detail}"
@@ -70,6 +76,10 @@ def forbidden(path: str, detail: str) -> FieldError:
 def not_supported(path: str, value: Any, valid: Iterable[str]) -> FieldError:
     quoted = ", ".join(go_quote(v) for v in valid)
     return FieldError(NOT_SUPPORTED, path, value, f"supported values: {quoted}" if quoted else "")
+
+
+def undecodable(path: str, detail: str) -> FieldError:
+    return FieldError(UNDECODABLE, path, None, detail)
 
 
 def aggregate(errors: Iterable[object]) -> str:

@@ -9,12 +9,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kschedctl.apivalidation.common import validate_object_meta
-from kschedctl.apivalidation.fielderrors import Errors, forbidden, not_supported
+from kschedctl.apivalidation.common import int32_field, mapping_field, validate_object_meta
+from kschedctl.apivalidation.dra import validate_device_class, validate_resource_claim
+from kschedctl.apivalidation.fielderrors import Errors, forbidden, not_supported, required
 from kschedctl.apivalidation.names import name_is_dns1035_label, name_is_dns_label, name_is_dns_subdomain
 from kschedctl.apivalidation.node import node_errors
 from kschedctl.apivalidation.pod import validate_pod_spec
-from kschedctl.apivalidation.scheduling import validate_label_selector
+from kschedctl.apivalidation.scheduling import validate_label_selector, validate_node_selector
 
 # -- per kind ------------------------------------------------------------------------------------------
 
@@ -57,13 +58,26 @@ def api_version_error(kind: str, api_version: Any) -> str | None:
 
 
 def _priority_class_errors(raw: dict[str, Any], errs: Errors) -> None:
-    value = raw.get("value")
+    value = int32_field(raw.get("value"), "value", "PriorityClass", errs)
     name = str((raw.get("metadata") or {}).get("name") or "") if isinstance(raw.get("metadata"), dict) else ""
     if isinstance(value, int) and not isinstance(value, bool) and value > 1_000_000_000 and not name.startswith("system-"):
         errs.append(forbidden("value", "maximum allowed value of a user defined priority is 1000000000"))
     policy = raw.get("preemptionPolicy")
     if policy is not None and policy not in ("PreemptLowerPriority", "Never"):
         errs.append(not_supported("preemptionPolicy", policy, ["PreemptLowerPriority", "Never"]))
+
+
+def _persistent_volume_errors(raw: dict[str, Any], errs: Errors) -> None:
+    """``validateVolumeNodeAffinity``: the one part of a PersistentVolume the scheduler reads with rules
+    (VolumeBinding and VolumeZone match its node affinity against nodes)."""
+    spec = raw.get("spec")
+    aff = mapping_field(spec.get("nodeAffinity"), "spec.nodeAffinity", errs) if isinstance(spec, dict) else None
+    if aff is None:
+        return
+    if aff.get("required") is None:
+        errs.append(required("spec.nodeAffinity.required", "must specify required node constraints"))
+    else:
+        validate_node_selector(aff["required"], "spec.nodeAffinity.required", errs)
 
 
 #: Kinds whose names are DNS-1123 labels or DNS-1035 labels; every other kind: a DNS-1123 subdomain.
@@ -106,11 +120,18 @@ def validate_object(kind: str, raw: dict[str, Any]) -> Errors:
         node_errors(raw, errs)
     elif kind == "PriorityClass":
         _priority_class_errors(raw, errs)
+    elif kind == "PersistentVolume":
+        _persistent_volume_errors(raw, errs)
+    elif kind == "DeviceClass":
+        validate_device_class(raw, errs)
+    elif kind == "ResourceClaim":
+        validate_resource_claim(raw, errs)
     elif kind in ("ReplicaSet", "StatefulSet"):
         # A snapshot's controllers matter to the scheduler only through their selector (default
         # spreading); snapshots written by hand often leave the rest out.
         spec = raw.get("spec")
         if isinstance(spec, dict):
+            int32_field(spec.get("replicas"), "spec.replicas", f"{kind}Spec", errs)
             validate_label_selector(spec.get("selector"), "spec.selector", errs)
     return errs
 

@@ -12,13 +12,12 @@ from fractions import Fraction
 from typing import Any
 
 from kschedctl.apivalidation.common import (
-    integer_field,
+    int32_field,
     list_field,
     mapping_field,
     name_field_validator,
     text_field,
     validate_bool,
-    validate_integer,
     validate_labels,
     validate_string,
 )
@@ -43,7 +42,7 @@ _PROTOCOLS = ("SCTP", "TCP", "UDP")
 
 
 def _port_errors(value: Any, path: str, errs: Errors) -> None:
-    v = integer_field(value, path, errs)
+    v = int32_field(value, path, "ContainerPort", errs)
     if v is not None and not 1 <= v <= 65535:
         errs.append(invalid(path, v, "must be between 1 and 65535, inclusive"))
 
@@ -84,9 +83,8 @@ def _validate_containers(containers: Any, path: str, spec: dict[str, Any], names
             if name in names:
                 errs.append(duplicate(f"{cp}.name", name))
             names.add(name)
-        # The API server also requires an image; the scheduler reads it only for ImageLocality, and
-        # snapshots written by hand for scheduling questions often leave it out: not required here.
-        text_field(c.get("image"), f"{cp}.image", errs)
+        if not text_field(c.get("image"), f"{cp}.image", errs):
+            errs.append(required(f"{cp}.image"))
         if "resources" in c:
             validate_resource_requirements(c["resources"], f"{cp}.resources", errs)
         if "ports" in c:
@@ -97,6 +95,26 @@ def _validate_containers(containers: Any, path: str, spec: dict[str, Any], names
                 errs.append(not_supported(f"{cp}.restartPolicy", rp, ["Always"]))
             elif not init and rp is not None:
                 errs.append(forbidden(f"{cp}.restartPolicy", "may not be set for non-init containers"))
+        if init:  # init containers run one at a time: their host ports may repeat from one to the next
+            _host_port_conflicts([c], path, errs, first=i)
+    if not init and isinstance(containers, list):
+        _host_port_conflicts(containers, path, errs)
+
+
+def _host_port_conflicts(containers: list[Any], path: str, errs: Errors, first: int = 0) -> None:
+    """``checkHostPortConflicts``: a protocol, host IP and host port used twice (``first``: the index
+    of ``containers[0]`` in the pod's list)."""
+    seen: set[str] = set()
+    for i, c in enumerate(containers, start=first):
+        ports = c.get("ports") if isinstance(c, dict) else None
+        for j, p in enumerate(ports if isinstance(ports, list) else []):
+            port = p.get("hostPort") if isinstance(p, dict) else None
+            if not isinstance(port, int) or isinstance(port, bool) or port == 0:
+                continue
+            key = f"{p.get('protocol') or 'TCP'}/{p.get('hostIP') or ''}/{port}"  # protocol defaulted as on create
+            if key in seen:
+                errs.append(duplicate(f"{path}[{i}].ports[{j}].hostPort", key))
+            seen.add(key)
 
 
 # -- pod spec ----------------------------------------------------------------------------------------
@@ -177,10 +195,14 @@ _POD_SPEC_FIELDS: dict[str, Callable[[Any, str, Errors], None]] = {
     "nodeName": name_field_validator(name_is_dns_subdomain),
     "priorityClassName": name_field_validator(name_is_dns_subdomain),
     "schedulerName": validate_string,
-    "priority": validate_integer,
+    "priority": lambda v, p, e: _int32(v, p, "PodSpec", e),
     "preemptionPolicy": _validate_preemption_policy,
     "hostNetwork": validate_bool,
 }
+
+
+def _int32(v: Any, path: str, struct: str, errs: Errors) -> None:
+    int32_field(v, path, struct, errs)
 
 
 def _clean_requests(raw: Any) -> dict[str, Fraction | None] | None:
@@ -223,7 +245,7 @@ _CONTAINER_FIELDS_CHECKED_IN_FULL = frozenset({"ports", "restartPolicy"})
 
 def _clean_containers(containers: Any, names: set[str]) -> bool:
     """The common case of ``_validate_containers``, decided quickly: a non-empty list of mappings, each
-    with a name (a DNS label, not taken), an image string if any, clean resources, and none of the
+    with a name (a DNS label, not taken), an image, clean resources, and none of the
     fields only the full check reads. True (and the names added to ``names``) when the full check
     would report nothing; False when unsure, and the full check runs."""
     if type(containers) is not list or not containers:
@@ -238,7 +260,7 @@ def _clean_containers(containers: Any, names: set[str]) -> bool:
         if not (len(name) <= 63 and DNS1123_LABEL_RE.fullmatch(name)):
             return False
         image = c.get("image")
-        if image is not None and type(image) is not str:
+        if type(image) is not str or not image:
             return False
         if "resources" in c and not _clean_resources(c["resources"]):
             return False

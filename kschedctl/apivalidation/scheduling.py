@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kschedctl.apivalidation.common import (
+    int32_field,
     integer_field,
     list_field,
     mapping_field,
@@ -96,8 +97,20 @@ def _node_selector_term(term: Any, path: str, allow_invalid_values: bool, errs: 
         _node_field_requirement(rq, f"{path}.matchFields[{j}]", errs)
 
 
-def _weight(w: Any, path: str, errs: Errors) -> None:
-    v = integer_field(w, path, errs)
+def validate_node_selector(sel: Any, path: str, errs: Errors) -> None:
+    """``ValidateNodeSelector`` (a pod's required node affinity, a PersistentVolume's node affinity),
+    with the create-time option: no invalid label values."""
+    if mapping_field(sel, path, errs) is None:
+        return
+    terms = list_field(sel.get("nodeSelectorTerms"), f"{path}.nodeSelectorTerms", errs)
+    if not terms:
+        errs.append(required(f"{path}.nodeSelectorTerms", "must have at least one node selector term"))
+    for i, t in enumerate(terms):
+        _node_selector_term(t, f"{path}.nodeSelectorTerms[{i}]", False, errs)
+
+
+def _weight(w: Any, path: str, struct: str, errs: Errors) -> None:
+    v = int32_field(w, path, struct, errs)
     if v is None and w is None:
         v = 0
     if v is not None and not 1 <= v <= 100:
@@ -145,17 +158,11 @@ def validate_affinity(aff: Any, path: str, errs: Errors) -> None:
     na = mapping_field(aff.get("nodeAffinity"), np, errs)
     if na is not None:
         rp = f"{np}.requiredDuringSchedulingIgnoredDuringExecution"
-        req = mapping_field(na.get("requiredDuringSchedulingIgnoredDuringExecution"), rp, errs)
-        if req is not None:
-            terms = list_field(req.get("nodeSelectorTerms"), f"{rp}.nodeSelectorTerms", errs)
-            if not terms:
-                errs.append(required(f"{rp}.nodeSelectorTerms", "must have at least one node selector term"))
-            for i, t in enumerate(terms):
-                _node_selector_term(t, f"{rp}.nodeSelectorTerms[{i}]", False, errs)
+        validate_node_selector(na.get("requiredDuringSchedulingIgnoredDuringExecution"), rp, errs)
         pp = f"{np}.preferredDuringSchedulingIgnoredDuringExecution"
         for i, t in enumerate(list_field(na.get("preferredDuringSchedulingIgnoredDuringExecution"), pp, errs)):
             if mapping_field(t, f"{pp}[{i}]", errs) is not None:
-                _weight(t.get("weight"), f"{pp}[{i}].weight", errs)
+                _weight(t.get("weight"), f"{pp}[{i}].weight", "PreferredSchedulingTerm", errs)
                 _node_selector_term(t.get("preference"), f"{pp}[{i}].preference", True, errs)
     for kind in ("podAffinity", "podAntiAffinity"):
         pa = mapping_field(aff.get(kind), f"{path}.{kind}", errs)
@@ -167,7 +174,7 @@ def validate_affinity(aff: Any, path: str, errs: Errors) -> None:
         pp = f"{path}.{kind}.preferredDuringSchedulingIgnoredDuringExecution"
         for i, t in enumerate(list_field(pa.get("preferredDuringSchedulingIgnoredDuringExecution"), pp, errs)):
             if mapping_field(t, f"{pp}[{i}]", errs) is not None:
-                _weight(t.get("weight"), f"{pp}[{i}].weight", errs)
+                _weight(t.get("weight"), f"{pp}[{i}].weight", "WeightedPodAffinityTerm", errs)
                 _pod_affinity_term(t.get("podAffinityTerm"), f"{pp}[{i}].podAffinityTerm", errs)
 
 
@@ -208,7 +215,7 @@ def validate_tolerations(tolerations: Any, path: str, errs: Errors) -> None:
 
 
 def _positive(v: Any, path: str, errs: Errors) -> None:
-    n = integer_field(v, path, errs)
+    n = int32_field(v, path, "TopologySpreadConstraint", errs)
     if n is not None and n <= 0:
         errs.append(invalid(path, n, "must be greater than zero"))
 

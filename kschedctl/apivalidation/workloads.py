@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from kschedctl.apivalidation.common import validate_annotations, validate_labels, validate_object_meta
+from kschedctl.apivalidation.common import (
+    int32_field,
+    validate_annotations,
+    validate_labels,
+    validate_object_meta,
+)
 from kschedctl.apivalidation.fielderrors import Errors, invalid, required
 from kschedctl.apivalidation.goformat import GoJSON
 from kschedctl.apivalidation.names import name_is_dns_subdomain
@@ -32,8 +37,8 @@ def _workload_errors(kind: str, raw: dict[str, Any], errs: Errors) -> None:
     if not isinstance(spec, dict):
         errs.append(required("spec.template"))
         return
-    replicas = spec.get("replicas")
-    if isinstance(replicas, int) and not isinstance(replicas, bool) and replicas < 0:
+    replicas = int32_field(spec.get("replicas"), "spec.replicas", f"{kind}Spec", errs)
+    if replicas is not None and replicas < 0:
         errs.append(invalid("spec.replicas", replicas, "must be greater than or equal to 0"))
     template = spec.get("template")
     tmeta = template.get("metadata") if isinstance(template, dict) else None

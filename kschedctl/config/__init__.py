@@ -33,7 +33,7 @@ from kschedctl.config.defaults import DefaultedConfig, DefaultedProfile, PluginC
 from kschedctl.config.field import aggregate, go_duration_string
 from kschedctl.config.types import EXTENSION_INTERFACES, Extender, Profile, SchedulerConfig
 from kschedctl.config.validation import plugins_needed, validate_configuration, validate_plugin_instantiation
-from kschedctl.errors import ConfigError
+from kschedctl.errors import NESTED_TOO_DEEPLY, ConfigError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
@@ -79,8 +79,11 @@ def load_config(
         raise ConfigError(
             f"{path}: error converting YAML to JSON: yaml: invalid UTF-8 ({e.reason})"
         ) from None
-    data, duplicates = _read_yaml(text, path)
-    return _resolve(data, path, duplicates, registry, features)
+    try:
+        data, duplicates = _read_yaml(text, path)
+        return _resolve(data, path, duplicates, registry, features)
+    except RecursionError:  # Python's stack is shallower than Go's 10000 levels: refused here sooner
+        raise ConfigError(f"{path}: error converting YAML to JSON: yaml: {NESTED_TOO_DEEPLY}") from None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -279,6 +282,36 @@ def _check_plugins_exist(
             )
 
 
+def _check_plugins_unique(
+    p: DefaultedProfile, i: int, registry: Registry, source: str | None, doc: dict[str, Any] | None
+) -> None:
+    """The framework's "plugin ... already registered as ..." for a plugin enabled twice at one extension
+    point, naming the second entry. Go checks the extension points in the framework's order and stops at
+    a plugin that does not extend its point (left to the framework to report, as it words it)."""
+    from kschedctl.framework.interfaces import implements
+
+    for ep, iface in EXTENSION_INTERFACES:
+        seen: set[str] = set()
+        for ref in p.plugins.sets[ep].enabled:
+            entry = registry.get(ref.name)
+            if entry is not None and isinstance(entry.factory, type) and not implements(entry.factory, ep):
+                return
+            if ref.name in seen:
+                raise _fail(source, f'plugin "{ref.name}" already registered as "{iface}"', _second_entry(doc, i, ep, ref.name))
+            seen.add(ref.name)
+
+
+def _second_entry(doc: dict[str, Any] | None, i: int, ep: str, name: str) -> str:
+    """Where the user's file enables ``name`` at ``ep`` a second time (``profiles[0].plugins.score.enabled[1]``)."""
+    base = f"profiles[{i}].plugins.{ep}.enabled"
+    try:
+        enabled = doc["profiles"][i]["plugins"][ep]["enabled"]  # type: ignore[index]
+        j = [k for k, e in enumerate(enabled) if e.get("name") == name][1]
+    except (KeyError, IndexError, TypeError, AttributeError):
+        return base
+    return f"{base}[{j}]"
+
+
 def _build(
     cfg: DefaultedConfig,
     source: str | None,
@@ -294,6 +327,7 @@ def _build(
         if registry is not None:
             _out_of_tree_args(p, plugin_config, registry, source)
             _check_plugins_exist(p, i, registry, source, doc, features.minor)
+            _check_plugins_unique(p, i, registry, source, doc)
         profiles.append(Profile(p.scheduler_name, p.plugins, plugin_config, p.percentage_of_nodes_to_score, features))
     return SchedulerConfig(
         profiles,

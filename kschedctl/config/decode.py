@@ -20,7 +20,7 @@ import datetime
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.config.field import DurationError, go_float, go_json, parse_go_duration
+from kschedctl.config.field import DurationError, go_float, go_json, go_quote, parse_go_duration
 from kschedctl.config.types import EXTENSION_POINT_FIELDS, PLACEMENT_EXTENSION_POINTS
 
 GROUP = "kubescheduler.config.k8s.io"
@@ -550,7 +550,7 @@ def _interpret(doc: Any, where: str = "") -> tuple[str, str]:
 
 def _no_kind(kind: str, version: str) -> str:
     """Go's "no kind ... is registered" (without the Go source path it names), with what would be read."""
-    msg = f'no kind "{kind}" is registered for version "{version}"'
+    msg = f"no kind {go_quote(kind)} is registered for version {go_quote(version)}"
     if version != API_VERSION:
         removed = REMOVED_VERSIONS.get(version)
         msg += f": kube-scheduler v1.35 reads only {API_VERSION}"

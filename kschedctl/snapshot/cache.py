@@ -49,6 +49,7 @@ _VARIANT = hashlib.sha256(
 #: a validation verdict is kept per version of them.
 VALIDATION_MODULES = (
     *sorted(f"apivalidation/{p.name}" for p in (Path(__file__).resolve().parent.parent / "apivalidation").glob("*.py")),
+    "cel.py",
     "snapshot/quantity.py",
     "snapshot/selectors.py",
 )

@@ -62,9 +62,12 @@ class Cluster:
 
     # building -------------------------------------------------------------------
     def add_node(self, node: Node) -> None:
-        if node.name in self._nodes_by_name:
-            return
-        self.nodes.append(node)
+        """Add a node; one of the same name is replaced where it stands (the node order is kept)."""
+        old = self._nodes_by_name.get(node.name)
+        if old is not None:
+            self.nodes[self.nodes.index(old)] = node
+        else:
+            self.nodes.append(node)
         self._nodes_by_name[node.name] = node
 
     def add_pod(self, pod: Pod) -> None:

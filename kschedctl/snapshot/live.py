@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl import K8S_VERSION
-from kschedctl.errors import ClusterAccessError, UsageError
+from kschedctl.errors import NESTED_TOO_DEEPLY, ClusterAccessError, UsageError
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.source import (
     POD,
@@ -99,12 +99,18 @@ def kubeconfig_files(explicit: str | None) -> list[str]:
     """The kubeconfig files kubectl would merge: --kubeconfig, else KUBECONFIG's list, else ~/.kube/config."""
     if explicit:
         path = os.path.expanduser(explicit)
+        if os.path.isdir(path):
+            raise ClusterAccessError(f"kubeconfig {explicit}: is a directory")
         if not os.path.isfile(path):
             raise ClusterAccessError(f"kubeconfig {explicit}: no such file")
         return [path]
     env = os.environ.get("KUBECONFIG")
     candidates = env.split(os.pathsep) if env else ["~/.kube/config"]
-    return [p for p in (os.path.expanduser(c) for c in candidates if c) if os.path.isfile(p)]
+    paths = [os.path.expanduser(c) for c in candidates if c]
+    for p in paths:  # kubectl skips a listed file that does not exist, but not one it cannot read as a file
+        if os.path.isdir(p):
+            raise ClusterAccessError(f"kubeconfig {p} (from KUBECONFIG): is a directory")
+    return [p for p in paths if os.path.isfile(p)]
 
 
 def check_kubeconfig(path: str) -> None:
@@ -118,6 +124,8 @@ def check_kubeconfig(path: str) -> None:
         raise ClusterAccessError(f"kubeconfig {path}: {e.strerror or e}") from None
     except UnicodeDecodeError:
         raise ClusterAccessError(f"kubeconfig {path}: not a UTF-8 text file") from None
+    except RecursionError:
+        raise ClusterAccessError(f"kubeconfig {path}: invalid YAML: {NESTED_TOO_DEEPLY}") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1} column {mark.column + 1}" if mark is not None else ""

@@ -19,8 +19,14 @@ from typing import Any
 
 import yaml
 
-from kschedctl.apivalidation import api_version_error, first_error, validate_object, validate_workload
-from kschedctl.errors import InputError, UsageError
+from kschedctl.apivalidation import (
+    api_version_error,
+    first_error,
+    json_kind_name,
+    validate_object,
+    validate_workload,
+)
+from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot import cache, yamldocs
 from kschedctl.snapshot.apiversions import (
@@ -81,13 +87,68 @@ def _read_text(path: str) -> tuple[str, str]:
         raise InputError(e.strerror or str(e), source=path) from None
 
 
-def _parse_json(source: str, text: str) -> list[Any]:
+class _Pairs(list[tuple[str, Any]]):
+    """A JSON object's key/value pairs as written (to find where a key repeats)."""
+
+
+def _dict_noting_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    d = dict(pairs)
+    if len(d) < len(pairs):
+        raise _RepeatedKey
+    return d
+
+
+class _RepeatedKey(Exception):
+    """A JSON object sets a key twice."""
+
+
+def _first_repeat(v: Any, path: str) -> str | None:
+    """The path of the first key set twice, in the order a strict JSON decoder meets it."""
+    if isinstance(v, _Pairs):
+        seen: set[str] = set()
+        for k, item in v:
+            here = f"{path}.{k}" if path else k
+            if k in seen:
+                return here
+            seen.add(k)
+            found = _first_repeat(item, here)
+            if found is not None:
+                return found
+    elif isinstance(v, list):
+        for i, item in enumerate(v):
+            found = _first_repeat(item, f"{path}[{i}]")
+            if found is not None:
+                return found
+    return None
+
+
+def _repeated_key_error(source: str, text: str) -> InputError:
+    """The API server's strict decoding error for the first repeated key (the text is parsed again,
+    keeping every pair: this runs only when a key does repeat)."""
+    data = json.loads(text, object_pairs_hook=_Pairs)
+    docs = data if isinstance(data, list) and not isinstance(data, _Pairs) else [data]
+    for n, doc in enumerate(docs, start=1):
+        path = _first_repeat(doc, "")
+        if path is not None:
+            return InputError(
+                f'strict decoding error: duplicate field "{path}" (kubectl and the API server reject duplicate keys)',
+                source=source,
+                document=n,
+            )
+    raise AssertionError("a repeated key was noted but not found")
+
+
+def _parse_json(source: str, text: str, check_keys: bool = True) -> list[Any]:
+    """The objects of a JSON file. ``check_keys``: refuse a key set twice, as the API server's strict
+    decoder does (off for a text that passed validation before: it costs a call per object)."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_dict_noting_repeats) if check_keys else json.loads(text)
+    except _RepeatedKey:
+        raise _repeated_key_error(source, text) from None
     except json.JSONDecodeError as e:
         raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=source) from None
     except RecursionError:
-        raise InputError("invalid JSON: nested too deeply to be a Kubernetes object", source=source) from None
+        raise InputError(f"invalid JSON: {NESTED_TOO_DEEPLY}", source=source) from None
     return data if isinstance(data, list) else [data]
 
 
@@ -124,7 +185,7 @@ def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
         problem = getattr(e, "problem", None) or str(e).splitlines()[0]
         raise InputError(f"invalid YAML{where}: {problem}", source=source) from None
     except RecursionError:
-        raise InputError("invalid YAML: nested too deeply to be a Kubernetes object", source=source) from None
+        raise InputError(f"invalid YAML: {NESTED_TOO_DEEPLY}", source=source) from None
     finally:
         loader.dispose()
     cache.write(key, docs)  # reached only when every document was read without error
@@ -139,7 +200,7 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
     stripped = text.lstrip()
     docs: Iterable[Any]
     if stripped.startswith("{") or stripped.startswith("["):
-        docs = _parse_json(source, text)
+        docs = _parse_json(source, text, check_keys=not validated)
     else:
         docs = _parse_yaml(source, text, key)
     n = 0
@@ -150,27 +211,60 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
         if not isinstance(doc, dict):
             raise InputError("a document must be a Kubernetes object (a mapping)", source=source, document=n)
         kind = doc.get("kind")
-        if isinstance(kind, str) and kind.endswith("List") and isinstance(doc.get("items"), list):
-            item_kind = kind[: -len("List")] if kind != "List" else None
-            for i, item in enumerate(doc["items"]):
-                if not isinstance(item, dict):
-                    raise InputError(f"items[{i}] must be a Kubernetes object", source=source, document=n)
-                if item_kind and "kind" not in item:
-                    item = {**item, "kind": item_kind}
-                yield Document(source, n, item, validated)
-            continue
-        yield Document(source, n, doc, validated)
+        if isinstance(kind, str) and kind.endswith("List"):
+            for obj in _list_items(doc, source, n):
+                yield Document(source, n, obj, validated)
+        else:
+            yield Document(source, n, doc, validated)
+
+
+def _list_items(doc: dict[str, Any], source: str, n: int, where: str = "") -> Iterator[dict[str, Any]]:
+    """The items of a ``kind: List`` (``*List``) document, Lists inside it flattened as kubectl flattens
+    them (``where``: the path of a nested List's items)."""
+    kind = doc["kind"]
+    items = doc.get("items")
+    path = f"{where}items"
+    if not isinstance(items, list):
+        if items is None:
+            return  # an empty List
+        raise InputError(
+            f"must be a list of objects, not {json_kind_name(items)}", source=source, document=n, obj=kind, field=path
+        )
+    item_kind = kind[: -len("List")] if kind != "List" else None
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(f"{path}[{i}] must be a Kubernetes object", source=source, document=n)
+        if item_kind and "kind" not in item:
+            item = {**item, "kind": item_kind}
+        inner = item.get("kind")
+        if isinstance(inner, str) and inner.endswith("List"):
+            yield from _list_items(item, source, n, f"{path}[{i}].")
+        else:
+            yield item
 
 
 def iter_paths(paths: list[str]) -> Iterator[str]:
     for p in paths:
         if p != "-" and os.path.isdir(p):
-            found = sorted(str(f) for f in Path(p).rglob("*") if f.is_file() and f.suffix in SUFFIXES)
+            found = sorted(_files_under(p))
             if not found:
                 raise InputError("directory holds no .yaml, .yml or .json files", source=p)
             yield from found
         else:
             yield p
+
+
+def _raise(e: OSError) -> None:
+    raise InputError((e.strerror or str(e)).lower(), source=e.filename or None) from None
+
+
+def _files_under(directory: str) -> Iterator[str]:
+    """The snapshot files under a directory; one that cannot be listed is an error, not skipped."""
+    for root, _, files in os.walk(directory, onerror=_raise):
+        for f in files:
+            path = os.path.join(root, f)
+            if os.path.splitext(f)[1] in SUFFIXES and os.path.isfile(path):
+                yield path
 
 
 def iter_documents(paths: list[str], keys: list[str | None] | None = None) -> Iterator[Document]:
@@ -210,6 +304,10 @@ def build_object(
     if not kind or not isinstance(kind, str):
         raise InputError("Required value: every object needs a kind", source=doc.source, document=doc.index, field="kind")
     md = obj.get("metadata")
+    if md is not None and not isinstance(md, dict):
+        raise InputError(
+            f"must be a mapping, not {json_kind_name(md)}", source=doc.source, document=doc.index, obj=kind, field="metadata"
+        )
     if not isinstance(md, dict) or not md.get("name"):
         raise InputError(
             "Required value: name or generateName is required",
@@ -280,13 +378,26 @@ def build_cluster(
     cluster = Cluster()
     skipped: Counter[str] = Counter()
     dropped: Counter[str] = Counter()
+    node_files: dict[str, str] = {}  # where each Node and Pod was read (validate: two of one name)
+    pod_files: dict[str, str] = {}
+    replaced: list[str] = []
     for doc in docs:
         obj = build_object(doc, validate=validate, features=features)
         if obj is None:
             skipped[str(doc.obj.get("kind"))] += 1
         elif isinstance(obj, Node):
+            if validate:
+                first = node_files.get(obj.name)
+                node_files[obj.name] = doc.source
+                if first is not None:
+                    replaced.append(_same_name(obj, doc, first))
             cluster.add_node(obj)
         elif isinstance(obj, Pod):
+            if validate:
+                first = pod_files.get(obj.key)
+                pod_files[obj.key] = doc.source
+                if first is not None:
+                    replaced.append(_same_name(obj, doc, first))
             dropped.update(dropped_fields(doc.obj, obj.raw))
             cluster.add_pod(obj)
         else:
@@ -294,6 +405,7 @@ def build_cluster(
     default_namespaces(cluster)
     cluster.finish()
     notes = [f"skipped {n} {kind} object(s): kind not used by the scheduler" for kind, n in sorted(skipped.items())]
+    notes.extend(replaced)
     notes.extend(dropped_field_note(n, features, name) for name, n in dropped.items())
     notes.extend(admission_notes(cluster))
     for note in notes:
@@ -301,6 +413,17 @@ def build_cluster(
         if warn is not None:
             warn(note)
     return cluster
+
+
+def _same_name(obj: Node | Pod, doc: Document, first: str) -> str:
+    """A second Node (or Pod) of one name: in the file of the first, the API server's AlreadyExists; in
+    a file given after it, that one is used (as if the files were applied in order): the note saying so."""
+    kind, key, resource = ("Node", obj.name, "nodes") if isinstance(obj, Node) else ("Pod", obj.key, "pods")
+    if first == doc.source:
+        raise InputError(
+            f'{resource} "{obj.name}" already exists', source=doc.source, document=doc.index, obj=_describe(doc.obj)
+        )
+    return f"{kind} {key} is in both {first} and {doc.source}: the one in {doc.source} (given later) is used"
 
 
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
@@ -406,7 +529,8 @@ def load_pods(path: str, *, validate: bool = True, features: Features = DEFAULT_
     """Every Pod in a file (``-o yaml`` of one pod, a List, or several documents)."""
     pods: list[Pod] = []
     for doc in iter_documents([path]):
-        if doc.obj.get("kind") != "Pod":
+        kind = doc.obj.get("kind")
+        if kind != "Pod" and kind and isinstance(kind, str):  # an object without a kind: build_object says so
             continue
         obj = build_object(doc, validate=validate, features=features)
         assert isinstance(obj, Pod)

@@ -7,12 +7,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.interfaces import NodeScore
-from kschedctl.framework.snapshot import Snapshot
-from kschedctl.framework.status import Code, Status
-from kschedctl.plugins import dynamicresources as dr
-from kschedctl.plugins.dynamicresources.cel import (
+from kschedctl.cel import (
     CelCompileError,
     CelError,
     CelUnsupported,
@@ -21,6 +16,11 @@ from kschedctl.plugins.dynamicresources.cel import (
     compile_expression,
     device_value,
 )
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.interfaces import NodeScore
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.status import Code, Status
+from kschedctl.plugins import dynamicresources as dr
 from kschedctl.snapshot.model import KubeObject
 from kschedctl.snapshot.quantity import parse_quantity
 from tests.builders import FakeHandle, PodBuilder, make_node, make_pod, make_snapshot

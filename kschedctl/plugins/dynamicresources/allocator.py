@@ -32,6 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.cel import CelCompileError, CelError, CelUnsupported, ProgramCache
 from kschedctl.plugins.dynamicresources.api import (
     ALL,
     EXACT_COUNT,
@@ -48,7 +49,6 @@ from kschedctl.plugins.dynamicresources.api import (
     parse_resource_claim,
     parse_resource_slice,
 )
-from kschedctl.plugins.dynamicresources.cel import CelCompileError, CelError, CelUnsupported, ProgramCache
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node
 from kschedctl.snapshot.selectors import parse_node_selector

@@ -9,6 +9,11 @@ packages were evaluated for this and do not fit: neither knows the Kubernetes
 unknown domain, ``cel.bind`` or the Kubernetes string extensions, and their
 error texts differ from cel-go's (which reach the user through Filter errors).
 
+It sits at the top of the package, importing nothing but the quantity parser, because two layers
+compile these expressions: the DynamicResources plugin (which evaluates them) and the API server's
+create-time validation of DeviceClasses and ResourceClaims (``apivalidation.dra``), which refuses one
+that does not compile.
+
 So this module implements the part of CEL that device selectors use, compiled
 once per expression into Python closures (fast enough to evaluate every device
 of a large cluster per scheduling cycle):
