@@ -27,13 +27,16 @@ from kschedctl.cli.options import (
     ClusterOptions,
     ConfigOpt,
     ContextOpt,
+    FeatureGatesOpt,
     JobsOpt,
     KubeconfigOpt,
+    KubeVersionOpt,
     LiveSnapshotOpt,
     NamespaceOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
     SelectorOpt,
+    VersionOptions,
     complete_pod_names,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
@@ -65,6 +68,8 @@ def explain_pod_cmd(
         str | None,
         typer.Option("--compare", metavar="NODE", help="Why the selected node won over NODE (default: the runner-up)."),
     ] = None,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Dry-run one scheduling cycle for a pod and show every extension point.
 
@@ -81,10 +86,11 @@ def explain_pod_cmd(
         if (name is None) == (filename is None):
             raise UsageError("give either a pod NAME (with -n) or -f FILE")
         read_stdin_once(("-f", [filename] if filename else []), ("--snapshot", snapshot or []))
+        versions = VersionOptions(kube_version, feature_gates)
         source, ns = open_for_pod(ClusterOptions(snapshot, kubeconfig, context, request_timeout), namespace, name)
-        setup = SchedulerOptions(plugin_module)
+        setup = SchedulerOptions(plugin_module, versions, source)
         request = ExplainPodRequest(
-            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source), source=source.description,
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup), source=source.description,
             name=name, namespace=ns, filename=filename, details=output in (Output.wide, Output.json, Output.yaml),
             fix=fix, compare=compare,
         )
@@ -160,6 +166,8 @@ def explain_pending_cmd(
     ] = None,
     plugin_module: PluginModuleOpt = None,
     jobs: JobsOpt = None,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Every pending pod: its FitError, the reason blocking it on most nodes, the nearest node (rejected
     by the fewest Filter plugins) and whether a preemption dry run would place it; grouped by cause.
@@ -176,11 +184,12 @@ def explain_pending_cmd(
         if by not in (None, "cause", "pod"):
             raise UsageError(f"--by: expected cause or pod, got {by!r}")
         sel = parse_selector_string(selector) if selector else None
+        versions = VersionOptions(kube_version, feature_gates)
         source = open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout, chunk_size))
-        setup = SchedulerOptions(plugin_module)
+        setup = SchedulerOptions(plugin_module, versions, source)
         request = PendingRequest(
             namespace=None if all_namespaces else (namespace or source.default_namespace()),
-            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source), source=source.description,
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup), source=source.description,
             selector=sel, fix=fix, jobs=worker_jobs(jobs),
         )
         result = explain_pending(request, hooks())

@@ -94,7 +94,7 @@ def pods_to_explain(request: ExplainPodRequest, hooks: Hooks) -> list[Pod]:
         assert request.name is not None
         return [named_pod(request, request.namespace, request.name)]
     filename = request.filename
-    pods = load_pods(filename)
+    pods = load_pods(filename, features=request.config.features)
     for p in pods:
         for n in admit_pod(request.cluster, p, "<stdin>" if filename == "-" else filename):
             hooks.note(n)
@@ -106,6 +106,7 @@ def pods_to_explain(request: ExplainPodRequest, hooks: Hooks) -> list[Pod]:
 
 def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> ExplainResult:
     """One scheduling cycle per pod, a bound pod explained as if it were pending, margin and remedies added."""
+    from kschedctl.config.versions import version_fields
     from kschedctl.explain.cycle import explain_pod
     from kschedctl.explain.pending import as_pending
     from kschedctl.whatif.remedies import annotate_trace
@@ -120,7 +121,7 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
                             on_phase=hooks.progress.phase)
         if bound_to:
             trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
-        data = trace.to_dict()
+        data = {**version_fields(request.config.features), **trace.to_dict()}
         if request.fix or request.compare:
             hooks.progress.phase("verifying remedies")
         annotate_trace(data, trace, request.cluster, pod, request.config, request.registry,
