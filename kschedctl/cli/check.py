@@ -29,10 +29,13 @@ from kschedctl.cli.common import (
 from kschedctl.cli.options import (
     ClusterOptions,
     ContextOpt,
+    FeatureGatesOpt,
     JobsOpt,
     KubeconfigOpt,
+    KubeVersionOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
+    VersionOptions,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
 from kschedctl.cli.sources import hooks, open_source, read_cluster
@@ -88,6 +91,8 @@ def check(
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     jobs: JobsOpt = None,
 ) -> None:
     """Run scheduling regression tests: each scenario has cluster.yaml, pod.yaml, optional config.yaml and
@@ -95,6 +100,9 @@ def check(
     pods.yaml (pods or workloads) instead of pod.yaml and expected-sequence.json/yaml: the pods are placed
     one after another as `simulate` does, and compared pod by pod. A scenario without cluster.yaml is
     checked against --snapshot, or else the live cluster.
+
+    --kube-version runs every scenario as that version's kube-scheduler does (default 1.35), compared with the
+    scenario's expected-v1.XX.json/yaml when it has one, else with expected.json/yaml.
 
     Prints a table, "N passed, M failed", then each failure with its differences. Exit status: 0 all
     passed (or were updated), 1 a scenario failed, 2 bad input (of a scenario: the others still run).
@@ -107,11 +115,11 @@ def check(
         scenarios = discover_scenarios(paths, changed=changed)
         if changed and not scenarios:
             note("no given path belongs to a scenario: nothing to check")
-        setup = SchedulerOptions(plugin_module)
+        setup = SchedulerOptions(plugin_module, VersionOptions(kube_version, feature_gates))
         request = CheckRequest(
             scenarios=scenarios, registry=setup.registry, config=setup.config(config) if config else None,
-            cluster=_shared_cluster(scenarios, ClusterOptions(snapshot, kubeconfig, context, request_timeout)),
-            update=update, paths=paths, jobs=worker_jobs(jobs),
+            cluster=_shared_cluster(scenarios, ClusterOptions(snapshot, kubeconfig, context, request_timeout), setup),
+            update=update, paths=paths, jobs=worker_jobs(jobs), features=setup.features,
         )
         results = run_check(request, hooks())
         _report(results, output, junit)
@@ -120,7 +128,7 @@ def check(
     guarded(body)
 
 
-def _shared_cluster(scenarios: list[Path], where: ClusterOptions) -> Cluster | None:
+def _shared_cluster(scenarios: list[Path], where: ClusterOptions, setup: SchedulerOptions) -> Cluster | None:
     """The cluster of scenarios without cluster.yaml, read once: ``--snapshot`` files, else the live cluster;
     None when every scenario has its own."""
     from kschedctl.check.runner import has_cluster
@@ -137,7 +145,7 @@ def _shared_cluster(scenarios: list[Path], where: ClusterOptions) -> Cluster | N
     except NoClusterConfigured as e:
         more = f" (and {len(clusterless) - 1} more scenarios)" if len(clusterless) > 1 else ""
         raise NoClusterConfigured(f"{clusterless[0]}{more} has no cluster.yaml, and there is {e}") from None
-    return read_cluster(source)
+    return read_cluster(source, setup)
 
 
 def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | None) -> None:

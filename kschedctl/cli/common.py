@@ -192,13 +192,21 @@ def notes_console() -> Any:
     return stderr_console()
 
 
-def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any) -> None:
+def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any, features: Any = None) -> None:
     """A what-if report (``diff-profiles``, ``simulate``): ``table(data, stdout, notes)`` or ``markdown(data)``,
-    JSON or YAML; the progress line removed first."""
+    JSON or YAML; the progress line removed first. With ``features`` (the run's version), the version
+    heads the table and markdown and is ``kubeVersion`` (with changed ``featureGates``) in JSON/YAML."""
     from kschedctl.cli.progress import done
     from kschedctl.render.data import emit
 
     done()
+    if features is not None:
+        from kschedctl.config.versions import version_fields, version_line
+
+        data, line = {**version_fields(features), **data}, version_line(features)
+        table_only, markdown_only = table, markdown
+        table = lambda d, out, notes: (out.print(line, markup=False, highlight=False), table_only(d, out, notes))  # noqa: E731
+        markdown = lambda d: f"{line}\n\n" + markdown_only(d)  # noqa: E731
     emit(data, output.value, table=lambda d: table(d, stdout_console(), notes_console()), markdown=markdown)
 
 

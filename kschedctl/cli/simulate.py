@@ -15,10 +15,13 @@ from kschedctl.cli.common import EXIT_NO, EXIT_OK, WhatIfOutput, WhatIfOutputOpt
 from kschedctl.cli.options import (
     ClusterOptions,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
+    KubeVersionOpt,
     LiveSnapshotOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
+    VersionOptions,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
 from kschedctl.cli.sources import hooks, open_source, read_cluster
@@ -89,6 +92,8 @@ def simulate_cmd(
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Schedule a set of pods one after another, as kube-scheduler's scheduling loop does.
 
@@ -111,16 +116,16 @@ def simulate_cmd(
 
         read_stdin_once(("-f", filename), ("--snapshot", snapshot or []))
         _check_simulate_flags(replicas, max_, limit, report_preemption, retry_nominated or preemption)
-        setup = SchedulerOptions(plugin_module)
+        source = open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout))
+        setup = SchedulerOptions(plugin_module, VersionOptions(kube_version, feature_gates), source)
         request = SimulateRequest(
-            registry=setup.registry, config=setup.config(config),
-            cluster=read_cluster(open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout))),
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup),
             filenames=filename, replicas=replicas, max_copies=max_, limit=limit,
             options=_run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending),
             notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
         )
         result = simulate_pods(request, hooks())
-        emit_report(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
+        emit_report(result.to_dict(), output, render_simulation_table, render_simulation_markdown, setup.features)
         if result.error:
             return EXIT_NO
         return EXIT_OK if max_ or result.all_placed else EXIT_NO
