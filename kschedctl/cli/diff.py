@@ -24,12 +24,15 @@ from kschedctl.cli.common import (
 from kschedctl.cli.options import (
     ClusterOptions,
     ContextOpt,
+    FeatureGatesOpt,
     JobsOpt,
     KubeconfigOpt,
+    KubeVersionOpt,
     LiveSnapshotOpt,
     NamespaceOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
+    VersionOptions,
     complete_pod_names,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
@@ -56,7 +59,7 @@ def build_sides(configs: list[str], profiles: list[str], setup: SchedulerOptions
     elif len(loaded) == 1 and len(profiles) == 2:
         (la, ca), (lb, cb) = loaded[0], loaded[0]
     else:
-        (la, ca) = ("default configuration of kube-scheduler v1.35", default_config())
+        (la, ca) = (f"default configuration of kube-scheduler v1.{setup.features.minor}", default_config(setup.features))
         (lb, cb) = loaded[0] if loaded else (la, ca)
     pa = profiles[0] if profiles else None
     pb = profiles[-1] if profiles else None
@@ -96,6 +99,8 @@ def diff_profiles_cmd(
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
     jobs: JobsOpt = None,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Compare what two scheduler configurations (or two profiles of one) decide for the same pods.
 
@@ -118,17 +123,17 @@ def diff_profiles_cmd(
         if sum([name is not None, bool(filename), pending]) != 1:
             raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
         read_stdin_once(("-f", filename or []), ("--snapshot", snapshot or []))
-        setup = SchedulerOptions(plugin_module)
-        registry = setup.registry
-        a, b = build_sides(list(config or []), list(profile or []), setup)
+        versions = VersionOptions(kube_version, feature_gates)
         source, ns = open_for_pod(ClusterOptions(snapshot, kubeconfig, context, request_timeout), namespace, name)
+        setup = SchedulerOptions(plugin_module, versions, source)
+        a, b = build_sides(list(config or []), list(profile or []), setup)
         request = DiffRequest(
-            registry=registry, cluster=read_cluster(source), source=source.description, a=a, b=b, name=name,
+            registry=setup.registry, cluster=read_cluster(source, setup), source=source.description, a=a, b=b, name=name,
             namespace=ns if name is not None else namespace, filenames=list(filename or []), pending=pending,
             jobs=worker_jobs(jobs),
         )
         report = diff_sides(request, hooks())
-        emit_report(report.to_dict(), output, render_diff_table, render_diff_markdown)
+        emit_report(report.to_dict(), output, render_diff_table, render_diff_markdown, setup.features)
         return EXIT_NO if report.differs else EXIT_OK
 
     guarded(body)
