@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.explain.request import Hooks, Request
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
     from kschedctl.check.runner import ScenarioResult

@@ -145,7 +145,7 @@ def _shared_cluster(scenarios: list[Path], where: ClusterOptions, setup: Schedul
     except NoClusterConfigured as e:
         more = f" (and {len(clusterless) - 1} more scenarios)" if len(clusterless) > 1 else ""
         raise NoClusterConfigured(f"{clusterless[0]}{more} has no cluster.yaml, and there is {e}") from None
-    return read_cluster(source, setup)
+    return read_cluster(source, setup.features)
 
 
 def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | None) -> None:

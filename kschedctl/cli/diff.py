@@ -23,6 +23,7 @@ from kschedctl.cli.common import (
 )
 from kschedctl.cli.options import (
     ClusterOptions,
+    ConfigOpt,
     ContextOpt,
     FeatureGatesOpt,
     JobsOpt,
@@ -40,6 +41,7 @@ from kschedctl.cli.sources import hooks, open_for_pod, read_cluster
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
+    from kschedctl.framework.features import Features
     from kschedctl.whatif.diff import Side
 
 
@@ -128,7 +130,7 @@ def diff_profiles_cmd(
         setup = SchedulerOptions(plugin_module, versions, source)
         a, b = build_sides(list(config or []), list(profile or []), setup)
         request = DiffRequest(
-            registry=setup.registry, cluster=read_cluster(source, setup), source=source.description, a=a, b=b, name=name,
+            registry=setup.registry, cluster=read_cluster(source, setup.features), source=source.description, a=a, b=b, name=name,
             namespace=ns if name is not None else namespace, filenames=list(filename or []), pending=pending,
             jobs=worker_jobs(jobs),
         )
@@ -137,3 +139,94 @@ def diff_profiles_cmd(
         return EXIT_NO if report.differs else EXIT_OK
 
     guarded(body)
+
+
+def version_sides(
+    config: str | None, profile: str | None, versions: tuple[str | None, str], setup: SchedulerOptions
+) -> tuple[Side, Side]:
+    """The two sides of ``diff-versions``: one configuration (None: the defaults) loaded as each version
+    loads it; ``--from`` defaults to the version ``setup`` chose for the cluster."""
+    from kschedctl.config import load_config
+    from kschedctl.whatif.diff import Side
+
+    from_, to = versions
+    fa = VersionOptions(from_).features() if from_ is not None else setup.versions.resolve(setup.features.minor)
+    fb = VersionOptions(to, setup.versions.feature_gates).features()
+    sides = []
+    for name, features in (("A", fa), ("B", fb)):
+        cfg = load_config(config, setup.registry, features)
+        label = f"kube-scheduler {features.release}, " + (str(config) if config else "default configuration")
+        if profile is not None and cfg.profile_for(profile) is None:
+            raise UsageError(f'--profile {profile}: {label} has no profile "{profile}"')
+        sides.append(Side(name, label + (f" (profile {profile})" if profile else ""), cfg, profile))
+    return sides[0], sides[1]
+
+
+def diff_versions_cmd(
+    name: Annotated[
+        str | None, typer.Argument(metavar="NAME", help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
+    ] = None,
+    to: Annotated[str, typer.Option("--to", metavar="VERSION", help="The version to compare with: 1.33, 1.34, 1.35 or 1.36.")] = "",
+    from_: Annotated[
+        str | None,
+        typer.Option("--from", metavar="VERSION", help="The version compared from (default: the cluster's, as --kube-version's default)."),
+    ] = None,
+    namespace: NamespaceOpt = None,
+    filename: Annotated[
+        list[str] | None,
+        typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (one representative pod each); - for stdin. Repeatable."),
+    ] = None,
+    pending: Annotated[bool, typer.Option("--pending", help="Every pending pod (of the namespace when -n is given).")] = False,
+    snapshot: LiveSnapshotOpt = None,
+    config: ConfigOpt = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", metavar="NAME", help="schedulerName of the profile to use.")] = None,
+    output: WhatIfOutputOpt = WhatIfOutput.table,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    plugin_module: PluginModuleOpt = None,
+    jobs: JobsOpt = None,
+    feature_gates: FeatureGatesOpt = None,
+) -> None:
+    """Compare what two Kubernetes versions' kube-scheduler decide for the same pods (what an upgrade changes).
+
+    The same configuration (--config, else each version's defaults) and cluster under --from and --to
+    (--feature-gates applies to --to). Per pod: the decision of each version, the nodes whose Filter verdict
+    changes, the scores on the node each selects, every difference in words (node, totals, the PodScheduled
+    message, preemption victims) and the rule changes between the versions that caused it, e.g.
+    "v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes". A pod differs when
+    any of these changes.
+
+    Exit status: 0 no pod differs, 1 some pod differs, 2 bad input or usage.
+    """
+
+    def body() -> int:
+        from kschedctl.render.diff import render_diff_markdown, render_diff_table
+        from kschedctl.snapshot.loader import read_stdin_once
+        from kschedctl.whatif.run import DiffRequest, diff_sides
+
+        if sum([name is not None, bool(filename), pending]) != 1:
+            raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
+        if not to:
+            raise UsageError("give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
+        read_stdin_once(("-f", filename or []), ("--snapshot", snapshot or []))
+        VersionOptions(to, feature_gates), VersionOptions(from_)  # checked before anything is read
+        source, ns = open_for_pod(ClusterOptions(snapshot, kubeconfig, context, request_timeout), namespace, name)
+        setup = SchedulerOptions(plugin_module, VersionOptions(from_), source)
+        a, b = version_sides(str(config) if config else None, profile, (from_, to), setup)
+        request = DiffRequest(
+            registry=setup.registry, cluster=read_cluster(source, newer(a, b)), source=source.description, a=a, b=b,
+            name=name, namespace=ns if name is not None else namespace, filenames=list(filename or []), pending=pending,
+            jobs=worker_jobs(jobs),
+        )
+        report = diff_sides(request, hooks())
+        emit_report({"title": "kschedctl diff-versions", **report.to_dict()}, output, render_diff_table, render_diff_markdown)
+        return EXIT_NO if report.differs else EXIT_OK
+
+    guarded(body)
+
+
+def newer(a: Side, b: Side) -> Features:
+    """The version the cluster is read as: the newer of the two (it serves every API kind the older one
+    does, so objects only the newer version's apiserver accepts are still read)."""
+    return max((a, b), key=lambda s: s.config.features.minor).config.features

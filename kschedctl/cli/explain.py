@@ -90,7 +90,7 @@ def explain_pod_cmd(
         source, ns = open_for_pod(ClusterOptions(snapshot, kubeconfig, context, request_timeout), namespace, name)
         setup = SchedulerOptions(plugin_module, versions, source)
         request = ExplainPodRequest(
-            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup), source=source.description,
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
             name=name, namespace=ns, filename=filename, details=output in (Output.wide, Output.json, Output.yaml),
             fix=fix, compare=compare,
         )
@@ -189,7 +189,7 @@ def explain_pending_cmd(
         setup = SchedulerOptions(plugin_module, versions, source)
         request = PendingRequest(
             namespace=None if all_namespaces else (namespace or source.default_namespace()),
-            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup), source=source.description,
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
             selector=sel, fix=fix, jobs=worker_jobs(jobs),
         )
         result = explain_pending(request, hooks())

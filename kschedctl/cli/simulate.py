@@ -119,7 +119,7 @@ def simulate_cmd(
         source = open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout))
         setup = SchedulerOptions(plugin_module, VersionOptions(kube_version, feature_gates), source)
         request = SimulateRequest(
-            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup),
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features),
             filenames=filename, replicas=replicas, max_copies=max_, limit=limit,
             options=_run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending),
             notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],

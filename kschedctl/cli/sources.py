@@ -11,9 +11,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kschedctl.cli.common import note
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
-    from kschedctl.cli.options import ClusterOptions, SchedulerOptions
+    from kschedctl.cli.options import ClusterOptions
     from kschedctl.explain.request import Hooks
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.source import Source
@@ -34,15 +35,13 @@ def open_source(where: ClusterOptions) -> Source:
         raise NoClusterConfigured(f"{e}; give --snapshot FILE to work from a snapshot file") from None
 
 
-def read_cluster(source: Source, setup: SchedulerOptions | None = None) -> Cluster:
-    """Load the source as ``setup``'s version reads it (default v1.35), on the command's progress line
-    (``cli.progress``); its notes follow."""
+def read_cluster(source: Source, features: Features = DEFAULT_FEATURES) -> Cluster:
+    """Load the source as ``features``' version reads it (``SchedulerOptions.features``), on the command's
+    progress line (``cli.progress``); its notes follow."""
     from kschedctl.cli.progress import current
-    from kschedctl.framework.features import DEFAULT_FEATURES
 
     notes: list[str] = []
     act = current()
-    features = setup.features if setup is not None else DEFAULT_FEATURES
     act.phase(f"loading {source.description}")
     cluster = source.load(warn=notes.append, progress=act.listing, features=features)
     for n in notes:

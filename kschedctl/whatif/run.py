@@ -230,12 +230,15 @@ def pods_to_compare(request: DiffRequest) -> tuple[Cluster, list[tuple[Pod, str 
 def diff_sides(request: DiffRequest, hooks: Hooks | None = None) -> DiffReport:
     """What each side decides for every pod, and where they differ (see ``whatif.diff``)."""
     from kschedctl.whatif.diff import diff_pods
+    from kschedctl.whatif.versions import VersionAttribution
 
     hooks = hooks or Hooks()
     cluster, pods, notes = pods_to_compare(request)
     progress = hooks.progress.counter("comparing pods")
+    fa, fb = request.a.config.features, request.b.config.features
+    versions = (fa.minor, dict(fa.gates)) != (fb.minor, dict(fb.gates))
     report = diff_pods(cluster, request.a, request.b, pods, request.registry, strict=request.name is not None,
-                       progress=progress, jobs=request.jobs)
+                       progress=progress, jobs=request.jobs, annotate=VersionAttribution(fa, fb) if versions else None)
     report.notes[:0] = notes
     return report
 
