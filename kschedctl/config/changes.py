@@ -23,6 +23,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from kschedctl.config.versions import gate_specs
 from kschedctl.framework.features import Features
 
 #: Extension points (and two cycle-level parts) a change can touch, as ``diff-versions`` names them.
@@ -98,22 +99,39 @@ GATE_EFFECTS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...], str]] = Mappi
 })
 
 
+def _default(gate: str, minor: int) -> bool:
+    spec = gate_specs(minor).get(gate)
+    return spec is not None and spec.default
+
+
+def _gate_change(gate: str, a: Features, b: Features) -> tuple[int, str]:
+    """When the gate's value changed (the version whose default flipped), and why: "on by default" or,
+    when ``--feature-gates`` set it, "set by --feature-gates"."""
+    vb = b.enabled(gate)
+    defaults = a.enabled(gate) == _default(gate, a.minor) and vb == _default(gate, b.minor)
+    if not defaults:
+        return b.minor, f"{gate} is {'on' if vb else 'off'} (--feature-gates)"
+    low, high = sorted((a.minor, b.minor))
+    flipped = next((m for m in range(low + 1, high + 1) if _default(gate, m) != _default(gate, m - 1)), high)
+    return flipped, f"{gate} is {'on' if _default(gate, flipped) else 'off'} by default"
+
+
 def gate_changes(a: Features, b: Features) -> list[RuleChange]:
-    """The gates the scheduler reads whose effective values differ between ``a`` and ``b`` (dated at ``b``)."""
+    """The gates the scheduler reads whose effective values differ between ``a`` and ``b``."""
     out = []
     for gate, (plugins, points, text) in GATE_EFFECTS.items():
-        va, vb = a.enabled(gate), b.enabled(gate)
-        if va != vb:
-            state = "on" if vb else "off"
-            out.append(RuleChange(b.minor, gate, "gate", plugins, points, f"{gate} is {state}: {text}"))
-    return out
+        if a.enabled(gate) != b.enabled(gate):
+            minor, state = _gate_change(gate, a, b)
+            out.append(RuleChange(minor, gate, "gate", plugins, points, f"{state}: {text}"))
+    return sorted(out, key=lambda ch: ch.minor)
 
 
 def changes_between(a: Features, b: Features) -> list[RuleChange]:
     """Every change from ``a``'s rules to ``b``'s: the rules of the versions in between (either direction)
     and the gates whose values differ."""
     low, high = sorted((a.minor, b.minor))
-    return [r for r in RULES if low < r.minor <= high] + gate_changes(a, b)
+    found = [r for r in RULES if low < r.minor <= high] + gate_changes(a, b)
+    return sorted(found, key=lambda ch: ch.minor)
 
 
 def attribute(changes: Iterable[RuleChange], parts: Iterable[tuple[str, str]]) -> list[RuleChange]:

@@ -238,7 +238,7 @@ def diff_sides(request: DiffRequest, hooks: Hooks | None = None) -> DiffReport:
     fa, fb = request.a.config.features, request.b.config.features
     versions = (fa.minor, dict(fa.gates)) != (fb.minor, dict(fb.gates))
     report = diff_pods(cluster, request.a, request.b, pods, request.registry, strict=request.name is not None,
-                       progress=progress, jobs=request.jobs, annotate=VersionAttribution(fa, fb) if versions else None)
+                       progress=progress, jobs=request.jobs, annotate=VersionAttribution(fa, fb, cluster) if versions else None)
     report.notes[:0] = notes
     return report
 

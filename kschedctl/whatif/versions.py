@@ -20,6 +20,7 @@ from typing import Any
 from kschedctl.config import changes as c
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.features import Features
+from kschedctl.snapshot.cluster import Cluster
 from kschedctl.whatif.diff import PodDiff
 
 
@@ -27,17 +28,27 @@ def _records(records: list[Any]) -> dict[str, tuple[str, tuple[str, ...]]]:
     return {r.plugin: (r.status.code.label, tuple(r.status.reasons)) for r in records}
 
 
+#: A plugin that ran on one side only and let the pod through changed nothing there.
+_HARMLESS = (("Success", ()), ("Skip", ()))
+
+
 def _record_parts(ra: list[Any], rb: list[Any], point: str) -> set[tuple[str, str]]:
     a, b = _records(ra), _records(rb)
-    return {(p, point) for p in set(a) | set(b) if a.get(p) != b.get(p)}
+    out = set()
+    for p in set(a) | set(b):
+        va, vb = a.get(p), b.get(p)
+        if va != vb and not (None in (va, vb) and (va or vb) in _HARMLESS):
+            out.add((p, point))
+    return out
 
 
-def _filter_parts(ta: Trace, tb: Trace) -> set[tuple[str, str]]:
-    """Filter plugins whose verdict (code or reasons) on some node differs, on either side."""
+def _filter_parts(ta: Trace, tb: Trace, *, codes_only: bool = False) -> set[tuple[str, str]]:
+    """Filter plugins whose verdict (code or reasons; with ``codes_only`` the code) on some node differs."""
     out: set[tuple[str, str]] = set()
     for node in set(ta.filter) & set(tb.filter):
         sa, sb = ta.filter[node].status, tb.filter[node].status
-        if (sa.code, sa.reasons, sa.plugin) != (sb.code, sb.reasons, sb.plugin):
+        key = (lambda s: (s.code, s.plugin)) if codes_only else (lambda s: (s.code, tuple(s.reasons), s.plugin))
+        if key(sa) != key(sb):
             out.update((s.plugin, c.FILTER) for s in (sa, sb) if s.plugin)
     return out
 
@@ -48,7 +59,8 @@ def _score_parts(ta: Trace, tb: Trace) -> set[tuple[str, str]]:
     for plugin in set(ta.score) | set(tb.score):
         sa, sb = ta.score.get(plugin), tb.score.get(plugin)
         if sa is None or sb is None:
-            out.add((plugin, c.SCORE))
+            if any((sa or sb).weighted.values()):  # type: ignore[union-attr]
+                out.add((plugin, c.SCORE))
             continue
         common = set(sa.raw) & set(sb.raw)
         if any(sa.raw[n] != sb.raw[n] or sa.weighted.get(n) != sb.weighted.get(n) for n in common):
@@ -56,15 +68,18 @@ def _score_parts(ta: Trace, tb: Trace) -> set[tuple[str, str]]:
     return out
 
 
-def _post_filter_parts(ta: Trace, tb: Trace, filter_parts: set[tuple[str, str]]) -> set[tuple[str, str]]:
-    def outcome(t: Trace) -> tuple[Any, ...] | None:
-        pf = t.post_filter
-        return None if pf is None else (pf.nominated_node_name, tuple(pf.victims), tuple(pf.status.reasons))
-
-    if outcome(ta) == outcome(tb):
-        return set()
-    plugins = {(ta.post_filter or tb.post_filter).plugin}  # type: ignore[union-attr]
-    return {(p, c.POST_FILTER) for p in plugins | {p for p, _ in filter_parts}}
+def _post_filter_parts(ta: Trace, tb: Trace) -> set[tuple[str, str]]:
+    """PostFilter plugins whose status differs. Preemption tries the nodes Filter rejected as resolvable,
+    so where Filter codes differ, a preemption result that differs is those Filter plugins' doing."""
+    pa, pb = ta.post_filter, tb.post_filter
+    out = _record_parts(pa.per_plugin if pa else [], pb.per_plugin if pb else [], c.POST_FILTER)
+    if (pa and (pa.nominated_node_name, pa.victims)) != (pb and (pb.nominated_node_name, pb.victims)):
+        out.add(((pa or pb).plugin, c.POST_FILTER))  # type: ignore[union-attr]
+    preemption = {p for p, _ in out} - {"DynamicResources"}
+    codes = _filter_parts(ta, tb, codes_only=True)
+    if preemption and codes:
+        out = {part for part in out if part[0] not in preemption} | {(p, c.POST_FILTER) for p, _ in codes}
+    return out
 
 
 def _selection_parts(ta: Trace, tb: Trace) -> set[tuple[str, str]]:
@@ -76,13 +91,12 @@ def _selection_parts(ta: Trace, tb: Trace) -> set[tuple[str, str]]:
 
 def differing_parts(ta: Trace, tb: Trace) -> list[tuple[str, str]]:
     """Every (plugin, extension point) whose result differs between the two traces, sorted."""
-    filters = _filter_parts(ta, tb)
     parts = (
         _record_parts(ta.pre_enqueue, tb.pre_enqueue, c.PRE_ENQUEUE)
         | _record_parts(ta.pre_filter, tb.pre_filter, c.PRE_FILTER)
-        | filters
+        | _filter_parts(ta, tb)
         | _score_parts(ta, tb)
-        | _post_filter_parts(ta, tb, filters)
+        | _post_filter_parts(ta, tb)
         | _selection_parts(ta, tb)
     )
     return sorted(parts, key=lambda p: (p[1], p[0]))
@@ -111,10 +125,14 @@ def _preemption(node: str | None, victims: list[str]) -> str:
 
 
 class VersionAttribution:
-    """Fills a version comparison's ``PodDiff``: its differences and the rule changes behind them."""
+    """Fills a version comparison's ``PodDiff``: its differences and the rule changes behind them.
 
-    def __init__(self, a: Features, b: Features) -> None:
-        self.changes = c.changes_between(a, b)
+    A gate change that cannot matter for the cluster is left out: PodLevelResources when no pod
+    has pod-level resources (``spec.resources``)."""
+
+    def __init__(self, a: Features, b: Features, cluster: Cluster) -> None:
+        used = {"PodLevelResources": any((p.raw.get("spec") or {}).get("resources") for p in cluster.pods)}
+        self.changes = [ch for ch in c.changes_between(a, b) if used.get(ch.name, True)]
 
     def __call__(self, d: PodDiff, ta: Trace, tb: Trace) -> None:
         d.differences = differences(d)
