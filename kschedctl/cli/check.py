@@ -41,6 +41,7 @@ from kschedctl.cli.plugin_opts import PluginModuleOpt
 from kschedctl.cli.sources import hooks, open_source, read_cluster
 
 if TYPE_CHECKING:
+    from kschedctl.framework.features import Features
     from kschedctl.check.runner import ScenarioResult
     from kschedctl.snapshot.cluster import Cluster
 
@@ -122,7 +123,7 @@ def check(
             update=update, paths=paths, jobs=worker_jobs(jobs), features=setup.features,
         )
         results = run_check(request, hooks())
-        _report(results, output, junit)
+        _report(results, output, junit, setup.features)
         return exit_status(results)
 
     guarded(body)
@@ -148,14 +149,19 @@ def _shared_cluster(scenarios: list[Path], where: ClusterOptions, setup: Schedul
     return read_cluster(source, setup.features)
 
 
-def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | None) -> None:
-    """Bad input on stderr, the results on stdout, and the JUnit report when asked for."""
+def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | None, features: Features) -> None:
+    """Bad input on stderr, the results on stdout (headed by the version when it is not the default one),
+    and the JUnit report when asked for."""
     from kschedctl.check.junit import write_junit
     from kschedctl.cli.progress import done
+    from kschedctl.config.versions import version_line
+    from kschedctl.framework.features import DEFAULT_FEATURES
     from kschedctl.render.check import render_check
 
     done()
     _report_errors(results)
+    if output.value in ("table", "markdown") and version_line(features) != version_line(DEFAULT_FEATURES):
+        stdout_console().print(version_line(features) + ("\n" if output.value == "markdown" else ""), markup=False)
     render_check(results, output.value, stdout_console(), notes_console())
     if junit is not None:
         write_junit(str(junit), results)

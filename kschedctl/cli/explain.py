@@ -176,6 +176,7 @@ def explain_pending_cmd(
     """
 
     def body() -> int:
+        from kschedctl.config.versions import version_line
         from kschedctl.snapshot.selectors import parse_selector_string
         from kschedctl.whatif.run import PendingRequest, explain_pending
 
@@ -193,14 +194,16 @@ def explain_pending_cmd(
             selector=sel, fix=fix, jobs=worker_jobs(jobs),
         )
         result = explain_pending(request, hooks())
-        emit_pending(result, output.value, grouped=by == "cause" or (by is None and output.value in ("table", "markdown")))
+        emit_pending(result, output.value, grouped=by == "cause" or (by is None and output.value in ("table", "markdown")),
+                     version=version_line(setup.features))
         return EXIT_OK if not result.rows else EXIT_NO
 
     guarded(body)
 
 
-def emit_pending(result: PendingResult, fmt: str, *, grouped: bool) -> None:
-    """The rows grouped by cause, or one row per pod; with ``--fix`` the remedy search's totals."""
+def emit_pending(result: PendingResult, fmt: str, *, grouped: bool, version: str | None = None) -> None:
+    """The rows grouped by cause, or one row per pod; with ``--fix`` the remedy search's totals. ``version``
+    (the run's kube-scheduler version and changed gates) heads a table or markdown."""
     from kschedctl.cli.progress import done
     from kschedctl.render.causes import render_groups_markdown, render_groups_table, search_summary
     from kschedctl.render.data import emit
@@ -208,6 +211,10 @@ def emit_pending(result: PendingResult, fmt: str, *, grouped: bool) -> None:
 
     done()
     search = result.search
+    if version and fmt == "table":
+        stdout_console().print(version, markup=False, highlight=False)
+    elif version and fmt == "markdown":
+        print(f"{version}\n")
     if grouped:
         emit(result.groups(), fmt, table=lambda g: render_groups_table(g, stdout_console(), search),
              markdown=lambda g: render_groups_markdown(g, search))
