@@ -41,8 +41,8 @@ from kschedctl.cli.plugin_opts import PluginModuleOpt
 from kschedctl.cli.sources import hooks, open_source, read_cluster
 
 if TYPE_CHECKING:
-    from kschedctl.framework.features import Features
     from kschedctl.check.runner import ScenarioResult
+    from kschedctl.framework.features import Features
     from kschedctl.snapshot.cluster import Cluster
 
 CheckSnapshotOpt = Annotated[
