@@ -132,7 +132,8 @@ class RootGroup(TyperGroup):
 app = typer.Typer(
     name="kschedctl",
     cls=RootGroup,
-    help=f"Explain and dry-run Kubernetes scheduling exactly as kube-scheduler {K8S_VERSION} does it.\n\n{EXIT_HELP}",
+    help="Explain and dry-run Kubernetes scheduling exactly as kube-scheduler v1.33, v1.34, v1.35 or v1.36 does it "
+    f"(default {K8S_VERSION}; --kube-version chooses).\n\n{EXIT_HELP}",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
