@@ -8,6 +8,7 @@ own and calls the same ``diff_sides``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -42,7 +43,50 @@ from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
     from kschedctl.framework.features import Features
+    from kschedctl.snapshot.source import Source
     from kschedctl.whatif.diff import Side
+    from kschedctl.whatif.run import DiffRequest
+
+
+PodNameArg = Annotated[
+    str | None, typer.Argument(metavar="NAME", help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
+]
+PodFilesOpt = Annotated[
+    list[str] | None,
+    typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (one representative pod each); - for stdin. Repeatable."),
+]
+PendingOpt = Annotated[bool, typer.Option("--pending", help="Every pending pod (of the namespace when -n is given).")]
+
+
+@dataclass(frozen=True)
+class ComparedPods:
+    """The pods a comparison runs on (one NAME, ``-f`` files, or ``--pending``) and where they are."""
+
+    name: str | None
+    namespace: str | None
+    filenames: list[str]
+    pending: bool
+    where: ClusterOptions
+
+    def open(self) -> tuple[Source, str]:
+        """The options checked, then the source opened (the named pod checked first)."""
+        from kschedctl.snapshot.loader import read_stdin_once
+
+        if sum([self.name is not None, bool(self.filenames), self.pending]) != 1:
+            raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
+        read_stdin_once(("-f", self.filenames), ("--snapshot", self.where.snapshot or []))
+        return open_for_pod(self.where, self.namespace, self.name)
+
+    def request(self, sides: tuple[Side, Side], source: Source, ns: str, setup: SchedulerOptions, jobs: int | None,
+                features: Features) -> DiffRequest:
+        """The request comparing ``sides`` on these pods, the cluster read as ``features``' version reads it."""
+        from kschedctl.whatif.run import DiffRequest
+
+        return DiffRequest(
+            registry=setup.registry, cluster=read_cluster(source, features), source=source.description, a=sides[0],
+            b=sides[1], name=self.name, namespace=ns if self.name is not None else self.namespace,
+            filenames=self.filenames, pending=self.pending, jobs=worker_jobs(jobs),
+        )
 
 
 def build_sides(configs: list[str], profiles: list[str], setup: SchedulerOptions) -> tuple[Side, Side]:
@@ -75,17 +119,10 @@ def build_sides(configs: list[str], profiles: list[str], setup: SchedulerOptions
 
 
 def diff_profiles_cmd(
-    name: Annotated[
-        str | None, typer.Argument(metavar="NAME", help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
-    ] = None,
+    name: PodNameArg = None,
     namespace: NamespaceOpt = None,
-    filename: Annotated[
-        list[str] | None,
-        typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (one representative pod each); - for stdin. Repeatable."),
-    ] = None,
-    pending: Annotated[
-        bool, typer.Option("--pending", help="Every pending pod (of the namespace when -n is given).")
-    ] = False,
+    filename: PodFilesOpt = None,
+    pending: PendingOpt = False,
     snapshot: LiveSnapshotOpt = None,
     config: Annotated[
         list[str] | None,
@@ -119,22 +156,15 @@ def diff_profiles_cmd(
 
     def body() -> int:
         from kschedctl.render.diff import render_diff_markdown, render_diff_table
-        from kschedctl.snapshot.loader import read_stdin_once
-        from kschedctl.whatif.run import DiffRequest, diff_sides
+        from kschedctl.whatif.run import diff_sides
 
-        if sum([name is not None, bool(filename), pending]) != 1:
-            raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
-        read_stdin_once(("-f", filename or []), ("--snapshot", snapshot or []))
         versions = VersionOptions(kube_version, feature_gates)
-        source, ns = open_for_pod(ClusterOptions(snapshot, kubeconfig, context, request_timeout), namespace, name)
+        where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)
+        pods = ComparedPods(name, namespace, list(filename or []), pending, where)
+        source, ns = pods.open()
         setup = SchedulerOptions(plugin_module, versions, source)
-        a, b = build_sides(list(config or []), list(profile or []), setup)
-        request = DiffRequest(
-            registry=setup.registry, cluster=read_cluster(source, setup.features), source=source.description, a=a, b=b, name=name,
-            namespace=ns if name is not None else namespace, filenames=list(filename or []), pending=pending,
-            jobs=worker_jobs(jobs),
-        )
-        report = diff_sides(request, hooks())
+        sides = build_sides(list(config or []), list(profile or []), setup)
+        report = diff_sides(pods.request(sides, source, ns, setup, jobs, setup.features), hooks())
         emit_report(report.to_dict(), output, render_diff_table, render_diff_markdown, setup.features)
         return EXIT_NO if report.differs else EXIT_OK
 
@@ -163,20 +193,15 @@ def version_sides(
 
 
 def diff_versions_cmd(
-    name: Annotated[
-        str | None, typer.Argument(metavar="NAME", help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
-    ] = None,
+    name: PodNameArg = None,
     to: Annotated[str, typer.Option("--to", metavar="VERSION", help="The version to compare with: 1.33, 1.34, 1.35 or 1.36.")] = "",
     from_: Annotated[
         str | None,
         typer.Option("--from", metavar="VERSION", help="The version compared from (default: the cluster's, as --kube-version's default)."),
     ] = None,
     namespace: NamespaceOpt = None,
-    filename: Annotated[
-        list[str] | None,
-        typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (one representative pod each); - for stdin. Repeatable."),
-    ] = None,
-    pending: Annotated[bool, typer.Option("--pending", help="Every pending pod (of the namespace when -n is given).")] = False,
+    filename: PodFilesOpt = None,
+    pending: PendingOpt = False,
     snapshot: LiveSnapshotOpt = None,
     config: ConfigOpt = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", metavar="NAME", help="schedulerName of the profile to use.")] = None,
@@ -202,24 +227,17 @@ def diff_versions_cmd(
 
     def body() -> int:
         from kschedctl.render.diff import render_diff_markdown, render_diff_table
-        from kschedctl.snapshot.loader import read_stdin_once
-        from kschedctl.whatif.run import DiffRequest, diff_sides
+        from kschedctl.whatif.run import diff_sides
 
-        if sum([name is not None, bool(filename), pending]) != 1:
-            raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
         if not to:
             raise UsageError("give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
-        read_stdin_once(("-f", filename or []), ("--snapshot", snapshot or []))
         VersionOptions(to, feature_gates), VersionOptions(from_)  # checked before anything is read
-        source, ns = open_for_pod(ClusterOptions(snapshot, kubeconfig, context, request_timeout), namespace, name)
+        where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)
+        pods = ComparedPods(name, namespace, list(filename or []), pending, where)
+        source, ns = pods.open()
         setup = SchedulerOptions(plugin_module, VersionOptions(from_), source)
-        a, b = version_sides(str(config) if config else None, profile, (from_, to), setup)
-        request = DiffRequest(
-            registry=setup.registry, cluster=read_cluster(source, newer(a, b)), source=source.description, a=a, b=b,
-            name=name, namespace=ns if name is not None else namespace, filenames=list(filename or []), pending=pending,
-            jobs=worker_jobs(jobs),
-        )
-        report = diff_sides(request, hooks())
+        sides = version_sides(str(config) if config else None, profile, (from_, to), setup)
+        report = diff_sides(pods.request(sides, source, ns, setup, jobs, newer(*sides)), hooks())
         emit_report({"title": "kschedctl diff-versions", **report.to_dict()}, output, render_diff_table, render_diff_markdown)
         return EXIT_NO if report.differs else EXIT_OK
 
