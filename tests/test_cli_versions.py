@@ -199,3 +199,41 @@ def test_a_gate_set_by_flag_is_a_change_of_its_own() -> None:
     (change,) = changes_between(fa, fb)
     assert change.kind == "gate" and change.text.startswith("NodeDeclaredFeatures is on (--feature-gates)")
     assert all(r.minor in (34, 35, 36) for r in RULES)
+
+
+# --------------------------------------------------------------------------- ties
+
+
+def _tied(tmp_path: Path) -> tuple[str, str]:
+    """Two identical nodes and a pod that fits both equally: a tie of two."""
+    from tests.builders import make_node, make_pod
+
+    nodes = [make_node(n).alloc(cpu="4", memory="16Gi", pods="110").raw for n in ("node-a", "node-b")]
+    pod = make_pod("web").req(cpu="1", memory="1Gi").raw
+    pod["metadata"].pop("uid", None)
+    cluster, pods = tmp_path / "cluster.yaml", tmp_path / "pod.yaml"
+    cluster.write_text(yaml.safe_dump_all(nodes, sort_keys=False))
+    pods.write_text(yaml.safe_dump(pod, sort_keys=False))
+    return str(cluster), str(pods)
+
+
+@pytest.mark.parametrize(("version", "rule"), [("1.34", "random"), ("1.35", "first")])
+def test_explain_says_how_the_version_breaks_a_tie(version: str, rule: str, tmp_path: Path) -> None:
+    cluster, pod = _tied(tmp_path)
+    r = invoke("explain", "pod", "-f", pod, "--snapshot", cluster, "--kube-version", version)
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.stdout.split())
+    assert ("picks one of them at random" in said) == (rule == "random")
+    data = json.loads(invoke("explain", "pod", "-f", pod, "--snapshot", cluster, "--kube-version", version, "-o", "json").stdout)
+    assert data["details"]["tieRule"] == rule and len(data["selected"]["candidates"]) == 2
+    md = invoke("explain", "pod", "-f", pod, "--snapshot", cluster, "--kube-version", version, "-o", "markdown").stdout
+    assert ("picks one of them at random" in " ".join(md.split())) == (rule == "random")
+
+
+def test_simulate_notes_once_that_a_random_tie_makes_the_run_one_outcome(tmp_path: Path) -> None:
+    cluster, pod = _tied(tmp_path)
+    r = invoke("simulate", "-f", pod, "--snapshot", cluster, "--replicas", "3", "--kube-version", "1.34")
+    said = " ".join(r.output.split())
+    assert said.count("breaks a tie among the top totals at random") == 1
+    r = invoke("simulate", "-f", pod, "--snapshot", cluster, "--replicas", "3", "--kube-version", "1.35")
+    assert "at random" not in " ".join(r.output.split())

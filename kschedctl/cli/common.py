@@ -207,11 +207,11 @@ def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown
         data, line = {**version_fields(features), **data}, version_line(features)
         table_only, markdown_only = table, markdown
         table = lambda d, out, notes: (out.print(line, markup=False, highlight=False), table_only(d, out, notes))  # noqa: E731
-        markdown = lambda d: _after_title(markdown_only(d), line)  # noqa: E731
+        markdown = lambda d: after_title(markdown_only(d), line)  # noqa: E731
     emit(data, output.value, table=lambda d: table(d, stdout_console(), notes_console()), markdown=markdown)
 
 
-def _after_title(text: str, line: str) -> str:
+def after_title(text: str, line: str) -> str:
     """``line`` as a paragraph after the markdown's title (first, when it has none)."""
     title, sep, rest = text.partition("\n\n")
     return f"{title}\n\n{line}\n\n{rest}" if sep and title.startswith("#") else f"{line}\n\n{text}"

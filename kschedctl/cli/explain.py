@@ -16,6 +16,7 @@ from kschedctl.cli.common import (
     EXIT_OK,
     CheckOutput,
     Output,
+    after_title,
     guarded,
     notes_console,
     stdout_console,
@@ -213,11 +214,13 @@ def emit_pending(result: PendingResult, fmt: str, *, grouped: bool, version: str
     search = result.search
     if version and fmt == "table":
         stdout_console().print(version, markup=False, highlight=False)
-    elif version and fmt == "markdown":
-        print(f"{version}\n")
+
+    def headed(text: str) -> str:
+        return after_title(text, version) if version else text
+
     if grouped:
         emit(result.groups(), fmt, table=lambda g: render_groups_table(g, stdout_console(), search),
-             markdown=lambda g: render_groups_markdown(g, search))
+             markdown=lambda g: headed(render_groups_markdown(g, search)))
         return
 
     def table(r: list[dict[str, Any]]) -> None:
@@ -225,4 +228,4 @@ def emit_pending(result: PendingResult, fmt: str, *, grouped: bool, version: str
         if search is not None:
             stdout_console().print(search_summary(search))
 
-    emit(result.rows, fmt, table=table, markdown=render_pending_markdown)
+    emit(result.rows, fmt, table=table, markdown=lambda r: headed(render_pending_markdown(r)))
