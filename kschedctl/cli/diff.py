@@ -1,9 +1,10 @@
-"""``kschedctl diff-profiles``: option parsing, the two sides, exit codes.
+"""``kschedctl diff-profiles`` and ``kschedctl diff-versions``: option parsing, the two sides, exit codes.
 
 The comparison runs below the CLI (``whatif.run.diff_sides`` over ``whatif.diff``), the output is
 ``kschedctl.render.diff``'s. ``build_sides`` turns ``--config``/``--profile`` into the two
-``Side`` values; a command comparing other sides (two versions of one configuration) builds its
-own and calls the same ``diff_sides``.
+``Side`` values; ``version_sides`` loads one configuration as ``--from`` and ``--to`` load it, for
+``diff-versions`` (whose attribution ``diff_sides`` adds when the sides' versions differ).
+``ComparedPods`` holds the pod options both commands share.
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ kubectl's; they are declared once here, with their shell completions (contexts f
 kubeconfig, namespaces and pending pods from the cluster). A command gathers the flags that say
 where its cluster comes from in a ``ClusterOptions`` (opened by ``cli.sources``) and those that
 set up the scheduler in a ``SchedulerOptions``, which loads every configuration a command runs
-with: the one place where an option that changes how configurations are loaded (a Kubernetes
-version, feature gates) would join every command. This module imports only typer, so
+with, as the version and feature gates of its ``VersionOptions`` (``--kube-version``,
+``--feature-gates``, else the cluster's own version) load them. This module imports only typer, so
 ``kschedctl --help`` stays fast.
 """
 
