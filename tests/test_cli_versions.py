@@ -237,3 +237,29 @@ def test_simulate_notes_once_that_a_random_tie_makes_the_run_one_outcome(tmp_pat
     assert said.count("breaks a tie among the top totals at random") == 1
     r = invoke("simulate", "-f", pod, "--snapshot", cluster, "--replicas", "3", "--kube-version", "1.35")
     assert "at random" not in " ".join(r.output.split())
+
+
+def test_a_kind_the_version_does_not_serve_is_refused_with_the_file_and_the_version() -> None:
+    d = CONFORMANCE / "dev-247-dra-claims-two-devices"
+    args = ["explain", "pod", "-f", str(d / "pod.yaml"), "--snapshot", str(d / "cluster.yaml")]
+    line = one_error_line(invoke(*args, "--kube-version", "1.33"))
+    assert line.startswith(f"error: {d / 'cluster.yaml'}: document 12: DeviceClass gpu.nvidia.com: apiVersion: ")
+    assert line.endswith("(this API version does not exist in kube-scheduler/apiserver v1.33.5)")
+    assert invoke(*args, "--kube-version", "1.34").exit_code in (0, 1)
+
+
+def test_every_command_that_schedules_takes_the_version_options() -> None:
+    """The rule: a command that takes --plugin-module runs plugins, so it takes the version and the gates too."""
+    import typer
+
+    def walk(cmd: Any, path: str) -> Any:
+        for name, sub in (getattr(cmd, "commands", None) or {}).items():
+            yield from walk(sub, f"{path} {name}".strip())
+        if getattr(cmd, "commands", None) is None:
+            yield path, cmd
+
+    for path, cmd in walk(typer.main.get_command(app), ""):
+        options = {o for p in cmd.params for o in getattr(p, "opts", [])}
+        if "--plugin-module" in options:
+            assert "--feature-gates" in options, path
+            assert ({"--kube-version"} if path != "diff-versions" else {"--from", "--to"}) <= options, path
