@@ -193,7 +193,7 @@ def run_kschedctl(d: Path, fast: bool) -> tuple[str, list[str]]:
         defaults["fast_paths"] = old
     diffs = res.differences
     if (d / "extender.json").is_file() and res.actual is not None:
-        from kschedctl.check.runner import compare, load_expected
+        from kschedctl.check.scenario import compare, load_expected
 
         diffs = compare(extender_view(load_expected(d)), extender_view(res.actual), exact=True)
     if not diffs:

@@ -49,7 +49,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kschedctl.check.runner import compare  # noqa: E402
+from kschedctl.check.scenario import compare  # noqa: E402
 from kschedctl.config import default_config, load_config  # noqa: E402
 from kschedctl.config.types import SchedulerConfig  # noqa: E402
 from kschedctl.explain.cycle import run_cycle  # noqa: E402

@@ -323,7 +323,7 @@ class PodBuilder:
         return self
 
     def build(self) -> Pod:
-        return Pod(copy.deepcopy(self.raw))
+        return Pod.from_raw(copy.deepcopy(self.raw))
 
 
 class NodeBuilder:
@@ -422,7 +422,7 @@ def _node(n: NodeLike) -> Node:
 def _pod(p: PodLike) -> Pod:
     if isinstance(p, PodBuilder):
         return p.build()
-    return Pod(copy.deepcopy(p)) if isinstance(p, dict) else p
+    return Pod.from_raw(copy.deepcopy(p)) if isinstance(p, dict) else p
 
 
 def make_cluster(

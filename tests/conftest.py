@@ -33,3 +33,10 @@ def _private_cache_dir(tmp_path_factory: pytest.TempPathFactory, monkeypatch: py
     """No test reads or writes the user's snapshot cache (~/.cache/kschedctl)."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.getbasetemp() / "xdg-cache"))
     monkeypatch.delenv("KSCHEDCTL_NO_CACHE", raising=False)
+
+
+@pytest.fixture(autouse=True)
+def _fix_search_not_timed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--fix`` searches end by their counted limits (cycle re-runs, probes), never by the wall clock of a
+    loaded machine: tests that expect a remedy would otherwise fail when the machine is busy."""
+    monkeypatch.setenv("KSCHEDCTL_FIX_SECONDS", "120")

@@ -1,16 +1,19 @@
-"""docs/ci.md is copy-pasteable: its workflow files parse, have the structure a CI system needs, and the
-commands they hold pass on a repository of scheduling tests (``tests/ci/repo``) and fail on a pull
-request that changes the scheduler configuration.
+"""docs/ci.md is copy-pasteable: its workflow files are the ones shipped in ``examples/ci``, parse, have
+the structure a CI system needs, and the commands they hold pass on that repository of scheduling
+tests and fail on a pull request that changes the scheduler configuration.
 
-The repository's snapshot is written as the page tells users to write it, by ``kschedctl snapshot``,
-here from a real API server's recorded answers (``tests/apiserver.py``), which also stand in for the
-live cluster of the nightly workflow. Install steps (``pip install kschedctl``) are checked, not run:
-the ``kschedctl`` being tested is the one on PATH.
+The repository's snapshot was written as the page tells users to write it, by ``kschedctl snapshot``,
+from a real API server's recorded answers (``tests/apiserver.py``), which also stand in for the
+live cluster of the nightly workflow; a test writes it again and compares. The install line is run
+as written, with OWNER/REF pointing at an archive of this repository laid out as GitHub serves one
+(``pip install --dry-run``: what would be installed, without the package index); the ``kschedctl``
+being tested is the one on PATH.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import json
 import os
 import re
 import shutil
@@ -29,7 +32,8 @@ from tests.test_junit import validate
 
 ROOT = Path(__file__).parent.parent
 DOC = ROOT / "docs" / "ci.md"
-REPO = Path(__file__).parent / "ci" / "repo"
+REPO = ROOT / "examples" / "ci"
+INSTALL = 'python -m pip install "kschedctl @ https://github.com/OWNER/kschedctl/archive/REF.tar.gz"'
 TIMEOUT = 300
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
@@ -54,6 +58,11 @@ def shell_commands() -> list[str]:
     return [line for lang, text in blocks() if not lang for line in text.splitlines() if line.startswith("kschedctl ")]
 
 
+def unlabeled_yaml() -> list[Any]:
+    """The page's unlabeled blocks that are YAML snippets (indented lines of a file shown above)."""
+    return [yaml.safe_load(text) for lang, text in blocks() if not lang and text.startswith("      - id:")]
+
+
 def env(**extra: str) -> dict[str, str]:
     bin_dir = str(Path(sys.executable).parent)
     assert (Path(bin_dir) / "kschedctl").exists(), "the kschedctl console script is not installed beside python"
@@ -71,7 +80,7 @@ def server() -> Iterator[RecordedAPIServer]:
 
 
 @pytest.fixture(scope="module")
-def prod_snapshot(server: RecordedAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def fresh_snapshot(server: RecordedAPIServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``kschedctl snapshot -o snapshots/prod.yaml``, as the page says, of the recorded cluster."""
     d = tmp_path_factory.mktemp("snapshot")
     kubeconfig = server.kubeconfig(d / "kubeconfig")
@@ -82,23 +91,36 @@ def prod_snapshot(server: RecordedAPIServer, tmp_path_factory: pytest.TempPathFa
     return out
 
 
-def materialize(dest: Path, snapshot: Path) -> Path:
-    """The repository of scheduling tests, with its snapshot."""
-    shutil.copytree(REPO, dest)
-    (dest / "snapshots").mkdir()
-    shutil.copy(snapshot, dest / "snapshots" / "prod.yaml")
-    return dest
+def without_header(snapshot: str) -> str:
+    """A snapshot file less its comment header (context, server address and time taken)."""
+    return "".join(line for line in snapshot.splitlines(keepends=True) if not line.startswith("# "))
+
+
+def test_the_shipped_snapshot_is_what_kschedctl_snapshot_writes(fresh_snapshot: Path) -> None:
+    shipped = (REPO / "snapshots" / "prod.yaml").read_text()
+    assert shipped.startswith("# kschedctl snapshot of context ")
+    assert without_header(shipped) == without_header(fresh_snapshot.read_text())
 
 
 @pytest.fixture
-def repo(tmp_path: Path, prod_snapshot: Path) -> Path:
-    return materialize(tmp_path / "repo", prod_snapshot)
+def repo(tmp_path: Path) -> Path:
+    """A copy of the repository of scheduling tests, as shipped."""
+    return Path(shutil.copytree(REPO, tmp_path / "repo"))
 
 
 def pull_request_changes_the_configuration(repo: Path) -> None:
-    """The change a reviewer must see: from bin-packing back to kube-scheduler's default scoring."""
+    """The change a reviewer must see: from bin-packing back to kube-scheduler's default scoring
+    (``pull-request/scheduler-config.yaml`` is the file as the pull request leaves it)."""
     cfg = repo / "deploy" / "scheduler-config.yaml"
-    cfg.write_text(cfg.read_text().replace("type: MostAllocated", "type: LeastAllocated"))
+    shutil.copy(repo / "pull-request" / "scheduler-config.yaml", cfg)
+
+
+def test_the_pull_request_changes_only_the_scoring_strategy() -> None:
+    def body(path: Path) -> str:
+        return "".join(line for line in path.read_text().splitlines(keepends=True) if not line.startswith("#"))
+
+    deploy, changed = body(REPO / "deploy" / "scheduler-config.yaml"), body(REPO / "pull-request" / "scheduler-config.yaml")
+    assert changed == deploy.replace("type: MostAllocated", "type: LeastAllocated") != deploy
 
 
 def resolve(text: str, secrets: dict[str, str]) -> str:
@@ -176,25 +198,60 @@ def steps(data: dict[str, Any]) -> tuple[list[dict[str, Any]], list[dict[str, An
 
 
 def assert_installs_this_version(scripts: list[str]) -> None:
-    assert [s.strip() for s in scripts] == [f"python -m pip install kschedctl=={__version__}"]
+    assert [s.strip() for s in scripts] == [INSTALL]
+
+
+def github_archive(dest: Path, ref: str) -> Path:
+    """This repository's committed tree as GitHub serves ``archive/REF.tar.gz``: one top directory."""
+    out = dest / f"{ref}.tar.gz"
+    subprocess.run(["git", "archive", "--format=tar.gz", f"--prefix=kschedctl-{ref}/", "-o", str(out), "HEAD"],
+                   cwd=ROOT, check=True, timeout=TIMEOUT)
+    return out
+
+
+@pytest.mark.skipif(shutil.which("git") is None or not (ROOT / ".git").exists(), reason="needs a git clone")
+def test_the_install_lines_run_as_written(tmp_path: Path) -> None:
+    """The documented requirements (kschedctl, and an out-of-tree plugin for pre-commit) resolve to this
+    version once OWNER/REF name a real archive: pip builds each and would install it."""
+    archive = github_archive(tmp_path, "0123abc").as_uri()
+    [snippet] = unlabeled_yaml()
+    [plugin] = snippet[0]["additional_dependencies"]
+    base = "https://github.com/OWNER/kschedctl/archive/REF.tar.gz"
+    assert INSTALL.endswith(f'"kschedctl @ {base}"') and base in plugin
+    requirements = [INSTALL.split('"')[1].replace(base, archive), plugin.replace(base, archive)]
+    report = tmp_path / "report.json"
+    r = subprocess.run([sys.executable, "-m", "pip", "install", "--dry-run", "--no-deps", "--no-build-isolation", "--no-index",
+                        "--report", str(report), "-q", *requirements], capture_output=True, text=True, timeout=TIMEOUT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    installed = {i["metadata"]["name"]: i["metadata"]["version"] for i in json.loads(report.read_text())["install"]}
+    assert installed == {"kschedctl": __version__, "kschedctl-gpu-binpack": "0.1.0"}
+
+
+def test_every_job_has_a_timeout() -> None:
+    for name in (".github/workflows/kschedctl.yml", ".github/workflows/kschedctl-live.yml"):
+        [job] = workflow(name)["jobs"].values()
+        assert 0 < job["timeout-minutes"] <= 30, name
+    [job] = yaml.safe_load(yaml_files()[".gitlab-ci.yml"]).values()
+    assert job["timeout"] == "15 minutes"
 
 
 # --------------------------------------------------------------------------- the page itself
 
 
-def test_every_yaml_block_parses_and_names_its_file() -> None:
+def test_every_yaml_block_parses_and_is_a_shipped_file() -> None:
     files = yaml_files()
     assert set(files) == {
         "scheduling-tests/web-fits/expected.yaml", ".github/workflows/kschedctl.yml", ".github/workflows/kschedctl-live.yml",
         ".gitlab-ci.yml", ".pre-commit-config.yaml",
     }
-    for text in files.values():
+    for name, text in files.items():
         yaml.safe_load(text)
-    assert files["scheduling-tests/web-fits/expected.yaml"] == (REPO / "scheduling-tests" / "web-fits" / "expected.yaml").read_text()
+        assert (REPO / name).read_text() == text, f"examples/ci/{name} is not the page's block"
 
 
 def test_the_pages_commands_pass_then_update_restores_a_broken_expectation(repo: Path) -> None:
-    check, update = shell_commands()
+    first, check, update = shell_commands()
+    assert first + " --junit kschedctl-report.xml" == check
     assert "--update" in update and "--update" not in check
     r = subprocess.run(["bash", "-c", check], cwd=repo, env=env(), capture_output=True, text=True, timeout=TIMEOUT)
     assert r.returncode == 0, r.stdout + r.stderr
@@ -305,14 +362,15 @@ def section(path: Path, heading: str) -> str:
 
 
 def test_readme_excerpt_is_the_real_output(repo: Path) -> None:
-    """The README's ``kschedctl check`` example is what the command prints on this repository after the
-    configuration change, and the ``--update`` diff of docs/check.md is what ``--update`` then prints."""
+    """The README's ``kschedctl check`` example is what the command prints in ``examples/ci`` (here a copy,
+    since ``--update`` writes) with the pull request's configuration, and the ``--update`` diff of
+    docs/check.md is what ``--update`` then prints."""
     readme = section(ROOT / "README.md", "## `kschedctl check`")
     [shown] = [b for lang, b in ((m.group(1), m.group(2)) for m in FENCE.finditer(readme)) if not lang]
-    command, *rest = shown.splitlines()
+    cd, command, *rest = shown.splitlines()
     printed = rest[: rest.index("$ echo $?")]
-    assert command.startswith("$ kschedctl check ") and rest[-1] == "1"
-    pull_request_changes_the_configuration(repo)
+    assert cd == "$ cd examples/ci" and command.startswith("$ kschedctl check ") and rest[-1] == "1"
+    assert "--config pull-request/scheduler-config.yaml" in command
     r = subprocess.run(["bash", "-c", command[2:]], cwd=repo, env=env(COLUMNS="100"), capture_output=True, text=True, timeout=TIMEOUT)
     assert r.returncode == 1
     assert r.stdout.splitlines() == printed

@@ -352,7 +352,7 @@ def test_ignored_managed_resource_needs_node_resources_fit_args(tmp_path: Path) 
 )
 def test_is_interested_by_managed_resources(containers: dict[str, Any], interested: bool) -> None:
     ext = HTTPExtender(Extender("http://x", managed_resources=[{"name": "example.com/gpu"}]))
-    pod = Pod({"metadata": {"name": "p"}, "spec": containers})
+    pod = Pod.from_raw({"metadata": {"name": "p"}, "spec": containers})
     assert ext.is_interested(pod) is interested
     assert HTTPExtender(Extender("http://x")).is_interested(pod) is True
 

@@ -15,16 +15,22 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kschedctl.config import parse_config
+from kschedctl.config import default_config, parse_config
 from kschedctl.explain.cycle import run_cycle
+from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.features import V135_GATES, Features
+from kschedctl.framework.interfaces import NodeVerdict
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.status import Status
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins import in_tree_registry
-from tests.builders import NodeBuilder, PodBuilder, make_cluster, make_node, make_object, make_pod
+from kschedctl.snapshot.model import Pod
+from tests.builders import NodeBuilder, PodBuilder, make_cluster, make_node, make_object, make_pod, node_info
 
 ZONES = ["zone-a", "zone-b", "zone-c"]
 APPS = ["a", "b", "c"]
@@ -280,3 +286,47 @@ def test_indexes_follow_assume_and_forget(scenario: Any, data: st.DataObject) ->
         snapshot.forget(victim, victim.node_name)
     reference = Framework(config.profiles[0], registry, snapshot, fast_paths=False)
     assert run_cycle(fast, pod, config, details=True).to_dict() == run_cycle(reference, pod, config, details=True).to_dict()
+
+
+class _RejectNamed(NodeVerdictFilter):
+    """A verdict-only Filter: rejects the nodes the pod's ``reject`` label names (dot-separated)."""
+
+    name = "RejectNamed"
+
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict | None:
+        reject = pod.labels.get("reject")
+        if reject is None:
+            return None
+        names = reject.split(".")
+        return lambda ni: Status.unresolvable("named") if ni.name in names else None
+
+
+@pytest.mark.parametrize(
+    ("reject", "rejected"),
+    [
+        pytest.param(None, [], id="no-verdict-every-node-passes"),
+        pytest.param("n1", ["n1"], id="one-node-rejected"),
+        pytest.param("n0.n2", ["n0", "n2"], id="two-nodes-rejected"),
+    ],
+)
+def test_one_verdict_gives_both_filter_paths(reject: str | None, rejected: list[str]) -> None:
+    pl = _RejectNamed()
+    builder = make_pod("p")
+    pod = (builder.label("reject", reject) if reject else builder).build()
+    nis = [node_info(make_node(f"n{i}")) for i in range(3)]
+    per_node = [pl.filter(CycleState(), pod, ni) for ni in nis]
+    batch = pl.filter_nodes(CycleState(), pod, nis)
+    assert [ni.name for ni, st in zip(nis, per_node, strict=True) if not st.is_success()] == rejected
+    assert [None if st.is_success() else (st.code, st.reasons) for st in per_node] == [
+        None if st is None else (st.code, st.reasons) for st in batch
+    ]
+
+
+def test_the_framework_decides_each_plugins_path_once_when_built() -> None:
+    """The Filter and Score plugins with batch methods are found when the Framework is built."""
+    fw = Framework(default_config().profiles[0], registry, Snapshot(make_cluster([make_node("n0")], [], [])))
+    batch_filters = {pl.name for pl, batch in fw.filter_paths if batch is not None}
+    assert {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
+            "PodTopologySpread", "InterPodAffinity"} <= batch_filters
+    assert {p.plugin.name for p in fw.score_paths if p.score_nodes is not None} >= {"TaintToleration", "NodeAffinity"}
+    assert {p.plugin.name for p in fw.score_paths if p.batch_ext is not None} >= {"TaintToleration", "PodTopologySpread"}

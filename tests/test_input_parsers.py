@@ -288,7 +288,7 @@ _limited = st.fixed_dictionaries(
 @example([{"name": "c"}, {"name": "c"}], False)
 def test_the_quick_container_check_reports_what_the_full_one_does(containers: Any, init: bool) -> None:
     """``validate_pod_spec`` decides common containers without the full walk: never another verdict."""
-    import kschedctl.apivalidation as v
+    import kschedctl.apivalidation.pod as v
 
     spec: dict[str, Any] = {"containers": containers}
     if init:

@@ -22,7 +22,7 @@ import yaml
 from typer.testing import CliRunner
 
 from kschedctl.check.junit import classname, junit_xml
-from kschedctl.check.runner import Difference, ScenarioResult
+from kschedctl.check.scenario import Difference, ScenarioResult
 from kschedctl.cli.main import app
 from tests.test_check_ci import FAILING, PASSING, scenario
 

@@ -143,7 +143,8 @@ def test_krew_manifest() -> None:
     spec = manifest["spec"]
     assert spec["version"] == f"v{__version__}"
     assert spec["homepage"].startswith("https://")
-    assert spec["shortDescription"] and spec["description"] and "pip install kschedctl" in spec["caveats"]
+    assert spec["shortDescription"] and spec["description"]
+    assert "python3 -m pip install ." in spec["caveats"] and "python3 -m kschedctl.dist" in spec["caveats"]  # the README's ways
     assert spec["platforms"]
     for p in spec["platforms"]:
         assert p["bin"] == "kubectl-kschedctl"

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from kschedctl.check.runner import compare
+from kschedctl.check.scenario import compare
 from kschedctl.cli.main import app
 from kschedctl.cli.options import parse_duration
 from kschedctl.errors import UsageError
@@ -84,7 +84,10 @@ def serve(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **modes: Any) -> Reco
 def recorded_counts() -> dict[str, int]:
     out = {}
     for res in RESOURCES:
-        data = json.loads((RECORDINGS / recording_name(res.list_path())).read_text())
+        f = RECORDINGS / recording_name(res.list_path())
+        if res.optional and not f.is_file():
+            continue  # an alpha API this recorded server does not serve
+        data = json.loads(f.read_text())
         out[res.kind] = len(data["items"])
     return out
 
@@ -103,7 +106,7 @@ def test_snapshot_writes_every_kind_and_reads_back(server: RecordedAPIServer, tm
     doc = load_yaml(text)
     assert doc["kind"] == "List"
     assert all(i.get("kind") and i.get("apiVersion") for i in doc["items"])
-    assert {i["kind"] for i in doc["items"]} == set(KNOWN_KINDS)
+    assert {i["kind"] for i in doc["items"]} == set(KNOWN_KINDS) - {"PodGroup"}  # an alpha API it does not serve
     assert "managedFields:" not in text  # redacted by default (the header only names it)
     cluster = load_cluster([str(out)])
     counts = cluster.kind_counts()

@@ -23,11 +23,10 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.test_ci_docs import REPO, env, yaml_files
+from tests.test_ci_docs import REPO, env, unlabeled_yaml, yaml_files
 
 ROOT = Path(__file__).parent.parent
 MANIFEST = ROOT / ".pre-commit-hooks.yaml"
-RECORDED_CLUSTER = ROOT / "tests" / "recordings" / "003-medium-30n150p" / "scenario" / "cluster.yaml"
 
 #: pre-commit's manifest keys (``pre_commit.clientlib.MANIFEST_HOOK_DICT``) and the type of each.
 REQUIRED = {"id": str, "name": str, "entry": str, "language": str}
@@ -78,6 +77,20 @@ def test_manifest_and_the_docs_config_pass_pre_commits_own_schema(tmp_path: Path
     assert {h["id"] for h in repo["hooks"]} == {h["id"] for h in hooks()}
 
 
+def test_a_plugin_in_additional_dependencies_passes_pre_commits_schema(tmp_path: Path) -> None:
+    """docs/ci.md's snippet: the kschedctl-check hook with an out-of-tree plugin's package."""
+    clientlib = pytest.importorskip("pre_commit.clientlib", reason="pre-commit is a dev dependency: pip install -e '.[dev]'")
+    [[snippet]] = unlabeled_yaml()
+    assert snippet["id"] == "kschedctl-check" and snippet["additional_dependencies"]
+    docs = yaml.safe_load(yaml_files()[".pre-commit-config.yaml"])
+    docs["repos"][0]["hooks"][0] = snippet
+    config = tmp_path / ".pre-commit-config.yaml"
+    config.write_text(yaml.safe_dump(docs))
+    [repo] = clientlib.load_config(str(config))["repos"]
+    assert repo["hooks"][0]["additional_dependencies"] == snippet["additional_dependencies"]
+    assert "additional_dependencies" in MANIFEST.read_text()  # the manifest's comment says so too
+
+
 def local_config(docs_config: dict[str, Any]) -> dict[str, Any]:
     """The docs' configuration with the hooks defined locally: same definitions, the kschedctl on PATH."""
     defined = {h["id"]: h for h in hooks()}
@@ -122,8 +135,6 @@ def test_hooks_guard_commits_in_a_git_repository(tmp_path: Path) -> None:
     pytest.importorskip("pre_commit", reason="pre-commit is a dev dependency: pip install -e '.[dev]'")
     repo = tmp_path / "repo"
     shutil.copytree(REPO, repo)
-    (repo / "snapshots").mkdir()
-    shutil.copy(RECORDED_CLUSTER, repo / "snapshots" / "prod.yaml")
     (repo / ".pre-commit-config.yaml").write_text(yaml.safe_dump(local_config(yaml.safe_load(yaml_files()[".pre-commit-config.yaml"]))))
     git(repo, "init", "-q", "-b", "main")
     assert commit(repo, "scheduling tests").returncode == 0

@@ -2,9 +2,9 @@
 as the README says it was rendered (``COLUMNS=100``, ``NO_COLOR=1``), and the lines shown must be what
 it prints, in order, where ``...`` stands for lines left out.
 
-Commands that need something a test machine may lack are left to their own tests: ``kschedctl
-check`` on the CI example repository (tests/test_ci_docs.py), ``kschedctl snapshot`` of a live
-cluster (tests/test_live.py) and ``kubectl`` itself.
+A ``$ cd DIR`` runs the block's later commands in DIR, as in a shell. Commands that need something a
+test machine may lack are left to their own tests: ``kschedctl snapshot`` of a live cluster
+(tests/test_live.py) and ``kubectl`` itself.
 """
 
 from __future__ import annotations
@@ -24,17 +24,22 @@ KSCHEDCTL = [sys.executable, "-m", "kschedctl"]
 TIMING = re.compile(r"\b\d+(\.\d+)? (ms|s)\b")
 
 
-def examples() -> list[tuple[str, list[str]]]:
-    """(command, lines shown after it) for each ``$ `` command of the README's unlabeled code blocks."""
-    found: list[tuple[str, list[str]]] = []
+def examples() -> list[tuple[str, list[str], str]]:
+    """(command, lines shown after it, directory it runs in relative to the clone) for each ``$ `` command
+    of the README's unlabeled code blocks."""
+    found: list[tuple[str, list[str], str]] = []
     for m in FENCE.finditer((ROOT / "README.md").read_text(encoding="utf-8")):
         if m.group(1):
             continue
+        cwd = "."
         for line in m.group(2).splitlines():
-            if line.startswith("$ "):
-                found.append((line[2:], []))
+            if line.startswith("$ cd "):
+                cwd = line.removeprefix("$ cd ").strip()
+                assert (ROOT / cwd).is_dir(), line
+            elif line.startswith("$ "):
+                found.append((line[2:], [], cwd))
             elif found and found[-1][0].endswith("\\"):
-                found[-1] = (found[-1][0][:-1] + line.strip(), found[-1][1])
+                found[-1] = (found[-1][0][:-1] + line.strip(), found[-1][1], found[-1][2])
             elif found:
                 found[-1][1].append(line)
     return found
@@ -42,7 +47,7 @@ def examples() -> list[tuple[str, list[str]]]:
 
 def runnable(command: str) -> bool:
     words = [w for w in shlex.split(command) if "=" not in w.split("/")[0]]
-    return words[:1] == ["kschedctl"] and words[1] not in ("check", "snapshot")
+    return words[:1] == ["kschedctl"] and words[1] != "snapshot"
 
 
 def chunks(shown: list[str]) -> list[list[str]]:
@@ -56,18 +61,19 @@ def chunks(shown: list[str]) -> list[list[str]]:
 
 
 def test_the_readme_has_examples_to_run() -> None:
-    assert len([c for c, _ in examples() if runnable(c)]) >= 5
+    assert len([c for c, _, _ in examples() if runnable(c)]) >= 6
 
 
-@pytest.mark.parametrize(("command", "shown"), [e for e in examples() if runnable(e[0])], ids=lambda v: v[:60] if isinstance(v, str) else "")
-def test_readme_example_is_the_real_output(command: str, shown: list[str]) -> None:
+@pytest.mark.parametrize(("command", "shown", "cwd"), [e for e in examples() if runnable(e[0])],
+                         ids=lambda v: v[:60] if isinstance(v, str) and v.startswith("kschedctl") else "")
+def test_readme_example_is_the_real_output(command: str, shown: list[str], cwd: str) -> None:
     words = shlex.split(command)
     env = dict(os.environ, COLUMNS="100", NO_COLOR="1")
     env.pop("KSCHEDCTL_DEBUG", None)
     while "=" in words[0]:
         key, _, value = words.pop(0).partition("=")
         env[key] = value
-    r = subprocess.run([*KSCHEDCTL, *words[1:]], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    r = subprocess.run([*KSCHEDCTL, *words[1:]], cwd=ROOT / cwd, env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode in (0, 1), r.stderr
     printed = [TIMING.sub("T", line) for line in r.stdout.splitlines()]
     at = 0

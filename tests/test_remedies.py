@@ -309,7 +309,15 @@ def test_budget_bounds_the_work_and_says_what_it_cut() -> None:
     report = find_remedies(cluster, pod, CFG, budget=Budget(reruns=0))
     assert report.reruns == 0 and report.remedies == []
     assert report.not_tried and "budget exhausted" in report.budget_text()
-    assert report.to_dict()["budget"] == {"reruns": 0, "probes": 600, "seconds": 1.0}
+    assert report.to_dict()["budget"] == {"reruns": 0, "probes": 600, "seconds": 120.0}  # conftest's seconds
+
+
+def test_budget_seconds_default_and_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KSCHEDCTL_FIX_SECONDS")
+    assert Budget().seconds == 1.0
+    for value, seconds in (("2.5", 2.5), ("-1", 0.0), ("soon", 1.0)):
+        monkeypatch.setenv("KSCHEDCTL_FIX_SECONDS", value)
+        assert Budget().seconds == seconds
 
 
 def _state(cluster: Cluster, pod: Pod) -> Any:

@@ -124,8 +124,8 @@ def test_simulation_agrees_with_explain_on_the_accumulated_cluster() -> None:
     for i, placement in enumerate(r.placements):
         accumulated = extend_cluster(factory.cluster, [], always_copy=True)
         for raw, earlier in zip(raws[:i], r.placements[:i], strict=True):
-            accumulated.add_pod(Pod({**raw, "spec": {**raw["spec"], "nodeName": earlier.node}}))
-        trace = explain_pod(accumulated, Pod(raws[i]), cfg)
+            accumulated.add_pod(Pod.from_raw({**raw, "spec": {**raw["spec"], "nodeName": earlier.node}}))
+        trace = explain_pod(accumulated, Pod.from_raw(raws[i]), cfg)
         assert placement.node in trace.candidates, i
         assert placement.score == trace.max_score
         assert placement.feasible == len(trace.feasible_nodes)

@@ -20,7 +20,7 @@ from pathlib import Path, PurePath
 
 from kschedctl import K8S_VERSION, __version__
 from kschedctl.check.report import counts, failure_lines, outcome
-from kschedctl.check.runner import ScenarioResult
+from kschedctl.check.scenario import ScenarioResult
 
 SUITE_NAME = "kschedctl check"
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

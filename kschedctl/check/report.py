@@ -7,7 +7,7 @@ status 2. How the results are shown (table, markdown, the closing lines of a CI 
 
 from __future__ import annotations
 
-from kschedctl.check.runner import ScenarioResult
+from kschedctl.check.scenario import ScenarioResult
 
 #: Differences listed per failed scenario after the counts line (-o json lists them all).
 MAX_DIFFS_LISTED = 50

@@ -15,7 +15,7 @@ from kschedctl.explain.request import Hooks, Request
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
-    from kschedctl.check.runner import ScenarioResult
+    from kschedctl.check.scenario import ScenarioResult
     from kschedctl.config.types import SchedulerConfig
     from kschedctl.snapshot.cluster import Cluster
 

@@ -34,7 +34,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from kschedctl.check.runner import (
+from kschedctl.check.scenario import (
     Difference,
     ScenarioResult,
     compare,

@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 
-from kschedctl.check.runner import ScenarioResult, run_scenario
+from kschedctl.check.runner import run_scenario
+from kschedctl.check.scenario import ScenarioResult
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import KschedctlError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features

@@ -27,7 +27,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kschedctl.check.runner import INFORMATIONAL, ScenarioResult, comparable, compare, load_expected
+from kschedctl.check.runner import comparable
+from kschedctl.check.scenario import INFORMATIONAL, ScenarioResult, compare, load_expected
 from kschedctl.check.sequence import EXPECTED_NAMES as SEQUENCE_NAMES
 from kschedctl.check.sequence import compare_partial
 from kschedctl.check.yamledit import edit_yaml

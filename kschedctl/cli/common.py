@@ -106,6 +106,10 @@ def _unset_stays_unset(param: Any) -> None:
     param.process_value = process_value
 
 
+#: ``-h`` as well as ``--help`` on every command and group (kubectl users type it); subcommands inherit it
+HELP_OPTIONS = ["-h", "--help"]
+
+
 class RootGroup(TyperGroup):
     """The top-level command: ``--debug`` is a global flag, accepted before or after the subcommand."""
 
@@ -113,20 +117,52 @@ class RootGroup(TyperGroup):
         super().__init__(*args, **kwargs)
         _plain_argument_help(self)
 
+    def get_params(self, ctx: Any) -> list[Any]:
+        _completion_help(self)  # typer appends its completion options after __init__
+        return list(super().get_params(ctx))
+
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         end = args.index("--") if "--" in args else len(args)
         debug_given = "--debug" in args[:end]
         if debug_given:
             args = [a for a in args[:end] if a != "--debug"] + args[end:]
         debug.set(debug_given)
-        if "--install-completion" in args[:end] and not os.environ.get("HOME"):
-            # typer would fall back to the passwd entry's home (/root under sudo or in a container)
-            err(
-                "error: --install-completion writes into your home directory, but HOME is not set: "
-                "set HOME, or source a script from completions/ yourself"
-            )
-            raise typer.Exit(EXIT_ERROR)
+        if not ctx.resilient_parsing:  # not while a shell asks for completions of a half-typed line
+            _completion(args[:end])
         return super().parse_args(ctx, args)
+
+
+def _completion(args: list[str]) -> None:
+    """``--install-completion [SHELL]`` / ``--show-completion [SHELL]``, for the shell named (typer's
+    options would detect it): done here, before the command line is parsed any further."""
+    from kschedctl.cli.shells import completion_request, run_completion_request
+
+    request = completion_request(args)
+    if request is None:
+        return
+    option, shell = request
+    if option == "--install-completion" and not os.environ.get("HOME"):
+        # typer would fall back to the passwd entry's home (/root under sudo or in a container)
+        err(
+            "error: --install-completion writes into your home directory, but HOME is not set: "
+            "set HOME, or source a script from completions/ yourself"
+        )
+        raise typer.Exit(EXIT_ERROR)
+    try:
+        print(run_completion_request(option, shell))
+    except KschedctlError as e:
+        err(f"error: {e}")
+        raise typer.Exit(EXIT_ERROR) from None
+    raise typer.Exit(EXIT_OK)
+
+
+def _completion_help(command: Any) -> None:
+    """The completion options' help names the optional SHELL kschedctl reads after them."""
+    for param in getattr(command, "params", []):
+        if param.name in ("install_completion", "show_completion"):
+            verb = "Install" if param.name == "install_completion" else "Print"
+            text = f"{verb} completion for SHELL (bash, zsh, fish, powershell), or for the current shell."
+            param.get_help_record = functools.partial(lambda opt, t, ctx: (f"{opt} [SHELL]", t), param.opts[0], text)
 
 
 app = typer.Typer(
@@ -138,8 +174,13 @@ app = typer.Typer(
     add_completion=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": HELP_OPTIONS},
 )
-explain_app = typer.Typer(help="Explain what kube-scheduler would do with a pod.", no_args_is_help=True)
+explain_app = typer.Typer(
+    help="Explain what kube-scheduler would do with a pod.",
+    no_args_is_help=True,
+    context_settings={"help_option_names": HELP_OPTIONS},
+)
 app.add_typer(explain_app, name="explain")
 
 
@@ -193,12 +234,25 @@ def notes_console() -> Any:
     return stderr_console()
 
 
+def deferred_notes() -> Any:
+    """``with deferred_notes() as notes:`` render a result, its notes printed on stderr after it
+    (see ``kschedctl.cli.streams.deferred_notes``)."""
+    from kschedctl.cli.streams import deferred_notes as defer
+
+    return defer()
+
+
 def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any, features: Any = None) -> None:
     """A what-if report (``diff-profiles``, ``simulate``): ``table(data, stdout, notes)`` or ``markdown(data)``,
-    JSON or YAML; the progress line removed first. With ``features`` (the run's version), the version
-    heads the table and markdown and is ``kubeVersion`` (with changed ``featureGates``) in JSON/YAML."""
+    JSON or YAML; the progress line removed first, the notes after the tables. With ``features`` (the run's
+    version), the version heads the table and markdown and is ``kubeVersion`` (with changed ``featureGates``)
+    in JSON/YAML."""
     from kschedctl.cli.progress import done
     from kschedctl.render.data import emit
+
+    def tables(d: dict[str, Any]) -> None:
+        with deferred_notes() as notes:
+            table(d, stdout_console(), notes)
 
     done()
     if features is not None:
@@ -208,7 +262,7 @@ def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown
         table_only, markdown_only = table, markdown
         table = lambda d, out, notes: (out.print(line, markup=False, highlight=False), table_only(d, out, notes))  # noqa: E731
         markdown = lambda d: after_title(markdown_only(d), line)  # noqa: E731
-    emit(data, output.value, table=lambda d: table(d, stdout_console(), notes_console()), markdown=markdown)
+    emit(data, output.value, table=tables, markdown=markdown)
 
 
 def after_title(text: str, line: str) -> str:

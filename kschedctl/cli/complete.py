@@ -19,6 +19,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.cli.shells import COMPLETE_VAR, PROG, completion_script
+
+__all__ = ["COMPLETE_VAR", "PROG", "SCRIPTS", "cobra_completions", "completion_script", "kubectl_complete", "write_scripts"]
+
 if TYPE_CHECKING:
     from typer._click.shell_completion import CompletionItem, ShellComplete
 else:
@@ -27,8 +31,6 @@ else:
     except ImportError:  # typer releases that depend on click rather than vendoring it
         from click.shell_completion import CompletionItem, ShellComplete
 
-PROG = "kschedctl"
-COMPLETE_VAR = "_KSCHEDCTL_COMPLETE"
 #: shell -> file name under completions/
 SCRIPTS = {"bash": "kschedctl.bash", "zsh": "_kschedctl", "fish": "kschedctl.fish", "powershell": "kschedctl.ps1"}
 
@@ -36,13 +38,6 @@ SCRIPTS = {"bash": "kschedctl.bash", "zsh": "_kschedctl", "fish": "kschedctl.fis
 DIRECTIVE_DEFAULT = 0  # let the shell complete file names
 DIRECTIVE_NO_FILE_COMP = 4
 DIRECTIVE_FILTER_DIRS = 16
-
-
-def completion_script(shell: str) -> str:
-    """Typer's completion script for ``kschedctl`` in ``shell``."""
-    from typer._completion_shared import get_completion_script
-
-    return get_completion_script(prog_name=PROG, complete_var=COMPLETE_VAR, shell=shell) + "\n"
 
 
 def write_scripts(directory: Path) -> list[Path]:

@@ -17,8 +17,8 @@ from kschedctl.cli.common import (
     CheckOutput,
     Output,
     after_title,
+    deferred_notes,
     guarded,
-    notes_console,
     stdout_console,
     worker_jobs,
 )
@@ -131,8 +131,9 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
         from kschedctl.render.table import render_trace
 
         console = stdout_console()
-        render_trace(d, console, wide=output == Output.wide, notes_console=notes_console())
-        render_whatif_sections(d, console, notes_console())
+        with deferred_notes() as notes:  # after the trace and its sections, never between them
+            render_trace(d, console, wide=output == Output.wide, notes_console=notes)
+            render_whatif_sections(d, console, notes)
 
     def markdown(d: dict[str, Any]) -> str:
         from kschedctl.render.markdown import render_trace_markdown

@@ -66,9 +66,9 @@ class Activity:
 
     def __init__(self, console: Console | None = None, *, enabled: bool | None = None) -> None:
         if console is None and enabled is not False:
-            from rich.console import Console
+            from kschedctl.cli.streams import plain_console
 
-            console = Console(stderr=True)
+            console = plain_console(stderr=True)
         self.enabled = bool(console is not None and console.is_terminal) if enabled is None else enabled
         self.console = console
         self._progress: Progress | None = None
@@ -86,7 +86,7 @@ class Activity:
             bar, count = _counted_columns()
             self._progress = Progress(
                 SpinnerColumn(),
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),  # the step names files: data, not markup
                 bar,
                 count,
                 TimeElapsedColumn(),

@@ -38,9 +38,9 @@ class ProgressBar:
 
     def __init__(self, console: Console | None = None) -> None:
         if console is None:
-            from rich.console import Console
+            from kschedctl.cli.streams import plain_console
 
-            console = Console(stderr=True)
+            console = plain_console(stderr=True)
         self.console = console
         self._progress: Progress | None = None
         self._tasks: dict[str, TaskID] = {}
@@ -60,7 +60,7 @@ class ProgressBar:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
             self._progress = Progress(
-                TextColumn("listing {task.description}"),
+                TextColumn("listing {task.description}", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeElapsedColumn(),

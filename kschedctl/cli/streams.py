@@ -1,11 +1,17 @@
 """Where output goes: results on stdout, notes, errors and progress on stderr.
 
-* ``stdout_console()`` is the console every table is printed on. Its width is the terminal's,
-  or ``COLUMNS`` when set (also when stdout is a pipe or a file), else 200 for pipes and files
-  so that piped tables are not cut at rich's default of 80. Trailing blanks are dropped from
-  every line it writes.
+* ``stdout_console()`` is the console every table is printed on. Its width is ``COLUMNS`` when
+  set; else the terminal's when stdout is one; else, when stdout is a pipe read inside a
+  terminal (``| less``, ``| grep``: shells do not export ``COLUMNS``), the width of that terminal
+  (stderr's, or the controlling terminal's); else 200 (a file, or no terminal at all) so that
+  tables are not cut at rich's default of 80. Trailing blanks are dropped from every line it writes.
 * ``stderr_console()`` is for notes: the same stream as errors and progress, never stdout, so
-  ``-o json|yaml`` output holds exactly one document and a note never lands in a pipe.
+  ``-o json|yaml`` output holds exactly one document and a note never lands in a pipe. On a
+  terminal its lines are wrapped at the terminal's width; elsewhere each note stays one line.
+* ``deferred_notes()`` is where renderers print their notes: held back until the result they
+  belong to has been printed, so on a terminal a note never lands in the middle of a table.
+* Every console prints text as it is: no markup, no ``:emoji:`` codes, no highlighting, since paths,
+  names, reasons and messages are the user's data (``--config 'x:smile:.yaml'`` stays as typed).
 * ``guard_pipes()`` makes a closed stdout (``kschedctl ... | head -1``) a quiet end: writes
   after the reader has gone are dropped and the command keeps its own exit status (0, 1 or
   2, as documented), rather than dying with ``BrokenPipeError``.
@@ -15,9 +21,13 @@ Imports rich lazily: ``kschedctl --help`` should not pay for it.
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import stat
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -95,22 +105,75 @@ def _columns() -> int | None:
     return int(value) if value.isdigit() and int(value) > 0 else None
 
 
-def stdout_console() -> Console:
-    """Console for results: no markup (reasons like "[gate-name]" are data) and no auto-highlighting."""
+def _is_pipe(stream: TextIO) -> bool:
+    try:
+        return stat.S_ISFIFO(os.fstat(stream.fileno()).st_mode)
+    except (OSError, ValueError, AttributeError):  # no file descriptor (a test's buffer)
+        return False
+
+
+def _terminal_width() -> int | None:
+    """The width of the terminal the command runs in: stderr's, else the controlling terminal's."""
+    try:
+        if sys.stderr.isatty():
+            return os.get_terminal_size(sys.stderr.fileno()).columns or None
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        fd = os.open("/dev/tty", os.O_RDONLY | os.O_NOCTTY)
+    except OSError:  # no controlling terminal (cron, CI, setsid)
+        return None
+    try:
+        return os.get_terminal_size(fd).columns or None
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def stdout_width() -> int | None:
+    """Width for results (None: rich asks the terminal stdout is)."""
+    if _columns():
+        return _columns()
+    if sys.stdout.isatty():
+        return None
+    return (_terminal_width() if _is_pipe(sys.stdout) else None) or PIPE_WIDTH
+
+
+def plain_console(**kwargs: Any) -> Console:
+    """A rich Console that prints text literally: no markup, no emoji codes, no highlighting."""
     from rich.console import Console
 
-    width = _columns() or (None if sys.stdout.isatty() else PIPE_WIDTH)
-    return Console(
-        file=_RStripLines(sys.stdout),  # type: ignore[arg-type]
-        soft_wrap=False,
-        width=width,
-        markup=False,
-        highlight=False,
-    )
+    return Console(markup=False, emoji=False, highlight=False, **kwargs)
+
+
+def stdout_console() -> Console:
+    """Console for results: text printed literally (reasons like "[gate-name]" are data)."""
+    return plain_console(file=_RStripLines(sys.stdout), soft_wrap=False, width=stdout_width())
 
 
 def stderr_console() -> Console:
-    """Console for notes and errors (stderr): wraps at the terminal's width, no markup."""
-    from rich.console import Console
+    """Console for notes and errors (stderr): wrapped at a terminal's width, one line each elsewhere."""
+    console = plain_console(file=_RStripLines(sys.stderr))
+    console.soft_wrap = not console.is_terminal
+    return console
 
-    return Console(stderr=True, markup=False, highlight=False, soft_wrap=True)
+
+@contextmanager
+def deferred_notes() -> Iterator[Console]:
+    """A console for a renderer's notes, written to stderr once the block (the result) has been printed."""
+    target = stderr_console()
+    held = plain_console(
+        file=io.StringIO(),
+        width=target.width,
+        soft_wrap=target.soft_wrap,
+        force_terminal=target.is_terminal,
+        color_system=target.color_system,
+    )
+    try:
+        yield held
+    finally:
+        text = held.file.getvalue()  # type: ignore[attr-defined]
+        if text:
+            sys.stderr.write(_TRAILING_BLANKS.sub(r"\1", text))
+            sys.stderr.flush()

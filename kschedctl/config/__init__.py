@@ -15,6 +15,8 @@ v1.35.4 with its default gates unless given, and the result (``SchedulerConfig.f
 every ``Profile.features``) carries it to the plugins. Given a plugin ``registry`` (with
 out-of-tree plugins), ``load_config``/``parse_config`` also validate the args of every
 enabled out-of-tree plugin against that plugin's own ``ARGS_MODEL``.
+
+Upstream model: ``pkg/scheduler/apis/config/scheme/scheme.go and apis/config/latest/latest.go``.
 """
 
 from __future__ import annotations

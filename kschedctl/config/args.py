@@ -4,6 +4,8 @@ Each model mirrors one ``*Args`` kind of ``kubescheduler.config.k8s.io/v1``;
 field names are the Python spelling, aliases are the YAML spelling. Defaults are
 the ones ``SetDefaults_*Args`` applies. Validation that kube-scheduler performs
 lives in ``kschedctl.config.validation``.
+
+Upstream model: ``k8s.io/kube-scheduler config/v1/types_pluginargs.go with pkg/scheduler/apis/config/v1/defaults.go``.
 """
 
 from __future__ import annotations

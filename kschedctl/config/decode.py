@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.config.field import DurationError, go_float, go_json, parse_go_duration
-from kschedctl.config.types import EXTENSION_POINT_FIELDS
+from kschedctl.config.types import EXTENSION_POINT_FIELDS, PLACEMENT_EXTENSION_POINTS
 
 GROUP = "kubescheduler.config.k8s.io"
 API_VERSION = f"{GROUP}/v1"
@@ -212,17 +212,27 @@ _PLUGIN = _struct("v1", "Plugin", {"name": STRING, "weight": INT32})
 _PLUGIN_SET = _struct("v1", "PluginSet", {"enabled": _list(_PLUGIN), "disabled": _list(_PLUGIN)})
 EXTENSION_POINTS = EXTENSION_POINT_FIELDS
 _PLUGINS = _struct("v1", "Plugins", dict.fromkeys(EXTENSION_POINTS, _PLUGIN_SET))
-_PLUGIN_CONFIG = _struct("v1", "PluginConfig", {"name": STRING, "args": RAW})
-_PROFILE = _struct(
-    "v1",
-    "KubeSchedulerProfile",
-    {
-        "schedulerName": STRING,
-        "percentageOfNodesToScore": INT32,
-        "plugins": _PLUGINS,
-        "pluginConfig": _list(_PLUGIN_CONFIG),
-    },
+#: v1.33-v1.35's Plugins: no placementGenerate/placementScore (strict decoding calls them unknown fields).
+_PLUGINS_V135 = _struct(
+    "v1", "Plugins", dict.fromkeys((ep for ep in EXTENSION_POINTS if ep not in PLACEMENT_EXTENSION_POINTS), _PLUGIN_SET)
 )
+_PLUGIN_CONFIG = _struct("v1", "PluginConfig", {"name": STRING, "args": RAW})
+
+
+def _profile(plugins: GoType) -> GoType:
+    return _struct(
+        "v1",
+        "KubeSchedulerProfile",
+        {
+            "schedulerName": STRING,
+            "percentageOfNodesToScore": INT32,
+            "plugins": plugins,
+            "pluginConfig": _list(_PLUGIN_CONFIG),
+        },
+    )
+
+
+_PROFILE = _profile(_PLUGINS_V135)
 _EXTENDER = _struct(
     "v1",
     "Extender",
@@ -296,6 +306,18 @@ CONFIGURATION = _struct(
         "delayCacheUntilActive": BOOL,
     },
 )
+#: v1.36's KubeSchedulerConfiguration: its profiles' plugins have the two placement extension points.
+CONFIGURATION_V136 = GoType(
+    CONFIGURATION.kind,
+    CONFIGURATION.go,
+    CONFIGURATION.struct,
+    {**CONFIGURATION.fields, "profiles": _list(_profile(_PLUGINS))},
+)
+
+
+def configuration_type(minor: int = 35) -> GoType:
+    """The KubeSchedulerConfiguration type v1.<minor> decodes."""
+    return CONFIGURATION_V136 if minor >= 36 else CONFIGURATION
 
 
 class DecodeError(Exception):
@@ -561,7 +583,7 @@ def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None, mino
         raise DecodeError(f"couldn't decode as KubeSchedulerConfiguration, got {API_VERSION}, Kind={kind}: ", "kind")
 
     dec = _Decoder()
-    out = dec.decode(doc, CONFIGURATION, "", "", [])
+    out = dec.decode(doc, configuration_type(minor), "", "", [])
     if dec.type_error is not None:
         raise DecodeError(dec.type_error, dec.type_error_field)
     strict: list[str] = []

@@ -7,6 +7,8 @@ compare our messages with the real scheduler's, so the rendering rules here
 (how a bad value is printed, de-duplication, brackets) follow apimachinery
 v0.35 precisely. Go ``time.Duration`` printing and parsing live here too,
 because durations appear both in decoded values and in messages.
+
+Upstream model: ``k8s.io/apimachinery pkg/util/validation/field/errors.go and path.go``.
 """
 
 from __future__ import annotations

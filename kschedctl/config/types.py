@@ -5,6 +5,8 @@ into these plain objects after v1.35 defaulting: every profile's plugin sets are
 already merged with the default plugins (``mergePlugins``), and every plugin
 that needs args has a defaulted args model. MultiPoint expansion happens in the
 runtime, as in kube-scheduler.
+
+Upstream model: ``pkg/scheduler/apis/config/types.go``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
+from kschedctl.framework.interfaces import PLACEMENT_POINTS
 
 EXTENSION_POINT_FIELDS = (
     "multiPoint",
@@ -30,7 +33,12 @@ EXTENSION_POINT_FIELDS = (
     "preBind",
     "bind",
     "postBind",
+    # v1.36: the pod-group cycle's two extension points (unknown fields in older versions)
+    "placementGenerate",
+    "placementScore",
 )
+#: The extension points only v1.36 and later have (``kschedctl.config.decode.configuration_type``).
+PLACEMENT_EXTENSION_POINTS = PLACEMENT_POINTS
 
 
 @dataclass(frozen=True)
@@ -115,4 +123,6 @@ EXTENSION_INTERFACES = (
     ("permit", "PermitPlugin"),
     ("preEnqueue", "PreEnqueuePlugin"),
     ("queueSort", "QueueSortPlugin"),
+    ("placementGenerate", "PlacementGeneratePlugin"),
+    ("placementScore", "PlacementScorePlugin"),
 )

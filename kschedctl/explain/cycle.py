@@ -20,6 +20,7 @@ from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
+from kschedctl.explain import podgroup
 from kschedctl.explain.extenders import (
     bind_extender,
     find_nodes_that_pass_extenders,
@@ -174,13 +175,31 @@ def _run_cycle(
     trace = _new_trace(fw, pod, config)
     if _gated_at_pre_enqueue(fw, pod, trace):
         return trace
-    if fw.snapshot.num_nodes() == 0:
+    if fw.snapshot.num_nodes_in_placement() == 0:
         trace.fit_error = NO_NODES_AVAILABLE
         trace.notes.append("the snapshot has no nodes")
         return trace
+    if podgroup.applies(fw, pod):
+        return podgroup.run(fw, pod, trace, _pod_group_steps(fw, config))
     if not _schedule_pod(fw, pod, config, state, trace, _BatchTurn(batch, cycle), start_index):
         return trace
     return _reserve_to_bind(fw, state, pod, trace)
+
+
+def _pod_group_steps(fw: Framework, config: SchedulerConfig) -> podgroup.Steps:
+    """This module's steps the pod-group cycle runs for each pod of the group."""
+
+    def schedule(pod: Pod, state: CycleState, trace: Trace) -> bool:
+        if fw.snapshot.num_nodes_in_placement() == 0:
+            trace.fit_error = NO_NODES_AVAILABLE
+            return False
+        return _schedule_pod(fw, pod, config, state, trace, _BatchTurn(None, 1), 0)
+
+    return podgroup.Steps(
+        new_trace=lambda pod: _new_trace(fw, pod, config),
+        schedule=schedule,
+        bind=lambda state, pod, host, trace: _binding_cycle(fw, state, pod, host, trace),
+    )
 
 
 def _new_trace(fw: Framework, pod: Pod, config: SchedulerConfig) -> Trace:
@@ -190,7 +209,7 @@ def _new_trace(fw: Framework, pod: Pod, config: SchedulerConfig) -> Trace:
     # schedule_one.go's selectHost: up to v1.34 a tie among the top totals goes to a random one of them
     # (reservoir sampling); from v1.35 to the first its score heap pops
     trace.tie_rule = "first" if features.at_least(35) else "random"
-    trace.num_all_nodes = fw.snapshot.num_nodes()
+    trace.num_all_nodes = fw.snapshot.num_nodes_in_placement()
     if config.source is None:
         trace.notes.append(f"default configuration (kube-scheduler v1.{features.minor})")
     else:
@@ -301,7 +320,7 @@ def _evaluate_first_node(
 ) -> list[NodeInfo]:
     """The nominated node (or OpportunisticBatching's hint) through Filter and the filtering
     extenders: that node alone when it passes, else nothing (and every node is searched)."""
-    ni = fw.snapshot.get(first)
+    ni = fw.snapshot.get_in_placement(first)
     if pod.nominated_node_name:
         trace.nominated_node_tried = pod.nominated_node_name
     if ni is None:
@@ -339,7 +358,7 @@ def _search_all_nodes(
 ) -> list[NodeInfo] | None:
     """Filter the nodes PreFilter allows from ``nextStartNodeIndex`` on, until enough are feasible,
     then ask the filtering extenders. None when the cycle ended in an error."""
-    nodes = fw.snapshot.node_info_list
+    nodes = fw.snapshot.nodes_in_placement()
     if allowed is not None:
         nodes = [ni for ni in nodes if ni.name in allowed]
         plugins = " ".join(sorted(diagnosis.unschedulable_plugins))
@@ -506,6 +525,11 @@ def _reserve_to_bind(fw: Framework, state: CycleState, pod: Pod, trace: Trace) -
         return _late_failure(trace, host, st)
     if st.is_wait():
         trace.notes.append(f"a Permit plugin asked to wait: {st.message()}")
+    return _binding_cycle(fw, state, pod, host, trace)
+
+
+def _binding_cycle(fw: Framework, state: CycleState, pod: Pod, host: str, trace: Trace) -> Trace:
+    """bindingCycle: PreBind, Bind (or the binding extender, never called) and PostBind."""
     st, trace.pre_bind = fw.run_pre_bind(state, pod, host)
     if st.is_success():
         st = _bind(fw, state, pod, host, trace)
@@ -527,7 +551,7 @@ def _bind(fw: Framework, state: CycleState, pod: Pod, host: str, trace: Trace) -
         )
         return Status()
     st, trace.bind = fw.run_bind(state, pod, host)
-    for pl in fw.lists["bind"]:
+    for pl in fw.bind_plugins:
         binding_for = getattr(pl, "binding_for", None)
         if binding_for is not None and trace.bind and trace.bind[-1].plugin == pl.name:
             trace.binding = binding_for(pod, host)

@@ -6,6 +6,8 @@ which node is *nearest* to fitting, this module asks every (non-skipped) Filter
 plugin about every node and counts how many reject it. It is an explanation
 aid only: it never feeds back into the scheduling cycle, and it does not add
 nominated pods the way the real Filter pass does.
+
+Upstream model: ``pkg/scheduler/schedule_one.go (findNodesThatPassFilters, without its early stop)``.
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ def analyse_filters(
         return FilterAnalysis(pre_filter_rejection=pre.status)
     allowed = pre.result.node_names if pre.result is not None else None
     narrowed_by = " ".join(sorted(pre.unschedulable_plugins))
-    plugins = [pl for pl in fw.lists["filter"] if pl.name not in state.skip_filter_plugins]
+    plugins = [pl for pl in fw.filter_plugins if pl.name not in state.skip_filter_plugins]
     out = FilterAnalysis()
     for ni in snapshot.node_info_list:
         verdict = NodeRejections(ni.name)

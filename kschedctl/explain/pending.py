@@ -20,6 +20,7 @@ from kschedctl.errors import UsageError
 from kschedctl.explain.cycle import explain_pod, run_cycle
 from kschedctl.explain.nearest import Rejection, analyse_filters
 from kschedctl.explain.trace import Trace
+from kschedctl.framework.podgroups import GENERIC_WORKLOAD, pod_group_name
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
@@ -37,7 +38,7 @@ def as_pending(pod: Pod) -> Pod:
     spec = raw.get("spec")
     raw["spec"] = {k: v for k, v in spec.items() if k != "nodeName"} if isinstance(spec, dict) else {}
     raw["status"] = {"phase": "Pending"}
-    return Pod(raw)
+    return Pod.from_raw(raw)
 
 
 @dataclass
@@ -59,8 +60,16 @@ class PendingRow:
     victims: list[str] = field(default_factory=list)
     selected_node: str | None = None
     message: str | None = None
+    #: The PodGroup (``namespace/name``) whose pod-group cycle decided this pod (v1.36 with its gates on).
+    pod_group: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        out = self._to_dict()
+        if self.pod_group is not None:
+            out["podGroup"] = self.pod_group
+        return out
+
+    def _to_dict(self) -> dict[str, Any]:
         return {
             "pod": self.pod,
             "outcome": self.outcome,
@@ -133,6 +142,10 @@ def pending_row(
         return PendingRow(pod.key, "ignored", message=str(e))
     row = PendingRow(pod.key, trace.outcome, fit_error=trace.fit_error, selected_node=trace.selected_node)
     row.message = trace.error
+    if trace.pod_group is not None:
+        row.pod_group = str(trace.pod_group["name"])
+    elif _groups_pods(config) and pod_group_name(pod) is not None:  # e.g. held at PreEnqueue with its group
+        row.pod_group = f"{pod.namespace}/{pod_group_name(pod)}"
     if trace.outcome in ("unschedulable", "gated"):
         row.dominant_reason, row.dominant_nodes = dominant_reason(trace)
     if trace.post_filter is not None:
@@ -165,6 +178,23 @@ def _explain(
     return run_cycle(Framework(profile, registry, snapshots.without(pod)), pod, config)
 
 
+def _groups_pods(config: SchedulerConfig) -> bool:
+    """Whether the configuration's version runs pod-group cycles (v1.36 with GenericWorkload)."""
+    return config.features.at_least(36) and config.features.enabled(GENERIC_WORKLOAD)
+
+
+def _row_order(config: SchedulerConfig) -> Callable[[Pod], tuple[str, ...]]:
+    """namespace/name order; with v1.36's pod-group cycle on, a group's pods kept together (at its name)."""
+    if not _groups_pods(config):
+        return lambda p: (p.key,)
+
+    def key(p: Pod) -> tuple[str, ...]:
+        group = pod_group_name(p)
+        return (p.namespace, group, p.name) if group is not None else (p.namespace, p.name, "")
+
+    return key
+
+
 #: Below this many nodes × pods the rows are made one after another: their cycles share one snapshot and
 #: cost a few milliseconds each, so workers (each paying for its copy of the heap) would cost more.
 MIN_PARALLEL_WORK = 100_000
@@ -185,7 +215,7 @@ def pending_rows(
         from kschedctl.plugins import in_tree_registry
 
         registry = in_tree_registry()
-    ordered = sorted(pods, key=lambda p: p.key)
+    ordered = sorted(pods, key=_row_order(config))
     if len(ordered) * max(1, len(cluster.nodes)) < MIN_PARALLEL_WORK:
         jobs = 1
     snapshots = Snapshots(cluster)

@@ -164,6 +164,12 @@ class Trace:
     batched: bool = False
     #: ``filter``'s verdicts so far, and the Filter pass's (node names, statuses; None: Success) not made
     #: into verdicts yet: a simulation reads neither, so thousands of nodes a cycle cost it nothing.
+    #: v1.36's pod-group cycle (``kschedctl.explain.podgroup``): what PlacementGenerate made of the
+    #: nodes (``{"plugin", "code", "reasons", "parent", "placements"}`` per run), how each placement
+    #: scored (per PlacementScore plugin, keyed by placement name), and the group's story.
+    placement_generate: list[dict[str, Any]] = field(default_factory=list)
+    placement_score: dict[str, PluginScores] = field(default_factory=dict)
+    pod_group: dict[str, Any] | None = None
     _verdicts: dict[str, NodeVerdict] = field(default_factory=dict, repr=False, compare=False)
     _pending: list[tuple[list[str], list[Status | None]]] = field(default_factory=list, repr=False, compare=False)
 
@@ -203,6 +209,16 @@ class Trace:
         return "unschedulable"
 
     def to_dict(self) -> dict[str, Any]:
+        out = self._to_dict()
+        if self.placement_generate:  # as the v1.36 reference: only when the pod-group cycle ran them
+            out["placementGenerate"] = [dict(r) for r in self.placement_generate]
+        if self.placement_score:
+            out["placementScore"] = {p: s.to_dict() for p, s in self.placement_score.items()}
+        if self.pod_group is not None:
+            out["details"]["podGroup"] = self.pod_group
+        return out
+
+    def _to_dict(self) -> dict[str, Any]:
         selected = None
         if self.candidates:
             selected = {"maxScore": self.max_score or 0, "candidates": list(self.candidates)}

@@ -28,10 +28,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.framework.interfaces import SignPlugin
 from kschedctl.framework.signers import SCHEDULER_NAME, canonical
 
 if TYPE_CHECKING:
     from kschedctl.framework.cycle_state import CycleState
+    from kschedctl.framework.runtime import Framework
     from kschedctl.snapshot.model import Pod
 
 #: ``maxBatchAge``: upstream drops a batch older than this (wall clock); not modelled (see above).
@@ -92,17 +94,17 @@ class SortedScoredNodes:
         return len(self._h)
 
 
-def signed_plugins(fw: Any) -> tuple[list[Any], list[str]]:
+def signed_plugins(fw: Framework) -> tuple[list[SignPlugin], list[str]]:
     """The profile's plugins that sign pods, and those at a signed extension point that cannot."""
     seen: set[str] = set()
-    signing: list[Any] = []
+    signing: list[SignPlugin] = []
     unsupported: list[str] = []
     for ep in SIGNED_EXTENSION_POINTS:
         for pl in fw.lists[ep]:
             if pl.name in seen:
                 continue
             seen.add(pl.name)
-            if callable(getattr(pl, "sign_pod", None)):
+            if isinstance(pl, SignPlugin):
                 signing.append(pl)
             else:
                 unsupported.append(pl.name)
@@ -151,7 +153,7 @@ class _LastCycle:
 class OpportunisticBatch:
     """One profile's batch state across cycles (``runtime.OpportunisticBatch``)."""
 
-    def __init__(self, fw: Any, *, has_extenders: bool = False) -> None:
+    def __init__(self, fw: Framework, *, has_extenders: bool = False) -> None:
         self.fw = fw
         self.signing, unsupported = signed_plugins(fw)
         self.disabled_because: str | None = None

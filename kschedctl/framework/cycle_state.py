@@ -3,6 +3,8 @@
 Keys are typed (``StateKey[T]``) so a plugin reads back exactly what it wrote.
 ``clone()`` copies each value that knows how to clone itself, which is what
 nominated-pod evaluation and preemption's what-if runs need.
+
+Upstream model: ``k8s.io/kube-scheduler framework/cycle_state.go``.
 """
 
 from __future__ import annotations

@@ -4,11 +4,20 @@ A plugin is any object with a ``name`` and one or more of the methods below; the
 runtime finds its extension points by the methods it defines (as the Go runtime
 does by the interfaces a plugin implements). Out-of-tree plugins implement the
 same protocols.
+
+Beside the per-node Filter, Score and NormalizeScore protocols (the reference, shaped as
+upstream's), the optional batch protocols (``BatchFilterPlugin``, ``BatchScorePlugin``,
+``BatchScoreExtensions``) let a plugin answer for a whole node list at once. The runtime
+decides once, when it builds a profile, which plugins have them; both paths must give the
+same answer (tests/test_fast_paths.py compares them). ``kschedctl.framework.verdict`` derives
+both Filter paths from one per-node verdict.
+
+Upstream model: ``k8s.io/kube-scheduler framework/interface.go``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -32,13 +41,6 @@ class PreFilterResult:
 
     def all_nodes(self) -> bool:
         return self.node_names is None
-
-    def merge(self, other: PreFilterResult | None) -> PreFilterResult:
-        if other is None or other.all_nodes():
-            return PreFilterResult(None if self.node_names is None else set(self.node_names))
-        if self.all_nodes():
-            return PreFilterResult(set(other.node_names or ()))
-        return PreFilterResult((self.node_names or set()) & (other.node_names or set()))
 
 
 class NodeScore:
@@ -157,6 +159,27 @@ class FilterPlugin(Plugin, Protocol):
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status: ...
 
 
+#: A Filter verdict on one node: None when the node passes, else the (rejecting or Error) status
+#: Filter returns for it. ``NodeVerdictFilter`` derives Filter and ``filter_nodes`` from one.
+NodeVerdict = Callable[[NodeInfo], "Status | None"]
+
+
+@runtime_checkable
+class BatchFilterPlugin(FilterPlugin, Protocol):
+    """Optional beside Filter: Filter over a whole list of nodes (the framework's fast path).
+
+    Contract: ``filter_nodes(state, pod, nodes)`` returns one entry per node, in the order of
+    ``nodes``: None where ``filter`` would return Success, else a Status with the same code and
+    reasons ``filter`` returns for that node (a new Status per node: the framework sets its
+    plugin). It must not depend on which other nodes are in the list nor on their order (the
+    framework filters chunks of nodes), and must not write the cycle state. Failing is allowed:
+    an exception, an Error status or a list of the wrong length makes the framework run the
+    per-node path again, which reports the failure exactly.
+    """
+
+    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]: ...
+
+
 @runtime_checkable
 class PostFilterPlugin(Plugin, Protocol):
     def post_filter(
@@ -178,6 +201,33 @@ class ScorePlugin(Plugin, Protocol):
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]: ...
 
     def score_extensions(self) -> ScoreExtensions | None: ...
+
+
+@runtime_checkable
+class BatchScorePlugin(ScorePlugin, Protocol):
+    """Optional beside Score: Score over a whole list of nodes (the framework's fast path).
+
+    Contract: ``score_nodes(state, pod, nodes)`` returns ``(scores, status)`` with one ``int`` per
+    node, in the order of ``nodes``, each equal to what ``score`` returns for that node, and the
+    status ``score`` would return (Success). The framework owns the returned list. On anything
+    else (an exception, a non-Success status, a wrong length or a non-int) the framework scores
+    the cycle again through the per-node path, which reports the failure as upstream does.
+    """
+
+    def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]: ...
+
+
+@runtime_checkable
+class BatchScoreExtensions(ScoreExtensions, Protocol):
+    """Optional beside NormalizeScore: the same normalization on a plain list of scores.
+
+    Contract: ``normalize_scores(state, pod, names, scores)`` rewrites ``scores`` (ints, in the
+    order of the node names ``names``) in place to exactly what ``normalize_score`` would leave in
+    the matching ``NodeScore`` list, and returns the same status. As above, any failure sends the
+    cycle to the per-node path.
+    """
+
+    def normalize_scores(self, state: CycleState, pod: Pod, names: list[str], scores: list[int]) -> Status: ...
 
 
 @runtime_checkable
@@ -239,6 +289,8 @@ EXTENSION_POINTS: dict[str, str] = {
     "preBind": "pre_bind",
     "bind": "bind",
     "postBind": "post_bind",
+    "placementGenerate": "generate_placements",
+    "placementScore": "score_placement",
 }
 
 
@@ -246,5 +298,10 @@ def implements(plugin: object, extension_point: str) -> bool:
     return callable(getattr(plugin, EXTENSION_POINTS[extension_point], None))
 
 
-def extension_points_of(plugin: object) -> list[str]:
-    return [ep for ep in EXTENSION_POINTS if implements(plugin, ep)]
+#: The pod-group cycle's extension points, which exist from v1.36.
+PLACEMENT_POINTS = ("placementGenerate", "placementScore")
+
+
+def extension_points_of(plugin: object, minor: int = 35) -> list[str]:
+    """The extension points ``plugin`` implements in v1.<minor>."""
+    return [ep for ep in EXTENSION_POINTS if implements(plugin, ep) and (minor >= 36 or ep not in PLACEMENT_POINTS)]

@@ -3,9 +3,8 @@
 Upstream: ``RunPlacementGeneratePlugins`` / ``RunPlacementScorePlugins`` in
 ``pkg/scheduler/framework/runtime/framework.go`` (v1.36.2) and ``findBestPlacement`` in
 ``schedule_one_podgroup.go``. They run only in a pod-group cycle (gates ``GenericWorkload`` and
-``TopologyAwareWorkloadScheduling``), which kschedctl does not run yet; these functions take the
-plugin lists and weights as arguments so the cycle can call them once the runtime builds the
-lists from the configuration.
+``TopologyAwareWorkloadScheduling``), which ``kschedctl.explain.podgroup`` runs; these functions
+take the plugin lists and weights as arguments (the runtime builds them from the configuration).
 
 * PlacementGenerate: at most one plugin; it splits the parent placement (every node) into
   placements. No plugin: the parent alone. None generated: Unschedulable
@@ -54,9 +53,14 @@ class PlacementScores:
 
 
 def run_placement_score(
-    plugins: Sequence[Any], weights: Mapping[str, int], pod_group: PodGroup, assignments: list[PodGroupAssignments]
+    plugins: Sequence[Any],
+    weights: Mapping[str, int],
+    pod_group: PodGroup,
+    assignments: list[PodGroupAssignments],
+    columns: dict[str, tuple[list[int], list[int]]] | None = None,
 ) -> tuple[list[PlacementScores], Status]:
-    """Score every placement's assignments with every PlacementScore plugin (weighted)."""
+    """Score every placement's assignments with every PlacementScore plugin (weighted); ``columns``
+    receives each plugin's raw and normalized scores (in the order of ``assignments``) for a trace."""
     raw: dict[str, list[int]] = {}
     for pl in plugins:
         col: list[int] = []
@@ -66,6 +70,7 @@ def run_placement_score(
                 return [], Status.as_error(f'running PlacementScore plugins: plugin "{pl.name}" failed with: {st.message()}')
             col.append(s)
         raw[pl.name] = col
+    raw_copy = {name: list(col) for name, col in raw.items()}
     for pl in plugins:
         normalize = getattr(pl, "normalize_placement_scores", None)
         if normalize is None:
@@ -75,6 +80,8 @@ def run_placement_score(
             return [], Status.as_error(
                 f'running NormalizePlacementScore on PlacementScore plugins: plugin "{pl.name}" failed with: {st.message()}'
             )
+    if columns is not None:
+        columns.update({name: (raw_copy[name], raw[name]) for name in raw})
     out: list[PlacementScores] = []
     for i, a in enumerate(assignments):
         ps = PlacementScores(a.placement)

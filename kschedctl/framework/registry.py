@@ -7,6 +7,8 @@ with ``NAME``, ``new(args, handle)`` and optionally ``ARGS_MODEL`` (a pydantic
 model for its ``pluginConfig`` args); it is found through the entry-point group
 ``kschedctl.plugins`` of installed distributions, or named on the command line
 (``--plugin-module pkg.mod``). docs/plugin-api.md describes the contract.
+
+Upstream model: ``pkg/scheduler/framework/runtime/registry.go``.
 """
 
 from __future__ import annotations
@@ -271,15 +273,10 @@ def default_args(entry: RegisteredPlugin) -> Any:
     return None
 
 
-def probe_extension_points(entry: RegisteredPlugin, handle: Handle) -> list[str]:
-    """Build the plugin once (default args) and list the extension points its methods implement."""
-    return extension_points_of(entry.factory(default_args(entry), handle))
-
-
 def probe(entry: RegisteredPlugin, handle: Handle) -> tuple[list[str], str | None]:
     """Build the plugin once (default args): the extension points its methods implement, and the
     file its class was loaded from (what ran, whatever metadata or option named the module)."""
     plugin = entry.factory(default_args(entry), handle)
     cls = type(plugin)
     where = source_file(cls) if cls.__module__ not in ("builtins", "types") else None
-    return extension_points_of(plugin), where or entry.origin or None
+    return extension_points_of(plugin, handle.features.minor), where or entry.origin or None

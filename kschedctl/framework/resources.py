@@ -1,15 +1,11 @@
 """Pod resource requests exactly as kube-scheduler v1.35 computes them.
 
 The rules live in one place because NodeInfo aggregates, NodeResourcesFit,
-BalancedAllocation and preemption must all agree:
+BalancedAllocation and preemption must all agree. Summing a pod's containers
+(sidecars, init peaks, in-place resize, pod-level requests, overhead) is
+``kschedctl.snapshot.requests``, below the object model, which this module re-exports;
+here are the scheduler's own additions:
 
-* regular containers are summed; restartable init (sidecar) containers are added
-  to that sum and also stay running while later init containers run; the pod
-  needs the max of that sum and every init container's peak;
-* in-place resize: a running container counts with the max of its spec, actuated
-  and allocated requests (only actuated/allocated while a resize is infeasible);
-* pod-level ``spec.resources.requests`` (cpu, memory, hugepages) replace the
-  container aggregate for those resources; ``spec.overhead`` is added last;
 * for scoring only, a container with no cpu/memory request counts as 100m / 200Mi
   ("non-zero" requests), unless pod-level requests cover the resource.
 
@@ -18,18 +14,50 @@ NodeInfo aggregates and BalancedAllocation read pod-level requests and resize
 status; Fit's Filter reads pod-level requests but no status; Fit's Score is
 built without the PodLevelResources and in-place-resize flags, so it reads
 neither, only the containers' non-zero requests plus overhead.
+
+Upstream model: ``k8s.io/component-helpers resource/helpers.go (PodRequests) and pkg/scheduler/util/pod_resources.go``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from kschedctl.snapshot.quantity import QuantityError, milli_value, parse_quantity, value
+from kschedctl.snapshot.quantity import milli_value, value
+from kschedctl.snapshot.requests import (
+    CPU,
+    MEMORY,
+    aggregate_container_requests,
+    is_hugepages,
+    is_pod_level_requests_set,
+    is_supported_pod_level_resource,
+    pod_requests,
+)
 
 if TYPE_CHECKING:
-    from kschedctl.snapshot.model import Pod, ResourceList
+    from kschedctl.snapshot.model import Pod
+
+__all__ = [
+    "CPU",
+    "DEFAULT_MEMORY_REQUEST",
+    "DEFAULT_MILLI_CPU_REQUEST",
+    "EPHEMERAL_STORAGE",
+    "MEMORY",
+    "NON_ZERO_DEFAULTS",
+    "PODS",
+    "PodResource",
+    "Resource",
+    "aggregate_container_requests",
+    "calculate_pod_resource",
+    "is_extended_resource_name",
+    "is_hugepages",
+    "is_native_resource",
+    "is_pod_level_requests_set",
+    "is_scalar_resource_name",
+    "is_supported_pod_level_resource",
+    "pod_requests",
+]
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # 0.1 core
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024  # 200 MiB
@@ -39,8 +67,6 @@ NON_ZERO_DEFAULTS: dict[str, Fraction] = {
     "memory": Fraction(DEFAULT_MEMORY_REQUEST),
 }
 
-CPU = "cpu"
-MEMORY = "memory"
 PODS = "pods"
 EPHEMERAL_STORAGE = "ephemeral-storage"
 
@@ -53,10 +79,6 @@ def is_extended_resource_name(name: str) -> bool:
     return not (is_native_resource(name) or name.startswith("requests."))
 
 
-def is_hugepages(name: str) -> bool:
-    return name.startswith("hugepages-")
-
-
 def is_scalar_resource_name(name: str) -> bool:
     """``schedutil.IsScalarResourceName``: extended, hugepages, prefixed native, attachable volumes."""
     return (
@@ -65,120 +87,6 @@ def is_scalar_resource_name(name: str) -> bool:
         or "kubernetes.io/" in name
         or name.startswith("attachable-volumes-")
     )
-
-
-def is_supported_pod_level_resource(name: str) -> bool:
-    return name in (CPU, MEMORY) or is_hugepages(name)
-
-
-def _add(into: dict[str, Fraction], other: dict[str, Fraction]) -> None:
-    for k, v in other.items():
-        into[k] = into.get(k, Fraction(0)) + v
-
-
-def _max_into(into: dict[str, Fraction], other: dict[str, Fraction]) -> None:
-    for k, v in other.items():
-        if k not in into or v > into[k]:
-            into[k] = v
-
-
-def _parse_list(raw: Any) -> dict[str, Fraction]:
-    out: dict[str, Fraction] = {}
-    if isinstance(raw, dict):
-        for k, v in raw.items():
-            try:
-                out[str(k)] = parse_quantity(v)
-            except QuantityError:
-                continue
-    return out
-
-
-def _effective(pod: Pod, spec: dict[str, Fraction], status: dict[str, Any]) -> dict[str, Fraction]:
-    res = status.get("resources")
-    if not isinstance(res, dict):
-        return spec
-    actuated = _parse_list(res.get("requests"))
-    allocated = _parse_list(status.get("allocatedResources"))
-    out: dict[str, Fraction] = {}
-    if not pod.resize_infeasible:
-        _max_into(out, spec)
-    _max_into(out, actuated)
-    _max_into(out, allocated)
-    return out
-
-
-def aggregate_container_requests(
-    pod: Pod, *, use_status: bool = True, non_missing: dict[str, Fraction] | None = None
-) -> dict[str, Fraction]:
-    """``resourcehelper.AggregateContainerRequests``."""
-    statuses: dict[str, dict[str, Any]] = {}
-    if use_status:
-        for s in pod.container_statuses:
-            statuses[str(s.get("name"))] = s
-        for s in pod.init_container_statuses:
-            statuses[str(s.get("name"))] = s
-
-    def with_non_missing(reqs: dict[str, Fraction]) -> dict[str, Fraction]:
-        if not non_missing:
-            return reqs
-        cp = dict(reqs)
-        for k, v in non_missing.items():
-            if k not in reqs:
-                cp[k] = cp.get(k, Fraction(0)) + v
-        return cp
-
-    reqs: dict[str, Fraction] = {}
-    for c in pod.containers:
-        creqs = c.requests
-        if use_status and c.name in statuses:
-            creqs = _effective(pod, creqs, statuses[c.name])
-        _add(reqs, with_non_missing(creqs))
-
-    restartable: dict[str, Fraction] = {}
-    init_peak: dict[str, Fraction] = {}
-    for c in pod.init_containers:
-        creqs = c.requests
-        if use_status and c.is_sidecar and c.name in statuses:
-            creqs = _effective(pod, creqs, statuses[c.name])
-        creqs = with_non_missing(creqs)
-        if c.is_sidecar:
-            _add(reqs, creqs)
-            _add(restartable, creqs)
-            current = dict(restartable)
-        else:
-            current = dict(creqs)
-            _add(current, restartable)
-        _max_into(init_peak, current)
-    _max_into(reqs, init_peak)
-    return reqs
-
-
-def is_pod_level_requests_set(pod: Pod) -> bool:
-    return bool(pod.pod_requests) and any(is_supported_pod_level_resource(k) for k in pod.pod_requests or {})
-
-
-def pod_requests(
-    pod: Pod,
-    *,
-    non_missing: dict[str, Fraction] | None = None,
-    exclude_overhead: bool = False,
-    use_status: bool = True,
-    skip_pod_level: bool = False,
-) -> ResourceList:
-    """``resourcehelper.PodRequests`` with the v1.35 default feature gates.
-
-    ``use_status=False`` ignores in-place-resize status (NodeResourcesFit's PreFilter does);
-    ``skip_pod_level=True`` ignores ``spec.resources`` (``SkipPodLevelResources``, what
-    NodeResourcesFit's scorer passes because NewFit never sets its PodLevelResources flag).
-    """
-    reqs = aggregate_container_requests(pod, use_status=use_status, non_missing=non_missing)
-    if not skip_pod_level and is_pod_level_requests_set(pod):
-        for k, v in (pod.pod_requests or {}).items():
-            if is_supported_pod_level_resource(k):
-                reqs[k] = v
-    if not exclude_overhead and pod.overhead:
-        _add(reqs, pod.overhead)
-    return reqs
 
 
 @dataclass(slots=True)

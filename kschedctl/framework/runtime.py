@@ -12,6 +12,15 @@ exactly as if a Go plugin had returned the error, and then takes the path such a
 upstream, with upstream's wrapping (``running Score plugins: plugin "X" failed with: ...``).
 The exception itself is kept as a ``PluginFailure`` (``framework/failures.py``) for the trace's
 notes and for ``--debug``.
+
+The plugin lists are typed by extension point (``filter_plugins: list[FilterPlugin]``, ...), and
+which plugins also implement the optional batch protocols of ``framework/interfaces.py``
+(``filter_nodes``, ``score_nodes``, ``normalize_scores``) is decided once, when the Framework is
+built (``filter_paths``, ``score_paths``). With ``fast_paths`` the Filter and Score points run
+through them over node lists; the per-node path stays the reference, taken when ``fast_paths`` is
+off and whenever a batch call meets something only the per-node path reports exactly.
+
+Upstream model: ``pkg/scheduler/framework/runtime/framework.go``.
 """
 
 from __future__ import annotations
@@ -19,17 +28,34 @@ from __future__ import annotations
 import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
-from kschedctl.config.types import EXTENSION_INTERFACES, Profile
+from kschedctl.config.types import EXTENSION_INTERFACES, PLACEMENT_EXTENSION_POINTS, Profile
 from kschedctl.errors import ConfigError
 from kschedctl.framework import failures
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import (
+    BatchFilterPlugin,
+    BatchScoreExtensions,
+    BatchScorePlugin,
+    BindPlugin,
+    FilterPlugin,
     NodeScore,
     NodeToStatus,
+    PermitPlugin,
+    Plugin,
+    PostBindPlugin,
+    PostFilterPlugin,
     PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
     PreFilterResult,
+    PreScorePlugin,
+    QueueSortPlugin,
+    ReservePlugin,
+    ScoreExtensions,
+    ScorePlugin,
     implements,
 )
 from kschedctl.framework.registry import Registry, plugin_args
@@ -142,6 +168,30 @@ def _zero_score(st: Status) -> tuple[int, Status]:
     return 0, st
 
 
+#: A Filter plugin's whole-list filter: ``BatchFilterPlugin.filter_nodes``.
+FilterNodes = Callable[[CycleState, Pod, list[NodeInfo]], list[Status | None]]
+
+
+@dataclass(frozen=True, slots=True)
+class ScorePath:
+    """How the whole-list Score path runs one Score plugin, decided when the Framework is built."""
+
+    plugin: ScorePlugin
+    #: ``BatchScorePlugin.score_nodes``, or None: ``score`` node by node.
+    score_nodes: Callable[[CycleState, Pod, list[NodeInfo]], tuple[list[int], Status]] | None
+    #: The plugin's ScoreExtensions when it normalizes plain lists (``BatchScoreExtensions``); used
+    #: while ``score_extensions()`` still returns that object, else ``normalize_score`` on NodeScores.
+    batch_ext: BatchScoreExtensions | None
+
+
+def _batch_extensions(pl: ScorePlugin) -> BatchScoreExtensions | None:
+    try:
+        ext = pl.score_extensions()
+    except Exception:  # the per-node path reports it when a cycle calls it
+        return None
+    return ext if isinstance(ext, BatchScoreExtensions) else None
+
+
 class Framework:
     """A profile's plugins, ready to run (``framework.Framework`` / ``fwk.Handle``)."""
 
@@ -164,7 +214,7 @@ class Framework:
             for ref in ps.enabled:
                 if ref.name not in needed:
                     needed.append(ref.name)
-        self.plugins_map: dict[str, Any] = {}
+        self.plugins_map: dict[str, Plugin] = {}
         #: Exceptions plugins raised (turned into Error statuses), oldest first; the cycle takes them.
         self.failures: list[failures.PluginFailure] = []
         self._in_tree: set[str] = set()
@@ -184,11 +234,13 @@ class Framework:
                 raise
             except Exception as e:  # a plugin that cannot be built is a configuration problem
                 raise ConfigError(f"initializing plugin {q(name)}: {e}") from e
-        self.lists: dict[str, list[Any]] = {}
-        for ep, iface in EXTENSION_INTERFACES:
+        self.lists: dict[str, list[Plugin]] = {ep: [] for ep in PLACEMENT_EXTENSION_POINTS}
+        # the placement extension points exist from v1.36 (getExtensionPoints lists them last)
+        interfaces = [(ep, i) for ep, i in EXTENSION_INTERFACES if self.features.at_least(36) or ep not in self.lists]
+        for ep, iface in interfaces:
             self.lists[ep] = self._explicit_list(ep, iface)
         if plugins["multiPoint"].enabled:
-            for ep, iface in EXTENSION_INTERFACES:
+            for ep, iface in interfaces:
                 self._expand_multipoint(ep, iface)
         if len(self.lists["queueSort"]) != 1:
             raise ConfigError(
@@ -211,10 +263,62 @@ class Framework:
         for pl in self.lists["score"]:
             if self.score_weights.get(pl.name, 0) == 0:
                 raise ConfigError(f"score plugin {q(pl.name)} is not configured with weight")
+        self._type_lists()
+        self.placement_score_weights = self._placement_score_weights() if self.features.at_least(36) else {}
+
+    def _placement_score_weights(self) -> dict[str, int]:
+        """v1.36's checks of the pod-group extension points: one generator at most, and the
+        PlacementScore weights (validated apart from the Score ones)."""
+        if len(self.lists["placementGenerate"]) > 1:
+            raise ConfigError(
+                f"at most one placement generate plugin is allowed for profile with scheduler name {q(self.profile_name)}"
+            )
+        weights: dict[str, int] = {}
+        total = 0
+        plugins = self.profile.plugins
+        for ref in plugins["placementScore"].enabled + plugins["multiPoint"].enabled:
+            pl = self.plugins_map.get(ref.name)
+            if pl is None or not implements(pl, "placementScore") or ref.name in weights:
+                continue
+            weights[ref.name] = w = ref.weight or 1
+            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
+                raise ConfigError("placement score plugins: total score of Score plugins could overflow")
+            total += w * MAX_NODE_SCORE
+        for pl in self.lists["placementScore"]:
+            if weights.get(pl.name, 0) == 0:
+                raise ConfigError(f"placement score plugin {q(pl.name)} is not configured with weight")
+        return weights
 
     # construction helpers ---------------------------------------------------------------
-    def _explicit_list(self, ep: str, iface: str) -> list[Any]:
-        out: list[Any] = []
+    def _type_lists(self) -> None:
+        """The lists by extension point, typed (each holds only plugins that implement its method,
+        checked by ``_explicit_list`` / ``_expand_multipoint``), and the path each Filter and Score
+        plugin takes on the fast path: decided here, once per plugin."""
+        lists = self.lists
+        self.pre_enqueue_plugins = cast("list[PreEnqueuePlugin]", lists["preEnqueue"])
+        self.queue_sort_plugins = cast("list[QueueSortPlugin]", lists["queueSort"])
+        self.pre_filter_plugins = cast("list[PreFilterPlugin]", lists["preFilter"])
+        self.filter_plugins = cast("list[FilterPlugin]", lists["filter"])
+        self.post_filter_plugins = cast("list[PostFilterPlugin]", lists["postFilter"])
+        self.pre_score_plugins = cast("list[PreScorePlugin]", lists["preScore"])
+        self.score_plugins = cast("list[ScorePlugin]", lists["score"])
+        self.reserve_plugins = cast("list[ReservePlugin]", lists["reserve"])
+        self.permit_plugins = cast("list[PermitPlugin]", lists["permit"])
+        self.pre_bind_plugins = cast("list[PreBindPlugin]", lists["preBind"])
+        self.bind_plugins = cast("list[BindPlugin]", lists["bind"])
+        self.post_bind_plugins = cast("list[PostBindPlugin]", lists["postBind"])
+        #: Filter plugins with their ``filter_nodes`` (None: ``filter`` node by node).
+        self.filter_paths: list[tuple[FilterPlugin, FilterNodes | None]] = [
+            (pl, pl.filter_nodes if isinstance(pl, BatchFilterPlugin) else None) for pl in self.filter_plugins
+        ]
+        self._unbatched_filters = frozenset(pl.name for pl, batch in self.filter_paths if batch is None)
+        self.score_paths: list[ScorePath] = [
+            ScorePath(pl, pl.score_nodes if isinstance(pl, BatchScorePlugin) else None, _batch_extensions(pl))
+            for pl in self.score_plugins
+        ]
+
+    def _explicit_list(self, ep: str, iface: str) -> list[Plugin]:
+        out: list[Plugin] = []
         seen: set[str] = set()
         for ref in self.profile.plugins[ep].enabled:
             pl = self.plugins_map.get(ref.name)
@@ -257,7 +361,7 @@ class Framework:
     # calling plugins ------------------------------------------------------------------------
     def _call(
         self,
-        pl: Any,
+        pl: Plugin,
         point: str,
         node: str | None,
         check: Callable[[Any], T],
@@ -289,9 +393,6 @@ class Framework:
     def cluster(self) -> Cluster:
         return self._snapshot.cluster
 
-    def set_snapshot(self, snapshot: Snapshot) -> None:
-        self._snapshot = snapshot
-
     def plugin_names(self, ep: str) -> list[str]:
         return [p.name for p in self.lists[ep]]
 
@@ -308,7 +409,7 @@ class Framework:
     def run_pre_enqueue(self, pod: Pod) -> list[PluginStatus]:
         """Profile order, stopping at the first plugin that does not return Success."""
         out: list[PluginStatus] = []
-        for pl in self.lists["preEnqueue"]:
+        for pl in self.pre_enqueue_plugins:
             st = self._call(pl, "PreEnqueue", None, _status, _as_is, pl.pre_enqueue, pod)
             if not st.is_success():
                 st.plugin = pl.name
@@ -322,7 +423,7 @@ class Framework:
     def queue_sort_less(self, a: Pod, b: Pod) -> bool:
         """``Less`` of the profile's QueueSort plugin. It has no error path upstream: a plugin that
         raises is recorded in ``failures`` and the pair counts as not ordered."""
-        pl = self.lists["queueSort"][0]
+        pl = self.queue_sort_plugins[0]
         return self._call(pl, "QueueSort", None, bool, lambda st: False, pl.less, a, b)
 
     # PreFilter ---------------------------------------------------------------------------
@@ -334,7 +435,7 @@ class Framework:
         with_nodes: list[str] = []
         return_status = Status()
         try:
-            for pl in self.lists["preFilter"]:
+            for pl in self.pre_filter_plugins:
                 r, s = self._call(pl, "PreFilter", None, _result_and_status, _pair, pl.pre_filter, state, pod, nodes)
                 records.append(PluginStatus(pl.name, s))
                 if s.is_skip():
@@ -380,7 +481,7 @@ class Framework:
         self, which: str, state: CycleState, pod: Pod, other: PodInfo, node_info: NodeInfo
     ) -> Status:
         """AddPod/RemovePod of every PreFilter plugin that ran (not skipped) and has extensions."""
-        for pl in self.lists["preFilter"]:
+        for pl in self.pre_filter_plugins:
             if pl.name in state.skip_filter_plugins:
                 continue
             ext = self._call(pl, which, node_info.name, _as_is, _Failed, pl.pre_filter_extensions)
@@ -398,7 +499,7 @@ class Framework:
     # Filter ------------------------------------------------------------------------------
     def run_filter_plugins(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         skip = state.skip_filter_plugins
-        for pl in self.lists["filter"]:
+        for pl in self.filter_plugins:
             if pl.name in skip:
                 continue
             st = self.run_filter_plugin(pl, state, pod, node_info)
@@ -416,8 +517,7 @@ class Framework:
 
     def all_filters_batched(self, state: CycleState) -> bool:
         """Every Filter plugin that runs in this cycle has ``filter_nodes``."""
-        skip = state.skip_filter_plugins
-        return all(callable(getattr(pl, "filter_nodes", None)) for pl in self.lists["filter"] if pl.name not in skip)
+        return self._unbatched_filters <= state.skip_filter_plugins
 
     def run_filter_plugins_for_nodes(
         self, state: CycleState, pod: Pod, nodes: list[NodeInfo]
@@ -426,7 +526,7 @@ class Framework:
         (None for Success, which the caller makes a ``Status()`` of when it keeps one).
 
         Plugins run one after another over the nodes not rejected yet, through their
-        ``filter_nodes`` when they have one (their ``filter`` node by node otherwise). Filters must
+        ``filter_nodes`` when they have one (``filter_paths``; their ``filter`` node by node otherwise). Filters must
         not depend on the order in which nodes are filtered (upstream runs them in parallel), so
         the verdicts are the node-by-node loop's. Only the ordinary case is handled here: when a
         plugin raises, returns something else than a Success or a rejection, or a batch answer
@@ -437,13 +537,12 @@ class Framework:
         alive = list(range(len(nodes)))
         skip = state.skip_filter_plugins
         try:
-            for pl in self.lists["filter"]:
+            for pl, batch in self.filter_paths:
                 if not alive:
                     break
                 if pl.name in skip:
                     continue
                 sub = nodes if len(alive) == len(nodes) else [nodes[i] for i in alive]
-                batch = getattr(pl, "filter_nodes", None)
                 if batch is not None:
                     statuses = batch(state, pod, sub)  # None stands for Success
                 else:
@@ -468,7 +567,7 @@ class Framework:
             return None
         return out  # the nodes still alive passed every plugin: None
 
-    def run_filter_plugin(self, pl: Any, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def run_filter_plugin(self, pl: FilterPlugin, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """One Filter plugin on one node, its status as returned (an exception: its Error status)."""
         return self._call(pl, "Filter", node_info.name, _status, _as_is, pl.filter, state, pod, node_info)
 
@@ -504,7 +603,7 @@ class Framework:
         result: PostFilterResult | None = None
         reasons: list[str] = []
         rejector = ""
-        for pl in self.lists["postFilter"]:
+        for pl in self.post_filter_plugins:
             r, s = self._call(pl, "PostFilter", None, _result_and_status, _pair, pl.post_filter, state, pod, filtered)
             records.append(PluginStatus(pl.name, s))
             if s.is_success():
@@ -525,7 +624,7 @@ class Framework:
         records: list[PluginStatus] = []
         skip: set[str] = set()
         try:
-            for pl in self.lists["preScore"]:
+            for pl in self.pre_score_plugins:
                 s = self._call(pl, "PreScore", None, _status, _as_is, pl.pre_score, state, pod, nodes)
                 records.append(PluginStatus(pl.name, s))
                 if s.is_skip():
@@ -545,7 +644,7 @@ class Framework:
             fast = self._run_score_lists(state, pod, nodes)
             if fast is not None:
                 return fast
-        plugins = [pl for pl in self.lists["score"] if pl.name not in state.skip_score_plugins]
+        plugins = [pl for pl in self.score_plugins if pl.name not in state.skip_score_plugins]
         out = ScoreOutcome(Status())
         out.plugins = [pl.name for pl in plugins]
         out.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
@@ -560,7 +659,9 @@ class Framework:
                 lists[pl.name].append(NodeScore(ni.name, v))
                 out.raw.setdefault(pl.name, {})[ni.name] = v
         for pl in plugins:
-            ext = self._call(pl, "NormalizeScore", None, _as_is, _Failed, pl.score_extensions)
+            ext: ScoreExtensions | _Failed | None = self._call(
+                pl, "NormalizeScore", None, _as_is, _Failed, pl.score_extensions
+            )
             st = ext.status if isinstance(ext, _Failed) else Status()
             if ext is not None and not isinstance(ext, _Failed):
                 st = self._call(pl, "NormalizeScore", None, _status, _as_is, ext.normalize_score, state, pod, lists[pl.name])
@@ -571,7 +672,7 @@ class Framework:
             out.normalized[pl.name] = {s.name: s.score for s in lists[pl.name]}
         return self._apply_weights(out, plugins, nodes)
 
-    def _apply_weights(self, out: ScoreOutcome, plugins: list[Any], nodes: list[NodeInfo]) -> ScoreOutcome:
+    def _apply_weights(self, out: ScoreOutcome, plugins: list[ScorePlugin], nodes: list[NodeInfo]) -> ScoreOutcome:
         """Weighted scores and totals, node by node; a normalized score outside [0, 100] ends the point."""
         totals = {ni.name: 0 for ni in nodes}
         for ni in nodes:
@@ -599,25 +700,28 @@ class Framework:
 
     def _run_score_lists(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> ScoreOutcome | None:
         """``run_score`` on plain lists: plugins' ``score_nodes`` / ``normalize_scores`` when they have
-        them (their per-node methods otherwise). Only the ordinary case: when a plugin raises, fails,
-        returns something unexpected or a normalized score is out of range, None (the caller then
-        takes the reference path, which reports that exactly)."""
+        them (``score_paths``; their per-node methods otherwise). Only the ordinary case: when a plugin
+        raises, fails, returns something unexpected or a normalized score is out of range, None (the
+        caller then takes the reference path, which reports that exactly)."""
         if not nodes:
             return None
-        plugins = [pl for pl in self.lists["score"] if pl.name not in state.skip_score_plugins]
+        skip = state.skip_score_plugins
+        paths = [p for p in self.score_paths if p.plugin.name not in skip]
         out = ScoreOutcome(Status())
-        out.plugins = [pl.name for pl in plugins]
-        out.weights = {pl.name: self.score_weights[pl.name] for pl in plugins}
+        out.plugins = [p.plugin.name for p in paths]
+        out.weights = {name: self.score_weights[name] for name in out.plugins}
         names = out.names = [ni.name for ni in nodes]
         columns: list[list[int]] = []
         try:
-            for pl in plugins:
-                raw = _raw_scores(pl, state, pod, nodes)
+            for path in paths:
+                pl = path.plugin
+                raw = _raw_scores(path, state, pod, nodes)
                 if raw is None:
                     return None
                 raw = list(raw)  # the plugin's list stays the plugin's
                 ext = pl.score_extensions()
-                normalized = raw if ext is None else _normalized_scores(ext, state, pod, names, raw)
+                batch_ext = path.batch_ext if ext is path.batch_ext else None
+                normalized = raw if ext is None else _normalized_scores(ext, batch_ext, state, pod, names, raw)
                 if normalized is None:
                     return None
                 if normalized and (min(normalized) < MIN_NODE_SCORE or max(normalized) > MAX_NODE_SCORE):
@@ -635,7 +739,7 @@ class Framework:
     # Reserve / Permit / PreBind / Bind ----------------------------------------------------------
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
         records: list[PluginStatus] = []
-        for pl in self.lists["reserve"]:
+        for pl in self.reserve_plugins:
             s = self._call(pl, "Reserve", node_name, _status, _as_is, pl.reserve, state, pod, node_name)
             records.append(PluginStatus(pl.name, s))
             if not s.is_success():
@@ -647,13 +751,13 @@ class Framework:
 
     def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
         """Unreserve in reverse order; it cannot fail upstream, so an exception is only recorded."""
-        for pl in reversed(self.lists["reserve"]):
+        for pl in reversed(self.reserve_plugins):
             self._call(pl, "Unreserve", node_name, _as_is, _as_is, pl.unreserve, state, pod, node_name)
 
     def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
         records: list[PluginStatus] = []
         waiting = False
-        for pl in self.lists["permit"]:
+        for pl in self.permit_plugins:
             s, _timeout = self._call(
                 pl, "Permit", node_name, _status_and_timeout, lambda st: (st, 0.0), pl.permit, state, pod, node_name
             )
@@ -675,7 +779,7 @@ class Framework:
         whose pre-flight did not Skip; an Error is wrapped as upstream words it."""
         records: list[PluginStatus] = []
         skipped: set[str] = set()
-        for pl in self.lists["preBind"]:
+        for pl in self.pre_bind_plugins:
             pre = getattr(pl, "pre_bind_pre_flight", None)
             s = Status()
             if pre is not None:
@@ -692,7 +796,7 @@ class Framework:
                     f"PreBindPreFlight {pl.name} returned {q(s.code.label)}, which is unsupported. "
                     "It is supposed to return Success, Skip, or Error status",
                 ), records
-        for pl in self.lists["preBind"]:
+        for pl in self.pre_bind_plugins:
             if pl.name in skipped:
                 records.append(PluginStatus(pl.name, Status.skip()))
                 continue
@@ -708,7 +812,7 @@ class Framework:
         """Bind plugins in order until one does not return Skip."""
         records: list[PluginStatus] = []
         status = Status(Code.SKIP)
-        for pl in self.lists["bind"]:
+        for pl in self.bind_plugins:
             status = self._call(pl, "Bind", node_name, _status, _as_is, pl.bind, state, pod, node_name)
             records.append(PluginStatus(pl.name, status))
             if status.is_skip():
@@ -723,7 +827,7 @@ class Framework:
         sentence saying what it did (in a dry run: would do), which is kept for the trace, and an
         exception is recorded rather than ending the cycle."""
         records: list[dict[str, Any]] = []
-        for pl in self.lists["postBind"]:
+        for pl in self.post_bind_plugins:
             rec: dict[str, Any] = {"plugin": pl.name}
             said = self._call(pl, "PostBind", node_name, _as_is, _Failed, pl.post_bind, state, pod, node_name)
             if isinstance(said, _Failed):  # it raised
@@ -734,9 +838,10 @@ class Framework:
         return records
 
 
-def _raw_scores(pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int] | None:
+def _raw_scores(path: ScorePath, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[int] | None:
     """One plugin's raw scores for the nodes, or None when one failed or is not an int."""
-    batch = getattr(pl, "score_nodes", None)
+    batch = path.score_nodes
+    pl = path.plugin
     if batch is not None:
         scores, st = batch(state, pod, nodes)
         if type(st) is not Status or st.code != Code.SUCCESS or len(scores) != len(nodes):
@@ -753,12 +858,18 @@ def _raw_scores(pl: Any, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> 
     return out
 
 
-def _normalized_scores(ext: Any, state: CycleState, pod: Pod, names: list[str], scores: list[int]) -> list[int] | None:
+def _normalized_scores(
+    ext: ScoreExtensions,
+    batch: BatchScoreExtensions | None,
+    state: CycleState,
+    pod: Pod,
+    names: list[str],
+    scores: list[int],
+) -> list[int] | None:
     """NormalizeScore on a list of scores (``normalize_scores`` in place; else through NodeScores)."""
-    batch = getattr(ext, "normalize_scores", None)
     values = list(scores)
     if batch is not None:
-        st = batch(state, pod, names, values)
+        st = batch.normalize_scores(state, pod, names, values)
     else:
         node_scores = [NodeScore(n, v) for n, v in zip(names, scores, strict=True)]
         st = ext.normalize_score(state, pod, node_scores)

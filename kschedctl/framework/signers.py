@@ -11,6 +11,8 @@ one (``null`` versus ``{}`` in JSON).
 
 The key names are upstream's signer names; values are canonical JSON text, so a signature
 is a plain string that compares as upstream's bytes do.
+
+Upstream model: ``k8s.io/kube-scheduler framework/signers.go``.
 """
 
 from __future__ import annotations

@@ -8,6 +8,8 @@ nodes in name order, whatever the order of the snapshot file. Filtering starts a
 index 0 in the first cycle, so this order decides which nodes are evaluated when
 percentageOfNodesToScore stops the search early, and which of equally scored nodes
 the heap yields.
+
+Upstream model: ``pkg/scheduler/backend/cache/snapshot.go and backend/cache/node_tree.go``.
 """
 
 from __future__ import annotations
@@ -108,6 +110,10 @@ class Snapshot:
             if not pod.node_name and pod.nominated_node_name and pod.uid not in excluded:
                 self.nominated.setdefault(pod.nominated_node_name, []).append(PodInfo.of(pod))
         self._derived: dict[str, Any] = {}
+        #: v1.36's pod-group cycle: the nodes of the placement being tried (None: every node), and the
+        #: group's pods assumed in this snapshot during the cycle (by uid), which GangScheduling counts.
+        self.placement_nodes: list[NodeInfo] | None = None
+        self.pod_group_assumed: dict[str, Pod] = {}
 
     def derived(self, key: str, build: Callable[[Snapshot], T]) -> T:
         """A structure computed from the NodeInfos (an index), built on first use and kept with the
@@ -139,6 +145,25 @@ class Snapshot:
 
     def num_nodes(self) -> int:
         return len(self.node_info_list)
+
+    # placements (backend/cache/snapshot.go of v1.36): the scheduler looks for nodes only in the
+    # placement; plugins keep seeing every node
+    def assume_placement(self, nodes: list[NodeInfo]) -> None:
+        self.placement_nodes = None if len(nodes) == len(self.node_info_list) else list(nodes)
+
+    def forget_placement(self) -> None:
+        self.placement_nodes = None
+
+    def nodes_in_placement(self) -> list[NodeInfo]:
+        return self.node_info_list if self.placement_nodes is None else self.placement_nodes
+
+    def num_nodes_in_placement(self) -> int:
+        return len(self.nodes_in_placement())
+
+    def get_in_placement(self, name: str) -> NodeInfo | None:
+        if self.placement_nodes is None or any(ni.name == name for ni in self.placement_nodes):
+            return self.get(name)
+        return None
 
     def is_pvc_used_by_pods(self, key: str) -> bool:
         return key in self.used_pvc_set

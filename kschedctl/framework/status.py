@@ -1,4 +1,7 @@
-"""Plugin outcomes as values: ``Code`` and ``Status``, like kube-scheduler's ``fwk.Status``."""
+"""Plugin outcomes as values: ``Code`` and ``Status``, like kube-scheduler's ``fwk.Status``.
+
+Upstream model: ``k8s.io/kube-scheduler framework/interface.go (Code, Status)``.
+"""
 
 from __future__ import annotations
 

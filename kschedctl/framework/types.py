@@ -5,6 +5,8 @@ non-zero requested resources, used host ports, image states, PVC reference
 counts, pods with affinity) so that Filter and Score are O(1) in the number of
 pods on the node. ``snapshot()`` is a cheap copy for what-if evaluation
 (nominated pods, preemption); the cluster itself is never deep-copied.
+
+Upstream model: ``k8s.io/kube-scheduler framework/types.go``.
 """
 
 from __future__ import annotations

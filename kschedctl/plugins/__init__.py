@@ -4,6 +4,8 @@ Every plugin module exposes ``NAME`` and ``new(args, handle)``; this module only
 maps names to modules, so importing kschedctl does not import every plugin.
 ``registry_for`` adds the out-of-tree plugins (installed entry points of the
 group ``kschedctl.plugins`` and ``--plugin-module`` modules) to the in-tree ones.
+
+Upstream model: ``pkg/scheduler/framework/plugins/registry.go``.
 """
 
 from __future__ import annotations

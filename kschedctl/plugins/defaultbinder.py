@@ -5,6 +5,8 @@ UID, target Node) to the pod's ``binding`` subresource. kschedctl never writes t
 a cluster: Bind succeeds without side effects and keeps the Binding it would have
 sent (``bindings``, ``last_binding``) so that the trace can show it;
 ``binding_for`` builds that object for any pod and node.
+
+Upstream model: ``pkg/scheduler/framework/plugins/defaultbinder/default_binder.go``.
 """
 
 from __future__ import annotations

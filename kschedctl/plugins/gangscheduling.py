@@ -11,8 +11,9 @@ concerns pods that name a PodGroup (``spec.schedulingGroup.podGroupName``) whose
   allows the waiting ones and activates the group's unscheduled pods (nothing waits in a dry run).
 
 It is in the default plugins only with the ``GangScheduling`` gate on (off in v1.35 and v1.36).
-The group state comes from the cluster's pods (the cache's view); in a pod-group cycle upstream
-reads the snapshot's copy, which the cycle updates as it assumes pods (not modelled yet).
+The group state comes from the cluster's pods (the cache's view) plus, in a pod-group cycle, the
+group's pods the cycle assumed in the snapshot (``Snapshot.pod_group_assumed``), as upstream reads
+the snapshot's copy then.
 """
 
 from __future__ import annotations
@@ -51,6 +52,12 @@ class GangScheduling:
         state = pod_group_states(self.handle.cluster.pods).get((pod.namespace, group)) or PodGroupState()
         if pod.uid not in state.all_pods:
             state.add(pod)
+        # in a pod-group cycle the snapshot's copy counts the group's pods assumed so far
+        for other in self.handle.snapshot.pod_group_assumed.values():
+            if other.namespace == pod.namespace and pod_group_name(other) == group:
+                if other.uid not in state.all_pods:
+                    state.add(other)
+                state.assume(other)
         return state
 
     def pre_enqueue(self, pod: Pod) -> Status:

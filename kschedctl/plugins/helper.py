@@ -1,4 +1,7 @@
-"""Small rules shared by several plugins (kube-scheduler's plugins/helper package)."""
+"""Small rules shared by several plugins (kube-scheduler's plugins/helper package).
+
+Upstream model: ``pkg/scheduler/framework/plugins/helper/normalize_score.go and helper/shape_score.go``.
+"""
 
 from __future__ import annotations
 
@@ -9,8 +12,9 @@ from kschedctl.framework.status import MAX_NODE_SCORE, Status
 
 
 def use_fast_paths(handle: object) -> bool:
-    """Whether the framework running a plugin lets it take its fast paths (``Framework.fast_paths``:
-    indexes and whole node lists); plugins built without a framework take the reference path."""
+    """Whether the framework building a plugin lets it count from the snapshot's indexes
+    (``Framework.fast_paths``); plugins built without a framework take the reference path. A
+    plugin asks once, when it is built (the framework sets the flag before building plugins)."""
     return bool(getattr(handle, "fast_paths", False))
 
 

@@ -8,6 +8,8 @@ among the node's reported image names as given. Each image found adds its size
 scaled by how widespread it is (size * nodesHavingIt / totalNodes, in float64,
 truncated). The sum is clamped to [23MiB, 1000MiB * number of containers incl.
 init containers] and mapped linearly onto 0..100 with integer division.
+
+Upstream model: ``pkg/scheduler/framework/plugins/imagelocality/image_locality.go``.
 """
 
 from __future__ import annotations

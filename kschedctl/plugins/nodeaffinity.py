@@ -16,6 +16,8 @@
   not parse (and has a non-zero weight) makes it an Error. Score sums the weights
   of the matching preferred terms (profile's and pod's; zero-weight and empty
   terms never count), and NormalizeScore scales to 0..100 by the highest score.
+
+Upstream model: ``pkg/scheduler/framework/plugins/nodeaffinity/node_affinity.go``.
 """
 
 from __future__ import annotations
@@ -27,10 +29,11 @@ from kschedctl.config.args import NodeAffinityArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
+from kschedctl.framework.interfaces import Handle, NodeScore, NodeVerdict, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import Node, Pod
 from kschedctl.snapshot.selectors import (
@@ -173,7 +176,7 @@ def pre_filter_node_names(required: NodeSelector) -> tuple[set[str] | None, bool
     return (names or None), False
 
 
-class NodeAffinity:
+class NodeAffinity(NodeVerdictFilter):
     name = NAME
 
     def __init__(self, added_required: NodeSelector | None, added_preferred: PreferredTerms | None) -> None:
@@ -198,16 +201,20 @@ class NodeAffinity:
     def pre_filter_extensions(self) -> None:
         return None
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        node = node_info.node
-        if self.added_required is not None and not self.added_required.matches(node.labels, node.name):
-            return Status.unresolvable(ERR_REASON_ENFORCED)
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict:
+        """Filter: the profile's added affinity first, then the pod's nodeSelector and required terms."""
+        added = self.added_required
         req = state.get(PRE_FILTER_KEY)
         if req is None:
             req = RequiredNodeAffinity.of(pod)
-        if not req.matches(node):
-            return Status.unresolvable(ERR_REASON_POD)
-        return Status()
+
+        def verdict(node_info: NodeInfo) -> Status | None:
+            node = node_info.node
+            if added is not None and not added.matches(node.labels, node.name):
+                return Status.unresolvable(ERR_REASON_ENFORCED)
+            return None if req.matches(node) else Status.unresolvable(ERR_REASON_POD)
+
+        return verdict
 
     # PreScore / Score --------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -248,20 +255,6 @@ class NodeAffinity:
         ], Status()
 
     # whole node lists (same results as the per-node methods above) -----------------------------
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        req = state.get(PRE_FILTER_KEY)
-        if req is None:
-            req = RequiredNodeAffinity.of(pod)
-        added = self.added_required
-        out: list[Status | None] = []
-        for ni in nodes:
-            node = ni.node
-            if added is not None and not added.matches(node.labels, node.name):
-                out.append(Status.unresolvable(ERR_REASON_ENFORCED))
-            else:
-                out.append(None if req.matches(node) else Status.unresolvable(ERR_REASON_POD))
-        return out
-
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         s = state.get(PRE_SCORE_KEY)
         if s is None:

@@ -3,6 +3,8 @@
 In v1.35 the plugin has only a Filter (no PreFilter, so it never narrows the node
 list up front): every other node is rejected with UnschedulableAndUnresolvable.
 A pod with an empty nodeName fits every node.
+
+Upstream model: ``pkg/scheduler/framework/plugins/nodename/node_name.go``.
 """
 
 from __future__ import annotations
@@ -11,10 +13,11 @@ from typing import Any
 
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.interfaces import Handle, NodeVerdict
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.snapshot.model import Pod
 
 NAME = "NodeName"
@@ -26,24 +29,22 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
     return not pod.node_name or pod.node_name == node_info.node.name
 
 
-class NodeName:
+class NodeName(NodeVerdictFilter):
     name = NAME
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        if fits(pod, node_info):
-            return Status()
-        return Status.unresolvable(ERR_REASON)
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict | None:
+        """Filter: only the node the pod names fits (any node when it names none)."""
+        if not pod.node_name:
+            return None
+
+        def verdict(node_info: NodeInfo) -> Status | None:
+            return None if fits(pod, node_info) else Status.unresolvable(ERR_REASON)
+
+        return verdict
 
     def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
         """OpportunisticBatching: the verdict depends on ``spec.nodeName`` only."""
         return [SignFragment(signers.NODE_NAME, pod.node_name)], Status()
-
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        """``filter`` for a list of nodes (None: Success)."""
-        want = pod.node_name
-        if not want:
-            return [None] * len(nodes)
-        return [None if ni.node.name == want else Status.unresolvable(ERR_REASON) for ni in nodes]
 
 
 def new(args: Any, handle: Handle) -> NodeName:

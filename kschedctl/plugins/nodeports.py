@@ -15,10 +15,11 @@ from typing import Any
 
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.interfaces import Handle, PreFilterResult
+from kschedctl.framework.interfaces import Handle, NodeVerdict, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import HostPortInfo, NodeInfo, host_ports
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.snapshot.model import Pod
 
 NAME = "NodePorts"
@@ -57,12 +58,17 @@ def _container_used_ports(node_info: NodeInfo) -> HostPortInfo:
     return used
 
 
+def _used_ports(node_info: NodeInfo) -> HostPortInfo:
+    """The host ports in use on the node, sidecars' included (v1.34 and later)."""
+    return node_info.used_ports
+
+
 def fits(pod: Pod, node_info: NodeInfo) -> bool:
     """Whether the pod's host ports are free on the node (without cycle state)."""
     return fits_ports(host_ports(pod), node_info.used_ports)
 
 
-class NodePorts:
+class NodePorts(NodeVerdictFilter):
     name = NAME
     #: Sidecars' host ports count (from v1.34); v1.33 reads containers' only.
     sidecar_ports = True
@@ -77,27 +83,21 @@ class NodePorts:
     def pre_filter_extensions(self) -> None:
         return None
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict:
+        """Filter: a node where one of the pod's host ports is taken is rejected (Unschedulable)."""
         want = state.get(PRE_FILTER_KEY)
         if want is None:
-            return Status.as_error(f'reading "{_STATE_NAME}" from cycleState: not found')
-        used = node_info.used_ports if self.sidecar_ports else _container_used_ports(node_info)
-        if fits_ports(want, used):
-            return Status()
-        return Status(Code.UNSCHEDULABLE, ERR_REASON)
+            return lambda node_info: Status.as_error(f'reading "{_STATE_NAME}" from cycleState: not found')
+        used_ports = _used_ports if self.sidecar_ports else _container_used_ports
+
+        def verdict(node_info: NodeInfo) -> Status | None:
+            return None if fits_ports(want, used_ports(node_info)) else Status(Code.UNSCHEDULABLE, ERR_REASON)
+
+        return verdict
 
     def sign_pod(self, pod: Pod) -> tuple[list[SignFragment] | None, Status]:
         """OpportunisticBatching: the verdict depends on the pod's host ports only."""
         return [SignFragment(signers.HOST_PORTS, signers.host_ports(pod))], Status()
-
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        """``filter`` for a list of nodes (None: Success)."""
-        want = state.get(PRE_FILTER_KEY)
-        if want is None:
-            return [self.filter(state, pod, ni) for ni in nodes]
-        if not self.sidecar_ports:
-            return [None if fits_ports(want, _container_used_ports(ni)) else Status(Code.UNSCHEDULABLE, ERR_REASON) for ni in nodes]
-        return [None if fits_ports(want, ni.used_ports) else Status(Code.UNSCHEDULABLE, ERR_REASON) for ni in nodes]
 
 
 def new(args: Any, handle: Handle) -> NodePorts:

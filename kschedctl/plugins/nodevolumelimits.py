@@ -8,6 +8,8 @@ exceed its limit. Volumes are found through claims (bound PVs, or the claim's
 StorageClass provisioner while unbound), generic ephemeral volumes (the claim
 named <pod>-<volume>, owned by the pod) and inline in-tree volumes migrated to
 CSI on that node; in-tree PVs count against the CSI driver they migrate to.
+
+Upstream model: ``pkg/scheduler/framework/plugins/nodevolumelimits/csi.go``.
 """
 
 from __future__ import annotations

@@ -7,6 +7,8 @@ so the pod's ``metadata.creationTimestamp`` stands in for the time it was queued
 already pending when a simulated run began (``Pod.queued_at_start``): the scheduler's
 informers queued those at start-up, before any pod created afterwards, in the order of
 their initial list. Ties leave ``less`` false both ways, as upstream.
+
+Upstream model: ``pkg/scheduler/framework/plugins/queuesort/priority_sort.go``.
 """
 
 from __future__ import annotations

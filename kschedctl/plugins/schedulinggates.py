@@ -3,6 +3,8 @@
 A gated pod never enters a scheduling cycle: PreEnqueue rejects it with
 UnschedulableAndUnresolvable and a message listing the gate names the way Go
 prints a string slice (``[a b]``). The plugin has no other extension point.
+
+Upstream model: ``pkg/scheduler/framework/plugins/schedulinggates/scheduling_gates.go``.
 """
 
 from __future__ import annotations

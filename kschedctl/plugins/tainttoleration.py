@@ -17,10 +17,11 @@ from typing import Any
 
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.interfaces import Handle, NodeScore
+from kschedctl.framework.interfaces import Handle, NodeScore, NodeVerdict
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import Pod, Taint, Toleration, tolerations_tolerate
 
@@ -65,16 +66,26 @@ def count_intolerable_prefer_no_schedule(taints: list[Taint], tolerations: list[
     )
 
 
-class TaintToleration:
+class TaintToleration(NodeVerdictFilter):
     name = NAME
     #: Whether Filter's reason names the taint (v1.33's message, ``untolerated_reason``).
     names_taint = False
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
-        taint = untolerated_taint(node_info.node.taints, pod.tolerations)
-        if taint is None:
-            return Status()
-        return Status.unresolvable(untolerated_reason(taint, self.names_taint))
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict:
+        """Filter: a node with a NoSchedule/NoExecute taint the pod does not tolerate is rejected."""
+        tols = pod.tolerations
+        names_taint = self.names_taint
+
+        def verdict(node_info: NodeInfo) -> Status | None:
+            taints = node_info.node.taints
+            if not taints:
+                return None
+            taint = untolerated_taint(taints, tols)
+            if taint is None:
+                return None
+            return Status.unresolvable(untolerated_reason(taint, names_taint))
+
+        return verdict
 
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
         tols = tuple(t for t in pod.tolerations if not t.effect or t.effect == "PreferNoSchedule")
@@ -98,17 +109,6 @@ class TaintToleration:
         return [SignFragment(signers.TOLERATIONS, signers.tolerations(pod))], Status()
 
     # whole node lists (same results as the per-node methods above) -----------------------------
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        tols = pod.tolerations
-        if self.names_taint:
-            found = [untolerated_taint(ni.node.taints, tols) if ni.node.taints else None for ni in nodes]
-            return [None if t is None else Status.unresolvable(untolerated_reason(t, True)) for t in found]
-        return [
-            None if not ni.node.taints or untolerated_taint(ni.node.taints, tols) is None
-            else Status.unresolvable(ERR_REASON_UNTOLERATED)
-            for ni in nodes
-        ]
-
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         s = state.get(PRE_SCORE_KEY)
         if s is None:

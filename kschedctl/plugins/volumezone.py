@@ -6,6 +6,8 @@ claims still waiting for their first consumer; a pod with none of those is
 skipped. Filter admits nodes without any zone/region label (single-zone
 clusters) and otherwise requires each PV label's value set to contain the node's
 value for that key (a beta PV key may be matched by the node's GA key).
+
+Upstream model: ``pkg/scheduler/framework/plugins/volumezone/volume_zone.go``.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Output of ``explain pending`` grouped by cause (the default table), and the remedy cells of its rows.
 
-Reads ``CauseGroup.to_dict()`` dictionaries and the rows' ``remedies`` entries; the per-pod table
-itself stays in ``render/pending.py``.
+Reads ``CauseGroup.to_dict()`` dictionaries and the rows' ``remedies`` entries. It builds on the
+per-pod table of ``render/pending.py`` (its summary line and the remedy cell), which never
+imports this module.
 """
 
 from __future__ import annotations
@@ -13,23 +14,11 @@ from rich.text import Text
 from tabulate import tabulate
 
 from kschedctl.render.layout import Column, print_table
+from kschedctl.render.pending import NONE, summary
 from kschedctl.render.remedies import indented, remedy_headline
 
-NONE = "—"
 MAX_NAMES = 5
 HEADERS = ("cause", "pods", "preemption dry run", "shared fix (verified by re-running the cycle)")
-
-
-def fix_text(row: dict[str, Any]) -> str:
-    """A row's best remedy in one cell: the change and where the re-run placed the pod."""
-    found = row.get("remedies")
-    if found is None:
-        return NONE
-    helpful = [r for r in found if r["helps"]]
-    if not helpful:
-        return "no single change found"
-    more = f" (+{len(helpful) - 1} more)" if len(helpful) > 1 else ""
-    return f"{remedy_headline(helpful[0])} → {helpful[0]['verdict']['text']}{more}"
 
 
 def _pods_text(g: dict[str, Any], sep: str = "\n") -> str:
@@ -63,8 +52,6 @@ def group_cells(g: dict[str, Any], searched: bool, sep: str = "\n") -> list[str]
 
 def groups_summary(groups: list[dict[str, Any]]) -> str:
     """``render.pending.summary`` of the pods, plus the number of causes."""
-    from kschedctl.render.pending import summary
-
     text = summary([row for g in groups for row in g["rows"]])
     return f"{text}; {len(groups)} cause{'s' if len(groups) != 1 else ''}" if groups else text
 

@@ -15,7 +15,7 @@ from rich.text import Text
 from tabulate import tabulate
 
 from kschedctl.check.report import counts, failure_lines, outcome
-from kschedctl.check.runner import ScenarioResult
+from kschedctl.check.scenario import ScenarioResult
 from kschedctl.render.data import to_json, to_yaml
 from kschedctl.render.layout import Column, print_table
 

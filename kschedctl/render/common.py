@@ -193,3 +193,35 @@ def compact(obj: Any, limit: int = 400) -> str:
 
     text = walk(obj)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+# --------------------------------------------------------------------------- pod groups (v1.36)
+
+
+def placement_generate_rows(t: dict[str, Any]) -> list[list[str]]:
+    """plugin, code, parent placement, the placements generated (and reasons), per PlacementGenerate run."""
+    return [
+        [r["plugin"], r["code"], r["parent"], ", ".join(r["placements"]) or "(none)", "; ".join(r.get("reasons", []))]
+        for r in t.get("placementGenerate") or []
+    ]
+
+
+def placement_score_rows(t: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
+    """The placement × plugin matrix of PlacementScore, like Score's node × plugin one (best total first)."""
+    scores: dict[str, Any] = t.get("placementScore") or {}
+    placements = list(dict.fromkeys(p for s in scores.values() for p in s["raw"]))
+    totals = {p: sum(s["weighted"].get(p, 0) for s in scores.values()) for p in placements}
+    headers = ["placement", *[f"{name} (weight {s['weight']})" for name, s in scores.items()], "total"]
+    ranked = sorted(placements, key=lambda p: -totals[p])
+    return headers, [[p, *[score_cell(s, p) for s in scores.values()], str(totals[p])] for p in ranked]
+
+
+def pod_group_line(t: dict[str, Any]) -> str | None:
+    """One line on the pod group the cycle scheduled together (None: no pod-group cycle)."""
+    g = (t.get("details") or {}).get("podGroup")
+    if not g:
+        return None
+    gang = f"gang minCount {g['minCount']}" if g.get("minCount") is not None else "basic policy"
+    placed = ", ".join(f"{p} → {n}" for p, n in g["assignments"].items()) or "none placed"
+    status = g["status"] + (f": {g['message']}" if g.get("message") else "")
+    return f"Pod group {g['name']} ({gang}; {len(g['pods'])} pod(s) scheduled together): {placed}; group {status}"

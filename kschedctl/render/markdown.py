@@ -13,6 +13,9 @@ from kschedctl.render.common import (
     filter_columns,
     gates_shown,
     headline,
+    placement_generate_rows,
+    placement_score_rows,
+    pod_group_line,
     post_bind_line,
     ranked_nodes,
     score_cell,
@@ -35,9 +38,13 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
     out: list[str] = [f"### kschedctl: {headline(t)}", ""]
     out.append(f"Profile `{t['profile']}`, {d['numAllNodes']} nodes, kube-scheduler {t['k8sVersion']}{gates_shown(t)}.")
     out.append("")
-    for title, key in (("PreEnqueue", "preEnqueue"), ("PreFilter", "preFilter")):
-        if t[key]:
-            out += [f"#### {title}", "", _status_rows(t[key]), ""]
+    if t["preEnqueue"]:
+        out += ["#### PreEnqueue", "", _status_rows(t["preEnqueue"]), ""]
+    if t.get("placementGenerate"):
+        headers = ["plugin", "code", "parent", "placements", "reasons"]
+        out += ["#### PlacementGenerate", "", tabulate(placement_generate_rows(t), headers=headers, tablefmt="github"), ""]
+    if t["preFilter"]:
+        out += ["#### PreFilter", "", _status_rows(t["preFilter"]), ""]
     if t["filter"]:
         plugins = filter_columns(t)
         nodes = list(t["filter"])[:MAX_ROWS]
@@ -64,6 +71,11 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
             for n in ranked
         ]
         out += ["#### Score", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
+    if t.get("placementScore"):
+        headers, rows = placement_score_rows(t)
+        out += ["#### PlacementScore", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
+    if pod_group_line(t):
+        out += [str(pod_group_line(t)), ""]
     sel = t.get("selected")
     if sel:
         out += [f"**Selected:** `{t['details'].get('selectedNode')}` (max score {sel['maxScore']}; candidates: {', '.join(f'`{c}`' for c in sel['candidates'])})", ""]

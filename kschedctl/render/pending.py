@@ -13,6 +13,7 @@ from rich.text import Text
 from tabulate import tabulate
 
 from kschedctl.render.layout import Column, print_table
+from kschedctl.render.remedies import remedy_headline
 
 HEADERS = ("pod", "verdict (FitError)", "dominant reason", "nearest node", "preemption dry run")
 #: The table's columns: the pod name whole; the verdict (a FitError, often long) gets the most room.
@@ -77,6 +78,18 @@ def summary(rows: list[dict[str, Any]]) -> str:
     return f"{len(rows)} pending pod{'s' if len(rows) != 1 else ''}: " + ", ".join(parts)
 
 
+def fix_text(row: dict[str, Any]) -> str:
+    """A row's best remedy in one cell: the change and where the re-run placed the pod."""
+    found = row.get("remedies")
+    if found is None:
+        return NONE
+    helpful = [r for r in found if r["helps"]]
+    if not helpful:
+        return "no single change found"
+    more = f" (+{len(helpful) - 1} more)" if len(helpful) > 1 else ""
+    return f"{remedy_headline(helpful[0])} → {helpful[0]['verdict']['text']}{more}"
+
+
 FIX_HEADER = "what would make it fit (verified)"
 
 
@@ -86,10 +99,9 @@ def headers(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def cells(row: dict[str, Any], fix: bool = False) -> list[str]:
-    out = [row["pod"], verdict_text(row), dominant_text(row), nearest_text(row), preemption_text(row)]
+    pod = f"{row['pod']} (pod group {row['podGroup']})" if row.get("podGroup") else row["pod"]
+    out = [pod, verdict_text(row), dominant_text(row), nearest_text(row), preemption_text(row)]
     if fix:
-        from kschedctl.render.causes import fix_text
-
         out.append(fix_text(row))
     return out
 

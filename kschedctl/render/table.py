@@ -34,6 +34,9 @@ from kschedctl.render.common import (
     fmt_mem,
     gates_shown,
     headline,
+    placement_generate_rows,
+    placement_score_rows,
+    pod_group_line,
     post_bind_line,
     ranked_nodes,
     score_cell,
@@ -108,6 +111,9 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
     if outcome == "gated":
         _notes(t, notes_console or console)
         return
+    if t.get("placementGenerate"):
+        cols = [Column("plugin", keep=True), Column("code", keep=True), Column("parent", keep=True), Column("placements", min_width=20), Column("reasons", min_width=TEXT_MIN_WIDTH)]
+        print_table(console, "PlacementGenerate (pod-group cycle)", cols, placement_generate_rows(t))
     if t["preFilter"]:
         print_status(console, "PreFilter", t["preFilter"])
     if t["preFilterNodeNames"] is not None:
@@ -124,6 +130,12 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
         print_status(console, "PreScore", t["preScore"])
     if t["score"] or extender_score_columns(t):
         _score_section(t, console, wide)
+    if t.get("placementScore"):
+        headers, rows = placement_score_rows(t)
+        cols = [Column(headers[0], keep=True), *[Column(h, keep=True, justify="right") for h in headers[1:]]]
+        print_table(console, "PlacementScore (raw→normalized×weight=weighted)", cols, rows)
+    if pod_group_line(t):
+        _line(console, str(pod_group_line(t)))
     _selection(t, console)
     if t["fitError"]:
         _line(console, Text("FitError (PodScheduled condition message):", style="bold red"))

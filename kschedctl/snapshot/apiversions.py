@@ -5,6 +5,10 @@ Two things change with the version a run follows (``kschedctl.framework.features
 * an API version that a release does not serve: its client scheme has no such kind, so an object of
   it cannot be decoded at all and the run is refused (``resource.k8s.io/v1``, the GA DRA API, is
   served from v1.34; v1.33 only had the beta versions);
+* an API version served only with a gate on: ``scheduling.k8s.io/v1alpha2`` (PodGroup, Workload) exists
+  from v1.36 and only with ``GenericWorkload`` on (the API server serves the group only then), so a
+  file holding such an object is refused unless the run has that gate; a live server that listed
+  it serves it, so objects it returned are kept;
 * a field behind a gate that is off: on create the API server drops it before it stores the
   object (``dropDisabledFields`` in ``pkg/api/pod/util.go``), so the scheduler never sees it. Pod-level
   ``spec.resources`` is such a field (PodLevelResources, alpha and off in v1.33).
@@ -19,14 +23,21 @@ from kschedctl.framework.features import Features
 
 #: API versions of kinds the scheduler reads, and the first minor whose scheme registers them.
 SERVED_SINCE: Mapping[str, int] = {"resource.k8s.io/v1": 34}
+#: API versions served only from a minor and with a gate on (the alpha pod-group API of v1.36).
+SERVED_WITH_GATE: Mapping[str, tuple[int, str]] = {"scheduling.k8s.io/v1alpha2": (36, "GenericWorkload")}
 #: Where client-go's scheme of those releases registers its kinds (named in the decoding error).
 _SCHEME = "k8s.io/client-go/kubernetes/scheme/register.go:84"
 
 
-def version_refusal(kind: str, api_version: Any, features: Features) -> str | None:
-    """The decoding error for an object whose apiVersion ``features``' release does not serve; None if served."""
+def version_refusal(kind: str, api_version: Any, features: Features, *, listed: bool = False) -> str | None:
+    """The decoding error for an object whose apiVersion ``features``' release does not serve; None if served.
+
+    ``listed``: the object came from a live server's list, so that server serves its gated API version."""
     if not isinstance(api_version, str):
         return None
+    gated = SERVED_WITH_GATE.get(api_version)
+    if gated is not None:
+        return None if listed else gated_refusal(kind, api_version, features, *gated)
     since = SERVED_SINCE.get(api_version)
     if since is None or features.minor >= since:
         return None
@@ -36,18 +47,46 @@ def version_refusal(kind: str, api_version: Any, features: Features) -> str | No
     )
 
 
+def gated_refusal(kind: str, api_version: str, features: Features, since: int, gate: str) -> str | None:
+    """The API server's answer to an object of an API version it serves only from v1.<since> with ``gate`` on."""
+    if features.minor >= since and features.enabled(gate):
+        return None
+    why = (
+        f"kube-apiserver {features.release} does not have this API version"
+        if features.minor < since
+        else f"kube-apiserver {features.release} serves it only with the {gate} feature gate on"
+    )
+    return f'no matches for kind "{kind}" in version "{api_version}" ({why})'
+
+
+#: Pod spec fields the API server drops on create when their gate is off (``dropDisabledFields``).
+GATED_POD_FIELDS: Mapping[str, str] = {"resources": "PodLevelResources", "schedulingGroup": "GenericWorkload"}
+
+
 def drop_disabled_fields(kind: str, obj: dict[str, Any], features: Features) -> dict[str, Any]:
     """``obj`` as the API server stores it when gates its fields need are off (a copy when anything goes)."""
-    if kind != "Pod" or features.enabled("PodLevelResources"):
+    if kind != "Pod":
         return obj
     spec = obj.get("spec")
-    if not isinstance(spec, dict) or "resources" not in spec:
+    if not isinstance(spec, dict):
         return obj
-    return {**obj, "spec": {k: v for k, v in spec.items() if k != "resources"}}
+    dropped = {f for f, gate in GATED_POD_FIELDS.items() if f in spec and not features.enabled(gate)}
+    if not dropped:
+        return obj
+    return {**obj, "spec": {k: v for k, v in spec.items() if k not in dropped}}
 
 
-def dropped_field_note(pods: int, features: Features) -> str:
+def dropped_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The gated spec fields ``drop_disabled_fields`` took out of a pod."""
+    if before is after:
+        return []
+    spec, kept = before.get("spec") or {}, after.get("spec") or {}
+    return [f for f in GATED_POD_FIELDS if f in spec and f not in kept]
+
+
+def dropped_field_note(pods: int, features: Features, name: str = "resources") -> str:
+    gate = GATED_POD_FIELDS[name]
     return (
-        f"spec.resources dropped from {pods} pod(s): PodLevelResources is off in {features.release}, "
+        f"spec.{name} dropped from {pods} pod(s): {gate} is off in {features.release}, "
         "and the API server drops the field of a disabled gate on create"
     )

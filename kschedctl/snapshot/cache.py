@@ -47,7 +47,11 @@ _VARIANT = hashlib.sha256(
 
 #: The modules whose code decides what load-time validation reports (``apivalidation.validate_object``):
 #: a validation verdict is kept per version of them.
-VALIDATION_MODULES = ("apivalidation.py", "snapshot/quantity.py", "snapshot/selectors.py")
+VALIDATION_MODULES = (
+    *sorted(f"apivalidation/{p.name}" for p in (Path(__file__).resolve().parent.parent / "apivalidation").glob("*.py")),
+    "snapshot/quantity.py",
+    "snapshot/selectors.py",
+)
 
 
 def enabled() -> bool:

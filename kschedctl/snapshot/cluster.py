@@ -34,6 +34,8 @@ KNOWN_KINDS: dict[str, bool] = {
     "DeviceClass": False,
     "ResourceSlice": False,
     "ResourceClaim": True,
+    # scheduling.k8s.io/v1alpha2 (v1.36, GenericWorkload): the pod-group cycle reads PodGroups
+    "PodGroup": True,
 }
 
 #: The PriorityClasses every API server creates at start-up (``scheduling.k8s.io``'s bootstrap
@@ -105,6 +107,30 @@ class Cluster:
         if not pod.preemption_policy:
             pol = pc.raw.get("preemptionPolicy") if pc is not None else None
             pod.preemption_policy = str(pol or "PreemptLowerPriority")
+
+    def copy_with(self, *, nodes: Iterable[Node] = (), objects: Iterable[KubeObject] = ()) -> Cluster:
+        """A new Cluster holding this one's objects, with ``nodes`` in place of the nodes of the same
+        name (where they stood; otherwise added at the end) and ``objects`` added (same key: replaced).
+
+        Nothing is deep-copied and this cluster stays untouched: the copy may be added to, while
+        the objects it shares are only read (by the scheduling cycle)."""
+        replacing = {n.name: n for n in nodes}
+        c = Cluster()
+        for n in self.nodes:
+            c.add_node(replacing.pop(n.name, n))
+        for n in replacing.values():
+            c.add_node(n)
+        for p in self.pods:
+            c.add_pod(p)
+        for objs in self.objects.values():
+            for o in objs:
+                c.add_object(o)
+        for o in objects:
+            c.add_object(o)
+        c.notes = list(self.notes)
+        c.terminal_pods = list(self.terminal_pods)
+        c.pods_listed = self.pods_listed
+        return c
 
     # reading --------------------------------------------------------------------
     def of_kind(self, kind: str) -> list[KubeObject]:

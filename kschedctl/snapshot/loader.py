@@ -23,7 +23,12 @@ from kschedctl.apivalidation import api_version_error, first_error, validate_obj
 from kschedctl.errors import InputError, UsageError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot import cache, yamldocs
-from kschedctl.snapshot.apiversions import drop_disabled_fields, dropped_field_note, version_refusal
+from kschedctl.snapshot.apiversions import (
+    drop_disabled_fields,
+    dropped_field_note,
+    dropped_fields,
+    version_refusal,
+)
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import KNOWN_KINDS, SYSTEM_PRIORITY_CLASSES, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
@@ -213,7 +218,7 @@ def build_object(
             obj=kind,
             field="metadata.name",
         )
-    refused = version_refusal(kind, obj.get("apiVersion"), features)
+    refused = version_refusal(kind, obj.get("apiVersion"), features, listed=not validate)
     if refused is not None:
         raise InputError(refused, source=doc.source, document=doc.index, obj=_describe(obj), field="apiVersion")
     if kind not in KNOWN_KINDS:
@@ -227,7 +232,7 @@ def build_object(
         if kind == "Node":
             return Node(obj)
         if kind == "Pod":
-            return Pod(obj)
+            return Pod.from_raw(obj)
         return KubeObject(obj, kind, KNOWN_KINDS[kind])
     except InputError as e:
         raise e.located(source=doc.source, document=doc.index, obj=_describe(obj)) from None
@@ -274,7 +279,7 @@ def build_cluster(
     """
     cluster = Cluster()
     skipped: Counter[str] = Counter()
-    dropped = 0
+    dropped: Counter[str] = Counter()
     for doc in docs:
         obj = build_object(doc, validate=validate, features=features)
         if obj is None:
@@ -282,15 +287,14 @@ def build_cluster(
         elif isinstance(obj, Node):
             cluster.add_node(obj)
         elif isinstance(obj, Pod):
-            dropped += obj.raw is not doc.obj
+            dropped.update(dropped_fields(doc.obj, obj.raw))
             cluster.add_pod(obj)
         else:
             cluster.add_object(obj)
     default_namespaces(cluster)
     cluster.finish()
     notes = [f"skipped {n} {kind} object(s): kind not used by the scheduler" for kind, n in sorted(skipped.items())]
-    if dropped:
-        notes.append(dropped_field_note(dropped, features))
+    notes.extend(dropped_field_note(n, features, name) for name, n in dropped.items())
     notes.extend(admission_notes(cluster))
     for note in notes:
         cluster.notes.append(note)

@@ -4,17 +4,18 @@ Objects are parsed once, when a snapshot is loaded, into small slotted classes
 with the fields the plugins need; the raw dictionary stays on ``.raw`` for
 renderers and for the rarely used fields. Parsing applies the defaulting the API
 server would have applied before the scheduler saw the object (see
-``kschedctl.snapshot.defaults``), so plugins never re-derive defaults.
+``kschedctl.snapshot.defaulting``), so plugins never re-derive defaults.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import Any
 
 from kschedctl.errors import InputError
-from kschedctl.snapshot.quantity import QuantityError, parse_quantity
+from kschedctl.snapshot import defaulting
+from kschedctl.snapshot.defaulting import DEFAULT_SCHEDULER_NAME
+from kschedctl.snapshot.quantity import QuantityError, ResourceList, parse_quantity
 from kschedctl.snapshot.selectors import (
     NodeSelector,
     NodeSelectorTerm,
@@ -23,10 +24,6 @@ from kschedctl.snapshot.selectors import (
     parse_node_selector,
     parse_node_selector_term,
 )
-
-ResourceList = dict[str, Fraction]
-
-DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
 
 def _mapping(raw: Any, where: str) -> dict[str, Any]:
@@ -287,6 +284,40 @@ def _parse_weighted_terms(raw: Any, where: str) -> tuple[WeightedPodAffinityTerm
     return tuple(out)
 
 
+def _parse_node_affinity(na: Any, where: str) -> tuple[NodeSelector | None, tuple[PreferredSchedulingTerm, ...]]:
+    na = _mapping(na, where)
+    req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
+    required = None if req is None else parse_node_selector(req, f"{where}.requiredDuringSchedulingIgnoredDuringExecution")
+    prefs = []
+    path = f"{where}.preferredDuringSchedulingIgnoredDuringExecution"
+    for i, p in enumerate(_list(na.get("preferredDuringSchedulingIgnoredDuringExecution"), path)):
+        p = _mapping(p, f"{path}[{i}]")
+        prefs.append(
+            PreferredSchedulingTerm(
+                _int(p.get("weight"), f"{path}[{i}].weight"),
+                parse_node_selector_term(p.get("preference"), f"{path}[{i}].preference"),
+            )
+        )
+    return required, tuple(prefs)
+
+
+def _parse_pod_affinity(
+    pa: Any, where: str
+) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
+    """``podAffinity`` or ``podAntiAffinity``: (required terms, preferred weighted terms)."""
+    pa = _mapping(pa, where)
+    rpath = f"{where}.requiredDuringSchedulingIgnoredDuringExecution"
+    required = tuple(
+        _parse_pod_affinity_term(t, f"{rpath}[{i}]")
+        for i, t in enumerate(_list(pa.get("requiredDuringSchedulingIgnoredDuringExecution"), rpath))
+    )
+    preferred = _parse_weighted_terms(
+        pa.get("preferredDuringSchedulingIgnoredDuringExecution"),
+        f"{where}.preferredDuringSchedulingIgnoredDuringExecution",
+    )
+    return required, preferred
+
+
 def parse_affinity(raw: Any, where: str = "spec.affinity") -> Affinity | None:
     if raw is None:
         return None
@@ -294,80 +325,98 @@ def parse_affinity(raw: Any, where: str = "spec.affinity") -> Affinity | None:
     aff = Affinity()
     na = raw.get("nodeAffinity")
     if na is not None:
-        na = _mapping(na, f"{where}.nodeAffinity")
-        req = na.get("requiredDuringSchedulingIgnoredDuringExecution")
-        if req is not None:
-            aff.node_required = parse_node_selector(req, f"{where}.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution")
-        prefs = []
-        path = f"{where}.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution"
-        for i, p in enumerate(_list(na.get("preferredDuringSchedulingIgnoredDuringExecution"), path)):
-            p = _mapping(p, f"{path}[{i}]")
-            prefs.append(
-                PreferredSchedulingTerm(
-                    _int(p.get("weight"), f"{path}[{i}].weight"),
-                    parse_node_selector_term(p.get("preference"), f"{path}[{i}].preference"),
-                )
-            )
-        aff.node_preferred = tuple(prefs)
-    for key, attr in (("podAffinity", "pod_affinity"), ("podAntiAffinity", "pod_anti_affinity")):
-        pa = raw.get(key)
-        if pa is None:
-            continue
-        pa = _mapping(pa, f"{where}.{key}")
-        setattr(aff, f"has_{attr}", True)
-        rpath = f"{where}.{key}.requiredDuringSchedulingIgnoredDuringExecution"
-        setattr(
-            aff,
-            f"{attr}_required",
-            tuple(
-                _parse_pod_affinity_term(t, f"{rpath}[{i}]")
-                for i, t in enumerate(_list(pa.get("requiredDuringSchedulingIgnoredDuringExecution"), rpath))
-            ),
-        )
-        setattr(
-            aff,
-            f"{attr}_preferred",
-            _parse_weighted_terms(
-                pa.get("preferredDuringSchedulingIgnoredDuringExecution"),
-                f"{where}.{key}.preferredDuringSchedulingIgnoredDuringExecution",
-            ),
+        aff.node_required, aff.node_preferred = _parse_node_affinity(na, f"{where}.nodeAffinity")
+    pa = raw.get("podAffinity")
+    if pa is not None:
+        aff.has_pod_affinity = True
+        aff.pod_affinity_required, aff.pod_affinity_preferred = _parse_pod_affinity(pa, f"{where}.podAffinity")
+    pa = raw.get("podAntiAffinity")
+    if pa is not None:
+        aff.has_pod_anti_affinity = True
+        aff.pod_anti_affinity_required, aff.pod_anti_affinity_preferred = _parse_pod_affinity(
+            pa, f"{where}.podAntiAffinity"
         )
     return aff
 
 
+def _parse_requirements(res: Any, where: str) -> tuple[ResourceList, ResourceList]:
+    """A container's ``resources``: (requests, limits), requests defaulted from limits."""
+    if type(res) is not dict:
+        res = _mapping(res, where)
+    limits: ResourceList = {}
+    requests: ResourceList = {}
+    if res.get("limits") is not None:
+        limits = parse_resource_list(res.get("limits"), f"{where}.limits")
+    if res.get("requests") is not None:
+        requests = parse_resource_list(res.get("requests"), f"{where}.requests")
+    if limits:
+        defaulting.container_requests(requests, limits)
+    return requests, limits
+
+
+def _parse_ports(raw: Any, where: str, host_network: bool) -> list[ContainerPort]:
+    ports = []
+    for i, p in enumerate(_list(raw, where)):
+        p = _mapping(p, f"{where}[{i}]")
+        cport = _int(p.get("containerPort"), f"{where}[{i}].containerPort")
+        hport = defaulting.host_port(host_network, cport, _int(p.get("hostPort"), f"{where}[{i}].hostPort"))
+        protocol = str(p.get("protocol") or defaulting.DEFAULT_PORT_PROTOCOL)
+        ports.append(ContainerPort(cport, hport, str(p.get("hostIP") or ""), protocol))
+    return ports
+
+
 def _parse_container(raw: Any, where: str, host_network: bool) -> Container:
+    # Absent fields are tested inline (see parse_meta): the same values as the helpers give.
     if type(raw) is not dict:
         raw = _mapping(raw, where)
     res = raw.get("resources")
-    limits: ResourceList = {}
-    requests: ResourceList = {}
-    if res is not None:
-        if type(res) is not dict:
-            res = _mapping(res, f"{where}.resources")
-        if res.get("limits") is not None:
-            limits = parse_resource_list(res.get("limits"), f"{where}.resources.limits")
-        if res.get("requests") is not None:
-            requests = parse_resource_list(res.get("requests"), f"{where}.resources.requests")
-        # API-server defaulting: requests default to limits, resource by resource.
-        for k, v in limits.items():
-            requests.setdefault(k, v)
-    ports = []
-    raw_ports = raw.get("ports")
-    for i, p in enumerate(() if raw_ports is None else _list(raw_ports, f"{where}.ports")):
-        p = _mapping(p, f"{where}.ports[{i}]")
-        cport = _int(p.get("containerPort"), f"{where}.ports[{i}].containerPort")
-        hport = _int(p.get("hostPort"), f"{where}.ports[{i}].hostPort")
-        if host_network and hport == 0:
-            hport = cport  # defaultHostNetworkPorts
-        ports.append(ContainerPort(cport, hport, str(p.get("hostIP") or ""), str(p.get("protocol") or "TCP")))
+    requests, limits = ({}, {}) if res is None else _parse_requirements(res, f"{where}.resources")
+    ports = raw.get("ports")
     rp = raw.get("restartPolicy")
     return Container(
         name=str(raw.get("name") or ""),
         image=str(raw.get("image") or ""),
         requests=requests,
         limits=limits,
-        ports=ports,
+        ports=[] if ports is None else _parse_ports(ports, f"{where}.ports", host_network),
         restart_policy=None if rp is None else str(rp),
+    )
+
+
+def _parse_containers(raw: Any, where: str, host_network: bool) -> list[Container]:
+    return [_parse_container(c, f"{where}[{i}]", host_network) for i, c in enumerate(_list(raw, where))]
+
+
+def parse_spread_constraints(raw: Any, where: str) -> list[TopologySpreadConstraint]:
+    out = []
+    for i, c in enumerate(_list(raw, where)):
+        w = f"{where}[{i}]"
+        c = _mapping(c, w)
+        md = c.get("minDomains")
+        out.append(
+            TopologySpreadConstraint(
+                max_skew=_int(c.get("maxSkew"), f"{w}.maxSkew"),
+                topology_key=str(c.get("topologyKey") or ""),
+                when_unsatisfiable=str(c.get("whenUnsatisfiable") or "DoNotSchedule"),
+                label_selector=parse_label_selector(c.get("labelSelector"), f"{w}.labelSelector"),
+                min_domains=None if md is None else _int(md, f"{w}.minDomains"),
+                node_affinity_policy=c.get("nodeAffinityPolicy"),
+                node_taints_policy=c.get("nodeTaintsPolicy"),
+                match_label_keys=tuple(str(k) for k in _list(c.get("matchLabelKeys"), f"{w}.matchLabelKeys")),
+            )
+        )
+    return out
+
+
+def _dicts(raw: Any, where: str) -> list[dict[str, Any]]:
+    """The mappings of a list field (other entries are the validator's to report)."""
+    return [v for v in _list(raw, where) if isinstance(v, dict)]
+
+
+def _resize_infeasible(conditions: Any) -> bool:
+    return any(
+        isinstance(c, dict) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
+        for c in _list(conditions, "status.conditions")
     )
 
 
@@ -406,7 +455,50 @@ class Pod:
         "volumes",
     )
 
+    raw: dict[str, Any]
+    meta: ObjectMeta
+    host_network: bool
+    containers: list[Container]
+    init_containers: list[Container]
+    overhead: ResourceList
+    pod_requests: ResourceList | None
+    pod_limits: ResourceList | None
+    node_name: str
+    scheduler_name: str
+    priority: int | None
+    priority_class_name: str
+    preemption_policy: str
+    node_selector: dict[str, str]
+    affinity: Affinity | None
+    tolerations: list[Toleration]
+    topology_spread_constraints: list[TopologySpreadConstraint]
+    scheduling_gates: list[str]
+    volumes: list[dict[str, Any]]
+    resource_claims: list[dict[str, Any]]
+    phase: str
+    nominated_node_name: str
+    container_statuses: list[dict[str, Any]]
+    init_container_statuses: list[dict[str, Any]]
+    status_resources: dict[str, Any] | None
+    status_allocated: Any
+    resize_infeasible: bool
+    _info: Any
+    #: Position in the scheduling queue's initial list when the pod was already pending as a run began
+    #: (``kschedctl.whatif.simulate``); None: queued when created (PrioritySort reads creationTimestamp).
+    queued_at_start: int | None
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any]) -> Pod:
+        """The pod a manifest describes, parsed and defaulted as the API server would store it."""
+        pod = cls.__new__(cls)
+        pod._read(raw)
+        return pod
+
     def __init__(self, raw: dict[str, Any]) -> None:
+        """The same as ``Pod.from_raw(raw)``, for callers (and plugins) that construct pods directly."""
+        self._read(raw)
+
+    def _read(self, raw: dict[str, Any]) -> None:
         # Absent fields are tested inline (see parse_meta): the same values as the helpers give.
         self.raw = raw
         self.meta = parse_meta(raw, namespaced=True)
@@ -416,32 +508,42 @@ class Pod:
         status = raw.get("status")
         if type(status) is not dict:
             status = _mapping(status, "status")
-        get = spec.get
-        host_network = self.host_network = bool(get("hostNetwork"))
-        self.containers = [
-            _parse_container(c, f"spec.containers[{i}]", host_network)
-            for i, c in enumerate(_list(get("containers"), "spec.containers"))
-        ]
-        inits = get("initContainers")
-        self.init_containers = [] if inits is None else [
-            _parse_container(c, f"spec.initContainers[{i}]", host_network)
-            for i, c in enumerate(_list(inits, "spec.initContainers"))
-        ]
-        overhead = get("overhead")
+        self._read_containers(spec)
+        self._read_resources(spec)
+        self._read_placement(spec)
+        self._read_lists(spec)
+        self._read_status(status)
+        self._info = None
+        self.queued_at_start = None
+        if self.pod_limits:
+            self.pod_requests = defaulting.pod_level_requests(self, self.pod_limits)
+
+    def _read_containers(self, spec: dict[str, Any]) -> None:
+        host_network = self.host_network = bool(spec.get("hostNetwork"))
+        self.containers = _parse_containers(spec.get("containers"), "spec.containers", host_network)
+        inits = spec.get("initContainers")
+        self.init_containers = [] if inits is None else _parse_containers(inits, "spec.initContainers", host_network)
+
+    def _read_resources(self, spec: dict[str, Any]) -> None:
+        """``spec.overhead`` and the pod-level ``spec.resources`` (None: not given)."""
+        overhead = spec.get("overhead")
         self.overhead = {} if overhead is None else parse_resource_list(overhead, "spec.overhead")
-        pres = get("resources")
-        self.pod_requests: ResourceList | None = None
-        self.pod_limits: ResourceList | None = None
+        self.pod_requests = self.pod_limits = None
+        pres = spec.get("resources")
         if pres is not None:
             pres = _mapping(pres, "spec.resources")
             if "requests" in pres:
                 self.pod_requests = parse_resource_list(pres.get("requests"), "spec.resources.requests")
             if "limits" in pres:
                 self.pod_limits = parse_resource_list(pres.get("limits"), "spec.resources.limits")
+
+    def _read_placement(self, spec: dict[str, Any]) -> None:
+        """Where and when the pod may run: node name, scheduler, priority, selectors, affinity, tolerations..."""
+        get = spec.get
         self.node_name = str(get("nodeName") or "")
         self.scheduler_name = str(get("schedulerName") or DEFAULT_SCHEDULER_NAME)
         pr = get("priority")
-        self.priority: int | None = None if pr is None else _int(pr, "spec.priority")
+        self.priority = None if pr is None else _int(pr, "spec.priority")
         self.priority_class_name = str(get("priorityClassName") or "")
         self.preemption_policy = str(get("preemptionPolicy") or "")
         selector = get("nodeSelector")
@@ -450,79 +552,37 @@ class Pod:
         self.affinity = None if affinity is None else parse_affinity(affinity)
         tolerations = get("tolerations")
         self.tolerations = [] if tolerations is None else parse_tolerations(tolerations, "spec.tolerations")
-        tscs = []
-        raw_tscs = get("topologySpreadConstraints")
-        for i, c in enumerate(() if raw_tscs is None else _list(raw_tscs, "spec.topologySpreadConstraints")):
-            w = f"spec.topologySpreadConstraints[{i}]"
-            c = _mapping(c, w)
-            md = c.get("minDomains")
-            tscs.append(
-                TopologySpreadConstraint(
-                    max_skew=_int(c.get("maxSkew"), f"{w}.maxSkew"),
-                    topology_key=str(c.get("topologyKey") or ""),
-                    when_unsatisfiable=str(c.get("whenUnsatisfiable") or "DoNotSchedule"),
-                    label_selector=parse_label_selector(c.get("labelSelector"), f"{w}.labelSelector"),
-                    min_domains=None if md is None else _int(md, f"{w}.minDomains"),
-                    node_affinity_policy=c.get("nodeAffinityPolicy"),
-                    node_taints_policy=c.get("nodeTaintsPolicy"),
-                    match_label_keys=tuple(str(k) for k in _list(c.get("matchLabelKeys"), f"{w}.matchLabelKeys")),
-                )
-            )
-        self.topology_spread_constraints = tscs
-        volumes = get("volumes")
-        self.volumes: list[dict[str, Any]] = [] if volumes is None else [
-            v for v in _list(volumes, "spec.volumes") if isinstance(v, dict)
-        ]
-        gates = get("schedulingGates")
+        tscs = get("topologySpreadConstraints")
+        self.topology_spread_constraints = (
+            [] if tscs is None else parse_spread_constraints(tscs, "spec.topologySpreadConstraints")
+        )
+
+    def _read_lists(self, spec: dict[str, Any]) -> None:
+        """Volumes, scheduling gates and resource claims (volumes and claims kept raw: the plugins
+        that read them look at the fields they need)."""
+        # Absent fields are tested inline (see parse_meta), here and in _read_status.
+        volumes = spec.get("volumes")
+        self.volumes = [] if volumes is None else _dicts(volumes, "spec.volumes")
+        gates = spec.get("schedulingGates")
         self.scheduling_gates = [] if gates is None else [
             str(_mapping(g, "spec.schedulingGates").get("name", "")) for g in _list(gates, "spec.schedulingGates")
         ]
-        claims = get("resourceClaims")
-        self.resource_claims: list[dict[str, Any]] = [] if claims is None else [
-            c for c in _list(claims, "spec.resourceClaims") if isinstance(c, dict)
-        ]
-        sget = status.get
-        self.phase = str(sget("phase") or "")
-        self.nominated_node_name = str(sget("nominatedNodeName") or "")
-        statuses = sget("containerStatuses")
-        self.container_statuses = [] if statuses is None else [
-            s for s in _list(statuses, "status.containerStatuses") if isinstance(s, dict)
-        ]
-        statuses = sget("initContainerStatuses")
-        self.init_container_statuses = [] if statuses is None else [
-            s for s in _list(statuses, "status.initContainerStatuses") if isinstance(s, dict)
-        ]
-        sres = sget("resources")
+        claims = spec.get("resourceClaims")
+        self.resource_claims = [] if claims is None else _dicts(claims, "spec.resourceClaims")
+
+    def _read_status(self, status: dict[str, Any]) -> None:
+        get = status.get
+        self.phase = str(get("phase") or "")
+        self.nominated_node_name = str(get("nominatedNodeName") or "")
+        statuses = get("containerStatuses")
+        self.container_statuses = [] if statuses is None else _dicts(statuses, "status.containerStatuses")
+        statuses = get("initContainerStatuses")
+        self.init_container_statuses = [] if statuses is None else _dicts(statuses, "status.initContainerStatuses")
+        sres = get("resources")
         self.status_resources = None if sres is None else _mapping(sres, "status.resources")
-        self.status_allocated = sget("allocatedResources")
-        conditions = sget("conditions")
-        self.resize_infeasible = conditions is not None and any(
-            isinstance(c, dict) and c.get("type") == "PodResizePending" and c.get("reason") == "Infeasible"
-            for c in _list(conditions, "status.conditions")
-        )
-        self._info: Any = None
-        #: Position in the scheduling queue's initial list when the pod was already pending as a run began
-        #: (``kschedctl.whatif.simulate``); None: queued when created (PrioritySort reads creationTimestamp).
-        self.queued_at_start: int | None = None
-        if self.pod_limits:
-            self._default_pod_level_requests()
-
-    def _default_pod_level_requests(self) -> None:
-        """API-server defaulting of ``spec.resources.requests`` (PodLevelResources, on in v1.35)."""
-        if not self.pod_limits:
-            return
-        reqs = dict(self.pod_requests or {})
-        from kschedctl.framework.resources import aggregate_container_requests
-
-        aggregated = aggregate_container_requests(self, use_status=False)
-        for k, v in aggregated.items():
-            if k in ("cpu", "memory") and k not in reqs:
-                reqs[k] = v
-        for k, v in self.pod_limits.items():
-            if k not in reqs and (k in ("cpu", "memory") or k.startswith("hugepages-")):
-                reqs[k] = v
-        if reqs:
-            self.pod_requests = reqs
+        self.status_allocated = get("allocatedResources")
+        conditions = get("conditions")
+        self.resize_infeasible = conditions is not None and _resize_infeasible(conditions)
 
     # -- convenience -----------------------------------------------------------------
     @property
@@ -589,7 +649,7 @@ class Node:
         self.unschedulable = bool(spec.get("unschedulable"))
         self.capacity = parse_resource_list(status.get("capacity"), "status.capacity")
         if status.get("allocatable") is None:
-            self.allocatable = dict(self.capacity)  # API-server defaulting
+            self.allocatable = defaulting.node_allocatable(self.capacity)
         else:
             self.allocatable = parse_resource_list(status.get("allocatable"), "status.allocatable")
         self.images = [

@@ -8,6 +8,8 @@ Why not ``kubernetes.utils.parse_quantity``: it accepts strings the API server
 rejects (``"nan"``, ``"1_000"``, surrounding blanks), importing it costs a quarter
 of a second of start-up, and only the live-cluster module may import
 ``kubernetes`` (see tests/test_layering.py).
+
+Upstream model: ``k8s.io/apimachinery pkg/api/resource/quantity.go``.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ import functools
 import math
 import re
 from fractions import Fraction
+
+#: Amounts by resource name (``v1.ResourceList``), exact.
+ResourceList = dict[str, Fraction]
 
 _BINARY = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60}
 _DECIMAL = {

@@ -16,6 +16,8 @@ matching lives here once:
   terms), as component-helpers' ``nodeaffinity`` package does;
 * ``matchFields`` compares against the node's field set, which only has
   ``metadata.name``: any other key reads as the empty string.
+
+Upstream model: ``k8s.io/apimachinery pkg/labels/selector.go and k8s.io/component-helpers scheduling/corev1/nodeaffinity/nodeaffinity.go``.
 """
 
 from __future__ import annotations
@@ -25,8 +27,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.apivalidation import label_value_errors, parse_go_int64
-from kschedctl.apivalidation import qualified_name_errors as label_key_errors
+from kschedctl.apivalidation.names import label_value_errors, parse_go_int64
+from kschedctl.apivalidation.names import qualified_name_errors as label_key_errors
 from kschedctl.errors import InputError
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")

@@ -51,6 +51,8 @@ class APIResource:
     version: str
     plural: str
     namespaced: bool
+    #: Served only by some servers (an alpha API behind a gate): a server without it is not worth a note.
+    optional: bool = False
 
     @property
     def api_version(self) -> str:
@@ -91,6 +93,8 @@ RESOURCES: tuple[APIResource, ...] = (
     APIResource("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False),
     APIResource("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True),
     APIResource("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False),
+    # v1.36 with GenericWorkload: the pod groups the pod-group cycle schedules together
+    APIResource("PodGroup", "scheduling.k8s.io", "v1alpha2", "podgroups", True, optional=True),
 )
 
 POD = next(r for r in RESOURCES if r.kind == "Pod")
@@ -143,6 +147,8 @@ class Fetched:
     server_version: str | None = None
 
     def not_served(self, res: APIResource) -> None:
+        if res.optional:
+            return
         self.notes.append(
             f"the server does not serve {res.group_resource} ({res.api_version}): the snapshot has no {res.kind} objects"
         )

@@ -60,10 +60,11 @@ def group_by_cause(rows: list[dict[str, Any]]) -> list[CauseGroup]:
     """Groups in order of size (largest first), then cause; pods keep the rows' order."""
     groups: dict[tuple[str, str], CauseGroup] = {}
     for row in rows:
-        key = (row["outcome"], cause_of(row))
+        group = row.get("podGroup")  # one pod-group cycle decided them all: kept together
+        key = ("pod group", group) if group else (row["outcome"], cause_of(row))
         g = groups.get(key)
         if g is None:
-            g = groups[key] = CauseGroup(key[1], key[0])
+            g = groups[key] = CauseGroup(f"pod group {group}: {cause_of(row)}", row["outcome"]) if group else CauseGroup(key[1], key[0])
         g.pods.append(row["pod"])
         g.rows.append(row)
         if (row.get("preemption") or {}).get("wouldPlace"):

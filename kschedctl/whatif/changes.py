@@ -76,7 +76,7 @@ def changed_pod(pod: Pod, edit: Callable[[dict[str, Any]], None]) -> Pod:
     raw = copy.deepcopy(pod.raw)
     raw.setdefault("spec", {})
     edit(raw)
-    return Pod(raw)
+    return Pod.from_raw(raw)
 
 
 def _spec(raw: dict[str, Any]) -> dict[str, Any]:
@@ -431,28 +431,3 @@ def new_node_like(group: NodeGroup, taken: set[str]) -> Change:
     shape = {"metadata": {"labels": labels}, "spec": {"taints": taints} if taints else {}, "status": {"allocatable": alloc}}
     return Change("add-node", f"add one node like {t.name} (node group {group.name})", f"new node {name}", shape,
                   node=Node(raw), detail={"group": group.name, "template": t.name, "groupSize": len(group.nodes)})
-
-
-def cluster_with(cluster: Cluster, node: Node) -> Cluster:
-    """A new Cluster in which ``node`` replaces the node of the same name (or is added).
-
-    Pods and other objects are shared, not copied: the scheduling cycle only reads them."""
-    c = Cluster()
-    replaced = False
-    for n in cluster.nodes:
-        if n.name == node.name:
-            c.add_node(node)
-            replaced = True
-        else:
-            c.add_node(n)
-    if not replaced:
-        c.add_node(node)
-    for p in cluster.pods:
-        c.add_pod(p)
-    for objs in cluster.objects.values():
-        for o in objs:
-            c.add_object(o)
-    c.notes = list(cluster.notes)
-    c.terminal_pods = list(cluster.terminal_pods)
-    c.pods_listed = cluster.pods_listed
-    return c

@@ -31,6 +31,7 @@ other (read-only) objects.
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -93,13 +94,25 @@ _FILTER_EFFECTS = ("NoSchedule", "NoExecute")
 _RANK = {"scheduled": 0, "preemption": 1}
 
 
+SECONDS_ENV = "KSCHEDCTL_FIX_SECONDS"
+
+
+def _env_seconds(name: str, default: float) -> float:
+    try:
+        return max(0.0, float(os.environ.get(name, default)))
+    except ValueError:
+        return default
+
+
 @dataclass(frozen=True)
 class Budget:
     """How much work one pod's search may do."""
 
     reruns: int = 60  # full scheduling cycles
     probes: int = 600  # Filter passes of a binary search or of a copy count
-    seconds: float = 1.0
+    #: Wall-clock seconds per pod: 1, or ``KSCHEDCTL_FIX_SECONDS`` (the test suite raises it, so that
+    #: a loaded machine cannot cut a search short that the two counted limits above would finish).
+    seconds: float = field(default_factory=lambda: _env_seconds(SECONDS_ENV, 1.0))
 
     def text(self) -> str:
         return f"{self.reruns} cycle re-runs, {self.probes} Filter probes, {self.seconds:g} s per pod"
@@ -294,7 +307,7 @@ class RemedySearch:
     def verify(self, change: Change) -> Remedy:
         """Re-run the whole cycle on the changed pod or cluster; the verdict is what it concludes."""
         self._spend("rerun")
-        cluster = ch.cluster_with(self.cluster, change.node) if change.node is not None else self.cluster
+        cluster = self.cluster.copy_with(nodes=[change.node]) if change.node is not None else self.cluster
         pod = change.pod if change.pod is not None else self._copy()
         verdict = Verdict.of(explain_pod(cluster, pod, self.config, self.registry))
         helps = verdict.rank < self.before_rank or (change.kind == "priority-class" and verdict.rank < 2)
@@ -304,7 +317,7 @@ class RemedySearch:
         return remedy
 
     def _copy(self) -> Pod:
-        return Pod(copy.deepcopy(self.pod.raw))
+        return Pod.from_raw(copy.deepcopy(self.pod.raw))
 
     def fits_somewhere(self, pod: Pod) -> bool:
         """One probe: the real PreFilter, then the real Filter node by node until one passes."""
@@ -480,7 +493,7 @@ class RemedySearch:
 
     def copies_on(self, node: Node) -> tuple[int, bool]:
         """How many copies of the pod the (new) node takes: copies placed one by one through the real Filter."""
-        cluster = ch.cluster_with(self.cluster, node)
+        cluster = self.cluster.copy_with(nodes=[node])
         snapshot = Snapshot(cluster, exclude_pod_uids=(self.pod.uid,))
         profile = self.config.profile_for(self.pod.scheduler_name)
         assert profile is not None
@@ -513,7 +526,7 @@ class RemedySearch:
         md["name"] = f"{self.pod.name}-copy-{i}"
         md["uid"] = f"kschedctl-copy-{i}-{self.pod.uid}"
         raw.setdefault("status", {}).pop("nominatedNodeName", None)
-        return Pod(raw)
+        return Pod.from_raw(raw)
 
     # -- pod side -----------------------------------------------------------------------------------
     def try_tolerations(self) -> None:

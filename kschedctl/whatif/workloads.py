@@ -191,7 +191,7 @@ class Workload:
 
     def _pod(self, raw: dict[str, Any]) -> Pod:
         try:
-            return Pod(raw)
+            return Pod.from_raw(raw)
         except InputError as e:
             raise e.located(**self._where()) from None
 
@@ -445,20 +445,7 @@ def extend_cluster(cluster: Cluster, objects: Iterable[KubeObject], *, always_co
     extra = list(objects)
     if not extra and not always_copy:
         return cluster
-    c = Cluster()
-    for n in cluster.nodes:
-        c.add_node(n)
-    for p in cluster.pods:
-        c.add_pod(p)
-    for objs in cluster.objects.values():
-        for o in objs:
-            c.add_object(o)
-    for o in extra:
-        c.add_object(o)
-    c.notes = list(cluster.notes)
-    c.terminal_pods = list(cluster.terminal_pods)
-    c.pods_listed = cluster.pods_listed
-    return c
+    return cluster.copy_with(objects=extra)
 
 
 def owner_objects(manifests: Manifests, cluster: Cluster) -> list[KubeObject]:

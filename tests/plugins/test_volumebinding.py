@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from fractions import Fraction
 from typing import Any
 
 import pytest
@@ -13,6 +15,17 @@ from kschedctl.framework.status import Code, Status
 from kschedctl.plugins import volumebinding as vbmod
 from kschedctl.plugins.volumebinding import binder as vb
 from kschedctl.plugins.volumebinding.plugin import VolumeBinding
+from kschedctl.plugins.volumebinding.storage import (
+    access_modes,
+    claim_class,
+    claim_request,
+    claim_selector,
+    node_affinity_matches,
+    volume_bound_to_claim,
+    volume_capacity,
+    volume_class,
+    volume_mode,
+)
 from kschedctl.snapshot.model import KubeObject, Pod
 from tests.builders import FakeHandle, NodeBuilder, PodBuilder, make_node, make_pod, make_snapshot, node_info
 from tests.plugins.storage_objects import capacity, csi_driver, csi_node, pv, pvc, storage_class, zone_in
@@ -373,11 +386,69 @@ def test_args_validation() -> None:
     assert vbmod.new(VolumeBindingArgs.model_validate({"bindTimeoutSeconds": 30}), FakeHandle()).args.bind_timeout_seconds == 30
 
 
+def find_matching_volume(
+    claim: KubeObject,
+    volumes: list[KubeObject],
+    node_labels: Mapping[str, str],
+    excluded: set[str],
+    affinity_of: Any,
+) -> KubeObject | None:
+    """The oracle: ``FindMatchingVolume`` on the scheduler path as upstream's linear scan (a node is
+    given, delayed binding), against which the binder's per-cycle plan is checked.
+
+    A PV pre-bound to the claim wins at once (or rules the node out when its node
+    affinity does not admit it); otherwise the smallest available PV of the
+    claim's class that satisfies size, mode, attributes class, selector, node
+    affinity and access modes. ``affinity_of(vol)`` returns the PV's parsed node
+    affinity (cached by the caller).
+    """
+    requested = claim_request(claim)
+    requested_class = claim_class(claim)
+    selector = claim_selector(claim)
+    claim_vac = str(claim.spec.get("volumeAttributesClassName") or "")
+    claim_mode = volume_mode(claim)
+    claim_modes = access_modes(claim)
+    smallest: KubeObject | None = None
+    smallest_qty = Fraction(0)
+    for vol in volumes:
+        if vol.name in excluded:
+            continue
+        has_ref = isinstance(vol.spec.get("claimRef"), dict)
+        bound_here = volume_bound_to_claim(vol, claim)
+        if has_ref and not bound_here:
+            continue
+        qty = volume_capacity(vol)
+        if qty < requested:
+            continue
+        if volume_mode(vol) != claim_mode:
+            continue
+        if str(vol.spec.get("volumeAttributesClassName") or "") != claim_vac:
+            continue
+        if vol.meta.deletion_timestamp is not None:
+            continue
+        affinity_ok = node_affinity_matches(affinity_of(vol), node_labels)
+        if bound_here:
+            return vol if affinity_ok else None
+        if str((vol.status if isinstance(vol.status, dict) else {}).get("phase") or "") != "Available":
+            continue
+        if selector is not None and not selector.matches(vol.labels):
+            continue
+        if volume_class(vol) != requested_class:
+            continue
+        if not affinity_ok:
+            continue
+        pv_modes = set(access_modes(vol))
+        if any(m not in pv_modes for m in claim_modes):
+            continue
+        if smallest is None or smallest_qty > qty:
+            smallest = vol
+            smallest_qty = qty
+    return smallest
+
+
 def test_indexed_matching_agrees_with_the_plain_scan() -> None:
     """The per-cycle plan (candidates grouped by node affinity) picks what upstream's linear scan picks."""
     import random
-
-    from kschedctl.plugins.volumebinding.storage import find_matching_volume
 
     rng = random.Random(7)
     zones = ["a", "b", "c"]

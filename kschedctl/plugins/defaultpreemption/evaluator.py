@@ -21,6 +21,8 @@ deterministic choice and says so in the result's details:
   narrow the candidates, nothing is evicted. Upstream rebuilds the candidate list
   from a Go map once any extender is configured, so the order among candidates (which
   only matters for a complete tie) is then random; here it stays in candidate order.
+
+Upstream model: ``pkg/scheduler/framework/preemption/preemption.go``.
 """
 
 from __future__ import annotations

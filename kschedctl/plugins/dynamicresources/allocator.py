@@ -21,6 +21,8 @@ CEL runtime error would be hit on one order and not the other).
 
 Per cycle, :class:`DraCluster` parses the DRA objects once and caches each
 selector's result per device, so per-node work stays small.
+
+Upstream model: ``k8s.io/dynamic-resource-allocation structured/ (the allocator)``.
 """
 
 from __future__ import annotations

@@ -5,6 +5,8 @@ DeviceClass, ResourceSlice and ResourceClaim reach the plugin as generic
 typed records once per scheduling cycle, applying the API server's defaulting
 (``allocationMode: ExactCount`` and ``count: 1``), so the allocator works with
 plain attributes instead of nested dictionaries.
+
+Upstream model: ``k8s.io/api resource/v1/types.go``.
 """
 
 from __future__ import annotations

@@ -34,6 +34,8 @@ expression is compiled, so the caller reports a clear error instead of guessing.
 Known differences from cel-go: no runtime cost limit, and the compile-time type
 check covers only undeclared names, unknown ``device`` fields, operators whose
 operand types are statically incompatible and a non-boolean result type.
+
+Upstream model: ``k8s.io/dynamic-resource-allocation cel/compile.go``.
 """
 
 from __future__ import annotations

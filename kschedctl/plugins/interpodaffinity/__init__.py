@@ -32,20 +32,24 @@ Explain support (not a kube-scheduler extension point):
   every contribution (existing pod, source term, signed weight). The pod lists
   are rebuilt per topology domain asked about (the same walk over the domain's
   nodes only), so the normal cycle pays nothing for them.
+
+Upstream model: ``pkg/scheduler/framework/plugins/interpodaffinity/plugin.go``.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from kschedctl.config.args import InterPodAffinityArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
+from kschedctl.framework.interfaces import Handle, NodeScore, NodeVerdict, PreFilterResult
 from kschedctl.framework.signers import SignFragment
-from kschedctl.framework.status import Code, Status
+from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo, PodInfo, WeightedAffinityTerm
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins.helper import use_fast_paths
 from kschedctl.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
@@ -56,7 +60,7 @@ from kschedctl.plugins.interpodaffinity.filtering import (
     count_existing_anti_affinity,
     count_incoming_terms,
     explain_filter,
-    filter_reason,
+    filter_status,
     resolve_namespaces,
     term_dict,
 )
@@ -103,13 +107,16 @@ def _counts_list(counts: Counts) -> list[dict[str, Any]]:
     return [{"topologyKey": k, "value": v, "count": n} for (k, v), n in sorted(counts.items())]
 
 
-class InterPodAffinity:
+class InterPodAffinity(NodeVerdictFilter):
     """PreFilter/Filter/PreScore/Score of inter-pod (anti-)affinity."""
 
     def __init__(self, args: InterPodAffinityArgs, handle: Handle) -> None:
         self.name = NAME
         self.args = args
         self.handle = handle
+        #: Count from the snapshot's indexes (``indexed``) rather than walk every pod: chosen once,
+        #: by the framework that builds the plugin (``Framework.fast_paths``).
+        self.indexed = use_fast_paths(handle)
 
     # PreFilter ---------------------------------------------------------------------------
     def pre_filter(
@@ -123,7 +130,7 @@ class InterPodAffinity:
         anti_terms = [resolve_namespaces(t, namespaces) for t in pi.required_anti_affinity_terms]
         ns_labels = snap.namespace_labels(pod.namespace)
         s = PreFilterState(pod, affinity_terms, anti_terms, ns_labels, nodes, anti_nodes)
-        if use_fast_paths(self.handle) and nodes is snap.node_info_list:
+        if self.indexed:
             s.existing_anti_affinity_counts = existing_anti_affinity_counts(TermIndex.of(snap), pod, ns_labels)
             if affinity_terms or anti_terms:
                 s.affinity_counts, s.anti_affinity_counts = incoming_term_counts(snap, affinity_terms, anti_terms)
@@ -155,15 +162,12 @@ class InterPodAffinity:
         return Status()
 
     # Filter ------------------------------------------------------------------------------
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict:
+        """Filter: the node's domains against the PreFilter counts (``filtering.filter_status``)."""
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            return _pre_filter_state_missing()
-        r = filter_reason(s, node_info)
-        if r is None:
-            return Status()
-        code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if r[0] == 0 else Code.UNSCHEDULABLE
-        return Status(code, r[1])
+            return lambda node_info: _pre_filter_state_missing()
+        return partial(filter_status, s)
 
     # PreScore / Score --------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -195,7 +199,7 @@ class InterPodAffinity:
             has_constraints,
             walk,
         )
-        if use_fast_paths(self.handle):
+        if self.indexed:
             s.topology_score = topology_score(s, snap)
         else:
             s.topology_score = build_topology_score(s)
@@ -221,19 +225,6 @@ class InterPodAffinity:
         return Status()
 
     # whole node lists (same results as the per-node methods above) ----------------------
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None:
-            return [self.filter(state, pod, ni) for ni in nodes]
-        out: list[Status | None] = []
-        for ni in nodes:
-            r = filter_reason(s, ni)
-            if r is None:
-                out.append(None)
-            else:
-                out.append(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE if r[0] == 0 else Code.UNSCHEDULABLE, r[1]))
-        return out
-
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None:

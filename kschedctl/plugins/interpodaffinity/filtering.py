@@ -19,6 +19,8 @@ of the incoming pod's namespace.
 Details for ``explain`` (which existing pods were counted in which domain) are
 rebuilt on demand by running the same counting with a recorder over the nodes of
 the domain asked about, so the normal path pays nothing for them.
+
+Upstream model: ``pkg/scheduler/framework/plugins/interpodaffinity/filtering.go``.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
+from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import AffinityTerm, NodeInfo, PodInfo
 from kschedctl.snapshot.model import KubeObject, Pod
 
@@ -245,15 +248,16 @@ def satisfy_pod_affinity(s: PreFilterState, labels: Mapping[str, str]) -> bool:
     return not s.affinity_counts and pod_matches_all_terms(s.affinity_terms, s.pod)
 
 
-def filter_reason(s: PreFilterState, node_info: NodeInfo) -> tuple[int, str] | None:
-    """None when the node passes, else (0 for UnschedulableAndUnresolvable / 1 for Unschedulable, reason)."""
+def filter_status(s: PreFilterState, node_info: NodeInfo) -> Status | None:
+    """Filter's verdict on one node: None when it passes, else its status (a required affinity term
+    unmet is UnschedulableAndUnresolvable; anti-affinity, which preemption may cure, Unschedulable)."""
     labels = node_info.node.labels
     if not satisfy_pod_affinity(s, labels):
-        return 0, ERR_REASON_AFFINITY_RULES_NOT_MATCH
+        return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_AFFINITY_RULES_NOT_MATCH)
     if not satisfy_pod_anti_affinity(s, labels):
-        return 1, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH
+        return Status(Code.UNSCHEDULABLE, ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH)
     if not satisfy_existing_pods_anti_affinity(s, labels):
-        return 1, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH
+        return Status(Code.UNSCHEDULABLE, ERR_REASON_EXISTING_ANTI_AFFINITY_RULES_NOT_MATCH)
     return None
 
 
@@ -326,7 +330,7 @@ def explain_filter(s: PreFilterState, node_info: NodeInfo, limit: int = 50) -> d
                 pods = _domain_detail(s, k, v).get((KIND_EXISTING_ANTI_AFFINITY, k, v), [])
                 existing.append({"topologyKey": k, "value": v, "matchingPods": n, "pods": pods[:limit]})
     self_match = pod_matches_all_terms(s.affinity_terms, s.pod)
-    verdict = filter_reason(s, node_info)
+    verdict = filter_status(s, node_info)
     return {
         "affinity": {
             "terms": affinity,
@@ -340,5 +344,5 @@ def explain_filter(s: PreFilterState, node_info: NodeInfo, limit: int = 50) -> d
             "domains": existing,
             "satisfied": satisfy_existing_pods_anti_affinity(s, labels),
         },
-        "reason": None if verdict is None else verdict[1],
+        "reason": None if verdict is None else verdict.reasons[0],
     }

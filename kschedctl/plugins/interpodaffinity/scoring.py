@@ -17,6 +17,8 @@ scales min..max to 0..100 with float64 math and truncation, as upstream.
 ``ignorePreferredTermsOfExistingPods`` only makes PreScore Skip pods without
 preferred terms; when the incoming pod has some, existing pods' terms still
 count (as upstream).
+
+Upstream model: ``pkg/scheduler/framework/plugins/interpodaffinity/scoring.go``.
 """
 
 from __future__ import annotations
@@ -92,133 +94,86 @@ class PreScoreState:
         return self
 
 
-def _process_term(
-    m: ScoreMap,
-    term: AffinityTerm,
-    weight: int,
-    pod: Pod,
-    ns_labels: Mapping[str, str] | None,
-    labels: Mapping[str, str],
-    multiplier: int,
-    record: ScoreRecorder | None,
-    source: str,
-    existing: Pod,
-    node: str,
-    index: int,
-) -> None:
-    if term.matches(pod, ns_labels):
+class TopologyScoreWalk:
+    """PreScore's sums per topology domain while existing pods are walked (upstream's ``scoreMap``),
+    and, for explain, the recorder told of every contribution and the pod and node being walked."""
+
+    __slots__ = ("existing", "m", "node", "record")
+
+    def __init__(self, record: ScoreRecorder | None = None) -> None:
+        self.m: ScoreMap = {}
+        self.record = record
+        self.existing: Pod | None = None
+        self.node = ""
+
+    def process_term(
+        self, term: AffinityTerm, weight: int, pod: Pod, ns_labels: Mapping[str, str] | None,
+        labels: Mapping[str, str], multiplier: int,
+    ) -> tuple[str, str, int] | None:
+        """Add ``weight * multiplier`` to the node's domain when the term matches the pod; what was added."""
+        if not term.matches(pod, ns_labels):
+            return None
         tk = term.topology_key
-        if tk in labels:
-            tv = labels[tk]
-            d = m.get(tk)
-            if d is None:
-                d = m[tk] = {}
-            w = _int32(weight * multiplier)
-            d[tv] = d.get(tv, 0) + w
-            if record is not None:
-                record(source, tk, tv, w, existing, node, index)
+        tv = labels.get(tk)
+        if tv is None:
+            return None
+        d = self.m.get(tk)
+        if d is None:
+            d = self.m[tk] = {}
+        w = _int32(weight * multiplier)
+        d[tv] = d.get(tv, 0) + w
+        return tk, tv, w
+
+    def process_terms(
+        self, terms: list[WeightedAffinityTerm], pod: Pod, ns_labels: Mapping[str, str] | None,
+        labels: Mapping[str, str], multiplier: int, source: str,
+    ) -> None:
+        for i, wt in enumerate(terms):
+            added = self.process_term(wt.term, wt.weight, pod, ns_labels, labels, multiplier)
+            if added is not None and self.record is not None:
+                self.recorded(added, source, i)
+
+    def recorded(self, added: tuple[str, str, int], source: str, index: int) -> None:
+        assert self.record is not None and self.existing is not None
+        tk, tv, w = added
+        self.record(source, tk, tv, w, self.existing, self.node, index)
 
 
-def process_existing_pod(
-    s: PreScoreState, existing: PodInfo, node_info: NodeInfo, m: ScoreMap, record: ScoreRecorder | None = None
-) -> None:
-    """Add one existing pod's contributions (both directions) to ``m``."""
+def process_existing_pod(s: PreScoreState, existing: PodInfo, node_info: NodeInfo, walk: TopologyScoreWalk) -> None:
+    """Add one existing pod's contributions, in both directions, to the walk's sums."""
     labels = node_info.node.labels
     if not labels:
         return
     other = existing.pod
     incoming = s.pod
     ns_labels = s.namespace_labels
-    node = node_info.name
-    for i, wt in enumerate(s.preferred_affinity_terms):
-        _process_term(
-            m,
-            wt.term,
-            wt.weight,
-            other,
-            None,
-            labels,
-            1,
-            record,
-            SRC_INCOMING_PREFERRED_AFFINITY,
-            other,
-            node,
-            i,
-        )
-    for i, wt in enumerate(s.preferred_anti_affinity_terms):
-        _process_term(
-            m,
-            wt.term,
-            wt.weight,
-            other,
-            None,
-            labels,
-            -1,
-            record,
-            SRC_INCOMING_PREFERRED_ANTI_AFFINITY,
-            other,
-            node,
-            i,
-        )
+    walk.existing, walk.node = other, node_info.name
+    # the incoming pod's preferred terms select the existing pod (their namespaces are resolved: no labels needed)
+    walk.process_terms(s.preferred_affinity_terms, other, None, labels, 1, SRC_INCOMING_PREFERRED_AFFINITY)
+    walk.process_terms(s.preferred_anti_affinity_terms, other, None, labels, -1, SRC_INCOMING_PREFERRED_ANTI_AFFINITY)
+    # the existing pod's terms select the incoming pod: required affinity at the hard weight, then preferred
     hard = s.hard_pod_affinity_weight
     if hard > 0:
         for i, t in enumerate(existing.required_affinity_terms):
-            _process_term(
-                m,
-                t,
-                hard,
-                incoming,
-                ns_labels,
-                labels,
-                1,
-                record,
-                SRC_EXISTING_REQUIRED_AFFINITY,
-                other,
-                node,
-                i,
-            )
-    for i, wt in enumerate(existing.preferred_affinity_terms):
-        _process_term(
-            m,
-            wt.term,
-            wt.weight,
-            incoming,
-            ns_labels,
-            labels,
-            1,
-            record,
-            SRC_EXISTING_PREFERRED_AFFINITY,
-            other,
-            node,
-            i,
-        )
-    for i, wt in enumerate(existing.preferred_anti_affinity_terms):
-        _process_term(
-            m,
-            wt.term,
-            wt.weight,
-            incoming,
-            ns_labels,
-            labels,
-            -1,
-            record,
-            SRC_EXISTING_PREFERRED_ANTI_AFFINITY,
-            other,
-            node,
-            i,
-        )
+            added = walk.process_term(t, hard, incoming, ns_labels, labels, 1)
+            if added is not None and walk.record is not None:
+                walk.recorded(added, SRC_EXISTING_REQUIRED_AFFINITY, i)
+    walk.process_terms(existing.preferred_affinity_terms, incoming, ns_labels, labels, 1, SRC_EXISTING_PREFERRED_AFFINITY)
+    walk.process_terms(
+        existing.preferred_anti_affinity_terms, incoming, ns_labels, labels, -1, SRC_EXISTING_PREFERRED_ANTI_AFFINITY
+    )
 
 
 def build_topology_score(
     s: PreScoreState, record: ScoreRecorder | None = None, nodes: list[NodeInfo] | None = None
 ) -> ScoreMap:
     """Walk the PreScore nodes, or some of them (all their pods when the incoming pod has preferred terms)."""
-    m: ScoreMap = {}
+    walk = TopologyScoreWalk(record)
     for ni in s.nodes if nodes is None else nodes:
         pods = ni.pods if s.has_constraints else ni.pods_with_affinity
         for epi in pods:
-            process_existing_pod(s, epi, ni, m, record)
-    return m
+            process_existing_pod(s, epi, ni, walk)
+    return walk.m
 
 
 def score_node(s: PreScoreState, node_info: NodeInfo) -> int:

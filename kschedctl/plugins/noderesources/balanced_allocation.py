@@ -29,8 +29,8 @@ from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
-from kschedctl.plugins.noderesources.columns import balance_change_columns, score_columns
 from kschedctl.plugins.noderesources.fit import request_signature
+from kschedctl.plugins.noderesources.indexed import balance_change_columns, score_columns
 from kschedctl.plugins.noderesources.resource_allocation import (
     ResourceAllocationScorer,
     WeightedResource,

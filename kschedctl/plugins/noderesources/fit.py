@@ -36,8 +36,8 @@ from kschedctl.framework.resources import (
     pod_requests,
 )
 from kschedctl.framework.signers import SignFragment
-from kschedctl.framework.status import Status
-from kschedctl.plugins.noderesources.columns import fit_statuses, insufficiency_status, score_columns
+from kschedctl.framework.status import Code, Status
+from kschedctl.plugins.noderesources.indexed import fit_statuses, score_columns
 from kschedctl.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
     MOST_ALLOCATED,
@@ -173,6 +173,18 @@ def fits_request(
     return out
 
 
+def insufficiency_status(short: list[InsufficientResource], unresolvable: bool = True) -> Status:
+    """The Filter status of a node short of some resources (UnschedulableAndUnresolvable when
+    a request exceeds the node's whole allocatable and ``unresolvable``, the rule since v1.34;
+    v1.33's fit.go answers Unschedulable for every shortage, so preemption tries such nodes too)."""
+    code = Code.UNSCHEDULABLE
+    if unresolvable:
+        for s in short:
+            if s.unresolvable:
+                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
+    return Status(code, *(s.reason for s in short))
+
+
 def fits(pod: Pod, node_info: NodeInfo) -> list[InsufficientResource]:
     """``noderesources.Fits``: the shortages of a pod on a node, with nothing ignored."""
     return fits_request(compute_pod_request(pod), node_info)
@@ -217,10 +229,13 @@ class Fit:
         req = state.get(_PRE_FILTER_KEY)
         if req is None:
             return Status.as_error(f'error reading "PreFilter{NAME}" from cycleState: not found')
+        st = self._verdict(req, node_info)
+        return Status() if st is None else st
+
+    def _verdict(self, req: PodRequest, node_info: NodeInfo) -> Status | None:
+        """Filter's verdict on one node with the PreFilter state read (None: the pod fits)."""
         short = fits_request(req, node_info, self.ignored_resources, self.ignored_groups)
-        if not short:
-            return Status()
-        return insufficiency_status(short, self.unresolvable)
+        return insufficiency_status(short, self.unresolvable) if short else None
 
     # PreScore / Score -----------------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -246,8 +261,7 @@ class Fit:
         req = state.get(_PRE_FILTER_KEY)
         if req is None:
             return [self.filter(state, pod, ni) for ni in nodes]
-        ignored, groups = self.ignored_resources, self.ignored_groups
-        return fit_statuses(req, nodes, lambda r, ni: fits_request(r, ni, ignored, groups), self.unresolvable)
+        return fit_statuses(req, nodes, self._verdict)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         reqs = state.get(_PRE_SCORE_KEY)

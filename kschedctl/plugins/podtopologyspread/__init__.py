@@ -26,21 +26,19 @@ from typing import Any
 from kschedctl.config.args import PodTopologySpreadArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.interfaces import Handle, NodeScore, PreFilterResult
+from kschedctl.framework.interfaces import Handle, NodeScore, NodeVerdict, PreFilterResult
 from kschedctl.framework.signers import SignFragment
-from kschedctl.framework.status import Code, Status
+from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo, PodInfo
+from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins.helper import use_fast_paths
 from kschedctl.plugins.podtopologyspread.common import (
     DO_NOT_SCHEDULE,
     SCHEDULE_ANYWAY,
     SYSTEM_DEFAULT_CONSTRAINTS,
     Constraint,
-    DomainLayout,
-    DomainLayouts,
     default_selector,
     filter_constraints,
-    matching_pods_per_node,
     parse_default_constraints,
 )
 from kschedctl.plugins.podtopologyspread.filtering import (
@@ -49,10 +47,10 @@ from kschedctl.plugins.podtopologyspread.filtering import (
     PreFilterState,
     compute_pre_filter_state,
     explain_node,
-    filter_node,
-    filter_nodes,
+    node_verdict,
     update_with_pod,
 )
+from kschedctl.plugins.podtopologyspread.indexed import DomainLayout, indexed_counts
 from kschedctl.plugins.podtopologyspread.scoring import (
     PreScoreState,
     compute_pre_score_state,
@@ -86,12 +84,15 @@ def _not_found(key: StateKey[Any]) -> Status:
     return Status.as_error(f'{prefix} "{key.name}" from cycleState: not found')
 
 
-class PodTopologySpread:
+class PodTopologySpread(NodeVerdictFilter):
     """Keeps pods with the same labels spread over topology domains."""
 
     def __init__(self, args: PodTopologySpreadArgs, handle: Handle) -> None:
         self.name = NAME
         self.handle = handle
+        #: Count from the snapshot's indexes (``indexed``) rather than walk every node: chosen once,
+        #: by the framework that builds the plugin (``Framework.fast_paths``).
+        self.indexed = use_fast_paths(handle)
         defaulting = args.defaulting_type or SYSTEM_DEFAULTING
         if defaulting not in (SYSTEM_DEFAULTING, LIST_DEFAULTING):
             raise ConfigError(
@@ -123,24 +124,20 @@ class PodTopologySpread:
 
     # -- PreFilter / Filter ------------------------------------------------------------
     def _indexed(
-        self, pod: Pod, constraints: list[Constraint], nodes: list[NodeInfo], require_all: bool
+        self, pod: Pod, constraints: list[Constraint], require_all: bool
     ) -> tuple[list[dict[NodeInfo, int]], DomainLayout] | None:
-        """With fast paths over the snapshot's own nodes: per constraint, the matching pods per node
-        from the snapshot's match counts, and the nodes' domains (else None: every node is walked
-        and its pods counted one by one)."""
-        snap = self.handle.snapshot
-        if not use_fast_paths(self.handle) or nodes is not snap.node_info_list:
+        """With fast paths: per constraint, the matching pods per node of the snapshot from its
+        match counts, and the nodes' domains (``indexed``); else None: every node is walked and
+        its pods counted one by one."""
+        if not self.indexed:
             return None
-        counts = snap.match_counts()
-        per_node = [matching_pods_per_node(counts, c.selector, pod.namespace) for c in constraints]
-        layouts = snap.derived("PodTopologySpreadLayouts", lambda s: DomainLayouts(s.node_info_list))
-        return per_node, layouts.get(pod, constraints, require_all)
+        return indexed_counts(self.handle.snapshot, pod, constraints, require_all)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         constraints = self._constraints(pod, DO_NOT_SCHEDULE)
         if not constraints:
             return None, Status.skip()
-        indexed = self._indexed(pod, constraints, nodes, True)
+        indexed = self._indexed(pod, constraints, True)
         if indexed is None:
             state.write(PRE_FILTER_STATE_KEY, compute_pre_filter_state(pod, constraints, nodes))
         else:
@@ -164,18 +161,14 @@ class PodTopologySpread:
         update_with_pod(s, pod_info_to_remove.pod, pod, node_info.node, -1)
         return Status()
 
-    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
+    def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict | None:
+        """Filter: the node's domain, per constraint, against the PreFilter counts (``filtering.node_verdict``)."""
         s = state.get(PRE_FILTER_STATE_KEY)
         if s is None:
-            return _not_found(PRE_FILTER_STATE_KEY)
+            return lambda node_info: _not_found(PRE_FILTER_STATE_KEY)
         if not s.constraints:
-            return Status()
-        i, kind = filter_node(s, pod, node_info.node)
-        if i < 0:
-            return Status()
-        if kind == 1:
-            return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
-        return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+            return None
+        return node_verdict(s, pod)
 
     # -- PreScore / Score ----------------------------------------------------------------
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
@@ -186,7 +179,7 @@ class PodTopologySpread:
         constraints = self._constraints(pod, SCHEDULE_ANYWAY)
         if not constraints:
             return Status.skip()
-        indexed = self._indexed(pod, constraints, all_nodes, require_all)
+        indexed = self._indexed(pod, constraints, require_all)
         if indexed is None:
             s = compute_pre_score_state(pod, constraints, nodes, all_nodes, require_all)
         else:
@@ -213,20 +206,6 @@ class PodTopologySpread:
         return Status()
 
     # -- whole node lists (same results as the per-node methods above) -------------------
-    def filter_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> list[Status | None]:
-        s = state.get(PRE_FILTER_STATE_KEY)
-        if s is None or not s.constraints:
-            return [self.filter(state, pod, ni) for ni in nodes]
-        out: list[Status | None] = []
-        for i, kind in filter_nodes(s, pod, nodes):
-            if i < 0:
-                out.append(None)
-            elif kind == 1:
-                out.append(Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH))
-            else:
-                out.append(Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH))
-        return out
-
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         s = state.get(PRE_SCORE_STATE_KEY)
         if s is None:

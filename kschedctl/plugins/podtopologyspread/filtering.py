@@ -8,23 +8,29 @@ and keeps for each constraint the two domains with the fewest matches (the
 exceed ``maxSkew``, where the global minimum is 0 when fewer than ``minDomains``
 domains exist. Nominated-pod evaluation and preemption change the counts through
 ``update_with_pod`` on a cloned state.
+
+Upstream model: ``pkg/scheduler/framework/plugins/podtopologyspread/filtering.go``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.podtopologyspread.common import (
     Constraint,
-    DomainLayout,
     count_matching_pods,
     node_has_all_keys,
     node_included,
     required_node_affinity,
 )
 from kschedctl.snapshot.model import Node, Pod
+
+if TYPE_CHECKING:
+    from kschedctl.plugins.podtopologyspread.indexed import DomainLayout
 
 MAX_INT32 = 2**31 - 1
 
@@ -171,43 +177,28 @@ def _count_per_domain(
             m[value] = m.get(value, 0) + n
 
 
-def filter_node(s: PreFilterState, pod: Pod, node: Node) -> tuple[int, int]:
-    """Index of the first violated constraint and 0 (wrong skew) or 1 (missing label); (-1, 0) if fine."""
-    labels = node.labels
-    pod_labels = pod.labels
-    for i, c in enumerate(s.constraints):
-        tp_val = labels.get(c.topology_key)
-        if tp_val is None:
-            return i, 1
-        min_match = s.min_match_num(i, c.min_domains)
-        self_match = 1 if c.selector.matches(pod_labels) else 0
-        match_num = s.tp_value_to_match_num[i].get(tp_val, 0)
-        if match_num + self_match - min_match > c.max_skew:
-            return i, 0
-    return -1, 0
-
-
-def filter_nodes(s: PreFilterState, pod: Pod, nodes: list[NodeInfo]) -> list[tuple[int, int]]:
-    """``filter_node`` for a list of nodes (the per-constraint minimum and self-match computed once)."""
+def node_verdict(s: PreFilterState, pod: Pod) -> Callable[[NodeInfo], Status | None]:
+    """``Filter``'s check of one node against every constraint, in order: the first constraint
+    whose topology label the node lacks rejects it (UnschedulableAndUnresolvable), as does the
+    first whose skew would exceed ``maxSkew`` (Unschedulable); None when the node passes. The
+    per-constraint minimum and the pod's self-match do not depend on the node: computed once."""
     pod_labels = pod.labels
     checks = [
         (c.topology_key, s.min_match_num(i, c.min_domains), 1 if c.selector.matches(pod_labels) else 0, c.max_skew, s.tp_value_to_match_num[i])
         for i, c in enumerate(s.constraints)
     ]
-    out: list[tuple[int, int]] = []
-    for ni in nodes:
-        labels = ni.node.labels
-        verdict = (-1, 0)
-        for i, (key, min_match, self_match, max_skew, counts) in enumerate(checks):
+
+    def verdict(node_info: NodeInfo) -> Status | None:
+        labels = node_info.node.labels
+        for key, min_match, self_match, max_skew, counts in checks:
             tp_val = labels.get(key)
             if tp_val is None:
-                verdict = (i, 1)
-                break
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_NODE_LABEL_NOT_MATCH)
             if counts.get(tp_val, 0) + self_match - min_match > max_skew:
-                verdict = (i, 0)
-                break
-        out.append(verdict)
-    return out
+                return Status(Code.UNSCHEDULABLE, ERR_REASON_CONSTRAINTS_NOT_MATCH)
+        return None
+
+    return verdict
 
 
 def explain_node(s: PreFilterState, pod: Pod, node: Node) -> list[dict[str, Any]]:

@@ -8,13 +8,15 @@ per node in Score instead. A node's raw score is
 better), and NormalizeScore flips it to ``100 * (max + min - s) / max`` with
 integer division. Nodes lacking a topology key are "ignored" and get 0, except
 that system-default spreading only requires the keys it can use.
+
+Upstream model: ``pkg/scheduler/framework/plugins/podtopologyspread/scoring.go``.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kschedctl.framework.interfaces import NodeScore
 from kschedctl.framework.status import MAX_NODE_SCORE
@@ -22,13 +24,15 @@ from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     Constraint,
-    DomainLayout,
     count_matching_pods,
     node_has_all_keys,
     node_included,
     required_node_affinity,
 )
 from kschedctl.snapshot.model import Pod
+
+if TYPE_CHECKING:
+    from kschedctl.plugins.podtopologyspread.indexed import DomainLayout
 
 INVALID_SCORE = -1
 MAX_INT64 = 2**63 - 1

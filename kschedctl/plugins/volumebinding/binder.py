@@ -8,6 +8,8 @@ PV or be dynamically provisionable there (class provisioner, allowed topologies
 and, for CSI drivers that opt in, CSIStorageCapacity). The API-writing half
 (assume, bind, wait for the PV controller) is not modelled: a dry run never
 changes the cluster.
+
+Upstream model: ``pkg/scheduler/framework/plugins/volumebinding/binder.go``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ scheduler translates such a PV (or inline pod volume) to know which CSI driver a
 volume handle it counts against (NodeVolumeLimits) and which topology key its node
 affinity uses once migrated (VolumeBinding). Only what those decisions depend on
 is modelled: the driver name, the volume handle and the node-affinity rewrite.
+
+Upstream model: ``k8s.io/csi-translation-lib translate.go and plugins/``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,8 @@ claims' PV node affinity and finds PVs or provisioning room for delayed claims;
 Reserve records whether anything is left to bind; PreBind would bind (a dry run
 only reports that it would). Score exists upstream but is only active with the
 alpha StorageCapacityScoring gate, off in v1.35, so PreScore always skips it.
+
+Upstream model: ``pkg/scheduler/framework/plugins/volumebinding/volume_binding.go``.
 """
 
 from __future__ import annotations

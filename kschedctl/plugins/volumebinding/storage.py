@@ -238,68 +238,9 @@ def volume_bound_to_claim(pv: KubeObject, pvc: KubeObject) -> bool:
     return not (uid and uid != pvc.meta.uid)
 
 
-def find_matching_volume(
-    pvc: KubeObject,
-    volumes: list[KubeObject],
-    node_labels: Mapping[str, str],
-    excluded: set[str],
-    affinity_of: Any,
-) -> KubeObject | None:
-    """``FindMatchingVolume`` on the scheduler path (a node is given, delayed binding).
-
-    A PV pre-bound to the claim wins at once (or rules the node out when its node
-    affinity does not admit it); otherwise the smallest available PV of the
-    claim's class that satisfies size, mode, attributes class, selector, node
-    affinity and access modes. ``affinity_of(pv)`` returns the PV's parsed node
-    affinity (cached by the caller).
-    """
-    requested = claim_request(pvc)
-    requested_class = claim_class(pvc)
-    selector = claim_selector(pvc)
-    claim_vac = str(pvc.spec.get("volumeAttributesClassName") or "")
-    claim_mode = volume_mode(pvc)
-    claim_modes = access_modes(pvc)
-    smallest: KubeObject | None = None
-    smallest_qty = Fraction(0)
-    for pv in volumes:
-        if pv.name in excluded:
-            continue
-        has_ref = isinstance(pv.spec.get("claimRef"), dict)
-        bound_here = volume_bound_to_claim(pv, pvc)
-        if has_ref and not bound_here:
-            continue
-        qty = volume_capacity(pv)
-        if qty < requested:
-            continue
-        if volume_mode(pv) != claim_mode:
-            continue
-        if str(pv.spec.get("volumeAttributesClassName") or "") != claim_vac:
-            continue
-        if pv.meta.deletion_timestamp is not None:
-            continue
-        affinity_ok = node_affinity_matches(affinity_of(pv), node_labels)
-        if bound_here:
-            return pv if affinity_ok else None
-        if str(_as_dict(pv.status).get("phase") or "") != "Available":
-            continue
-        if selector is not None and not selector.matches(pv.labels):
-            continue
-        if volume_class(pv) != requested_class:
-            continue
-        if not affinity_ok:
-            continue
-        pv_modes = set(access_modes(pv))
-        if any(m not in pv_modes for m in claim_modes):
-            continue
-        if smallest is None or smallest_qty > qty:
-            smallest = pv
-            smallest_qty = qty
-    return smallest
-
-
 @dataclass(frozen=True, slots=True)
 class VolumeCandidate:
-    """A PV that passed every node-independent check of ``find_matching_volume``."""
+    """A PV that passed every node-independent check of upstream's ``FindMatchingVolume``."""
 
     pv: KubeObject
     capacity: Fraction

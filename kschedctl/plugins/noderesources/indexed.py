@@ -1,11 +1,11 @@
-"""NodeResourcesFit and BalancedAllocation over a whole node list at once.
+"""NodeResourcesFit and BalancedAllocation over a whole node list at once (their fast paths).
 
-The per-node methods (``fits_request``, ``ResourceAllocationScorer.score``) are the
+The per-node methods (``fit.fits_request``, ``ResourceAllocationScorer.score``) are the
 reference; these functions compute the same verdicts and scores for many nodes with one
 loop per resource instead of a few function calls per node:
 
 * ``fit_statuses``: a node that has room for every request passes at once; any other
-  node goes through ``fits_request`` itself, so reasons and codes are the reference's;
+  node goes through Fit's own per-node verdict, so reasons and codes are the reference's;
 * ``allocation_columns``: per configured resource, the node's allocatable and its
   requested amount with the pod placed there, exactly as ``allocatable_and_requested``;
 * ``least_allocated_columns`` / ``most_allocated_columns`` / ``balanced_columns``: the
@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import truediv
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from kschedctl.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
 from kschedctl.framework.status import MAX_NODE_SCORE, Code, Status
@@ -34,31 +34,32 @@ from kschedctl.plugins.noderesources.resource_allocation import (
 
 if TYPE_CHECKING:
     from kschedctl.framework.types import NodeInfo
-    from kschedctl.plugins.noderesources.fit import InsufficientResource, PodRequest
 
 #: Per-resource columns: (allocatable per node, requested-with-the-pod per node).
 Columns = list[tuple[list[int], list[int]]]
 
 
-def insufficiency_status(short: list[InsufficientResource], unresolvable: bool = True) -> Status:
-    """The Filter status of a node short of some resources (UnschedulableAndUnresolvable when
-    a request exceeds the node's whole allocatable and ``unresolvable``, the rule since v1.34;
-    v1.33's fit.go answers Unschedulable for every shortage, so preemption tries such nodes too)."""
-    code = Code.UNSCHEDULABLE
-    if unresolvable:
-        for s in short:
-            if s.unresolvable:
-                code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE
-    return Status(code, *(s.reason for s in short))
+class PodTotals(Protocol):
+    """The pod's requests as Fit's Filter compares them (``fit.PodRequest``)."""
+
+    @property
+    def milli_cpu(self) -> int: ...
+
+    @property
+    def memory(self) -> int: ...
+
+    @property
+    def ephemeral_storage(self) -> int: ...
+
+    @property
+    def scalar(self) -> tuple[tuple[str, int], ...]: ...
 
 
-def fit_statuses(
-    req: PodRequest,
-    nodes: list[NodeInfo],
-    fits_request: Callable[[PodRequest, NodeInfo], list[InsufficientResource]],
-    unresolvable: bool = True,
-) -> list[Status | None]:
-    """NodeResourcesFit's Filter for each node (None: fits); ``unresolvable`` as for ``insufficiency_status``."""
+R = TypeVar("R", bound=PodTotals)
+
+
+def fit_statuses(req: R, nodes: list[NodeInfo], verdict: Callable[[R, NodeInfo], Status | None]) -> list[Status | None]:
+    """NodeResourcesFit's Filter for each node (None: fits); ``verdict`` is Fit's per-node one."""
     cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
     no_scalars = not req.scalar
     out: list[Status | None] = []
@@ -74,8 +75,7 @@ def fit_statuses(
         ):
             out.append(None)
             continue
-        short = fits_request(req, ni)
-        out.append(insufficiency_status(short, unresolvable) if short else None)
+        out.append(verdict(req, ni))
     return out
 
 
