@@ -185,9 +185,11 @@ def test_version_flag_and_machine_readable_version() -> None:
 
     line = f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION})"
     assert invoke("--version").stdout.strip() == line
-    assert invoke("version").stdout.strip() == line
-    assert json.loads(invoke("version", "-o", "json").stdout) == {"kschedctl": __version__, "kubeScheduler": K8S_VERSION}
-    assert yaml.safe_load(invoke("version", "-o", "yaml").stdout) == {"kschedctl": __version__, "kubeScheduler": K8S_VERSION}
+    assert invoke("version").stdout.splitlines() == [line, "supported (--kube-version): v1.33.5, v1.34.2, v1.35.4, v1.36.2"]
+    supported = ["v1.33.5", "v1.34.2", "v1.35.4", "v1.36.2"]
+    want = {"kschedctl": __version__, "kubeScheduler": K8S_VERSION, "supportedVersions": supported}
+    assert json.loads(invoke("version", "-o", "json").stdout) == want
+    assert yaml.safe_load(invoke("version", "-o", "yaml").stdout) == want
 
 
 @pytest.mark.parametrize(

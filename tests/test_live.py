@@ -190,6 +190,8 @@ def test_kinds_the_server_does_not_serve_are_noted(isolated: Path, monkeypatch: 
 
 
 def test_live_explain_equals_snapshot_explain_and_the_reference(server: RecordedAPIServer, tmp_path: Path) -> None:
+    """The recorded server runs v1.36.2: live, and from the snapshot that records it, explain follows v1.36;
+    the reference (written by kube-scheduler v1.35.4) agrees with --kube-version 1.35."""
     live = invoke("explain", "pod", PENDING, "-n", "shop", "-o", "json")
     assert live.exit_code == 0, live.output
     snap = tmp_path / "cluster.yaml"
@@ -198,8 +200,11 @@ def test_live_explain_equals_snapshot_explain_and_the_reference(server: Recorded
     assert from_file.exit_code == 0, from_file.output
     live_trace, file_trace = json.loads(live.stdout), json.loads(from_file.stdout)
     assert live_trace == file_trace
+    assert live_trace["kubeVersion"] == live_trace["k8sVersion"] == "v1.36.2"
+    as_v135 = json.loads(invoke("explain", "pod", PENDING, "-n", "shop", "-o", "json", "--kube-version", "1.35").stdout)
+    assert as_v135["kubeVersion"] == "v1.35.4"
     expected = json.loads((RECORDINGS / "scenario" / "expected.json").read_text())
-    assert [str(d) for d in compare(expected, live_trace, exact=True)] == []
+    assert [str(d) for d in compare(expected, as_v135, exact=True)] == []
 
 
 def test_recordings_source_gives_the_same_trace(server: RecordedAPIServer) -> None:
@@ -210,7 +215,7 @@ def test_recordings_source_gives_the_same_trace(server: RecordedAPIServer) -> No
     pod = cluster.pod("shop", PENDING)
     assert pod is not None
     trace = explain_pod(cluster, pod, load_config(None)).to_dict()
-    live = json.loads(invoke("explain", "pod", PENDING, "-n", "shop", "-o", "json").stdout)
+    live = json.loads(invoke("explain", "pod", PENDING, "-n", "shop", "-o", "json", "--kube-version", "1.35").stdout)
     assert trace["filter"] == live["filter"] and trace["totals"] == live["totals"]
 
 
@@ -586,16 +591,41 @@ def test_progress_bar_draws_only_on_a_terminal() -> None:
     assert pipe.getvalue() == ""
 
 
-def test_a_server_of_another_minor_version_gets_a_note(server: RecordedAPIServer) -> None:
+def test_the_server_version_chooses_the_rules(server: RecordedAPIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The recorded server runs v1.36.2: its rules, no note. A server outside 1.33-1.36 gets the nearest
+    supported version's, with one note; --kube-version wins over both."""
     from kschedctl.snapshot.live import version_note
 
-    note = "note: the API server runs Kubernetes v1.36.2; kschedctl models kube-scheduler v1.35.4"
     r = invoke("explain", "pod", PENDING, "-n", "shop")
     assert r.exit_code == 0, r.output
+    assert "kube-scheduler v1.36.2" in r.stdout and "note: the API server runs" not in r.stderr
+    monkeypatch.setattr(LiveCluster, "server_version", lambda self: "v1.37.1")
+    r = invoke("explain", "pod", PENDING, "-n", "shop")
+    assert "kube-scheduler v1.36.2" in r.stdout
+    note = "note: the API server runs Kubernetes v1.37.1; kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36: using v1.36.2's rules"
     assert [ln for ln in r.stderr.splitlines() if ln.startswith(note)] != [] and note not in r.stdout
-    assert note in invoke("snapshot").stderr
-    assert version_note("v1.35.0") is None and version_note("v1.35.9-gke.1") is None and version_note(None) is None
-    assert version_note("v1.34.1") is not None
+    r = invoke("explain", "pod", PENDING, "-n", "shop", "--kube-version", "1.34")
+    assert "kube-scheduler v1.34.2" in r.stdout and "note: the API server runs" not in r.stderr
+    assert version_note("v1.35.0") is None and version_note("v1.36.9-gke.1") is None and version_note(None) is None
+    assert "using v1.33.5's rules" in str(version_note("v1.30.0"))
+    r = invoke("explain", "pod", PENDING, "-n", "shop", "--kube-version", "1.33")
+    line = one_error_line(r)
+    assert "resourceslices" in line and "(this API version does not exist in kube-scheduler/apiserver v1.33.5)" in line
+
+
+def test_snapshot_records_the_server_version(server: RecordedAPIServer, tmp_path: Path) -> None:
+    """``snapshot`` records the server's version (an annotation on its List, in YAML and JSON alike); reading
+    the file back uses it unless --kube-version is given."""
+    for name in ("cluster.yaml", "cluster.json"):
+        snap = tmp_path / name
+        assert invoke("snapshot", "-o", str(snap)).exit_code == 0
+        doc = load_yaml(snap.read_text())
+        assert doc["metadata"]["annotations"] == {"kschedctl.io/server-version": "v1.36.2"}
+        r = invoke("explain", "pod", PENDING, "-n", "shop", "--snapshot", str(snap), "-o", "json")
+        assert json.loads(r.stdout)["kubeVersion"] == "v1.36.2"
+        r = invoke("explain", "pod", PENDING, "-n", "shop", "--snapshot", str(snap), "-o", "json", "--kube-version", "v1.34.1")
+        assert json.loads(r.stdout)["kubeVersion"] == "v1.34.2"
+
 
 
 def test_snapshot_without_a_cluster_does_not_suggest_its_missing_option(isolated: Path) -> None:

@@ -137,4 +137,5 @@ def test_every_command_reading_a_configuration_takes_plugin_module() -> None:
         if "--config" in options or path in ("check", "plugins"):
             with_config.append(path)
             assert "--plugin-module" in options, f"kschedctl {path} takes --config but not --plugin-module"
-    assert sorted(with_config) == ["check", "diff-profiles", "explain pending", "explain pod", "plugins", "simulate"]
+    assert sorted(with_config) == [
+        "check", "diff-profiles", "diff-versions", "explain pending", "explain pod", "plugins", "simulate"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kschedctl.explain.request import Hooks, Request
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
     from kschedctl.check.scenario import ScenarioResult
@@ -33,6 +34,8 @@ class CheckRequest(Request):
     paths: list[str] = field(default_factory=list)
     #: Worker processes (None: the usable CPUs; 1: one after another here).
     jobs: int | None = None
+    #: The version and gates every scenario runs under (``--kube-version``, ``--feature-gates``).
+    features: Features = DEFAULT_FEATURES
 
 
 def run_check(request: CheckRequest, hooks: Hooks | None = None) -> list[ScenarioResult]:
@@ -41,7 +44,7 @@ def run_check(request: CheckRequest, hooks: Hooks | None = None) -> list[Scenari
     from kschedctl.check.update import apply_updates
 
     hooks = hooks or Hooks()
-    shared = Shared(request.registry, cluster=request.cluster, config=request.config)
+    shared = Shared(request.registry, cluster=request.cluster, config=request.config, features=request.features)
     results = run_suite(request.scenarios, shared, hooks.progress.counter("running scenarios"), jobs=request.jobs)
     if request.update:
         apply_updates(results, request.paths)

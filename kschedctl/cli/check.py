@@ -29,16 +29,20 @@ from kschedctl.cli.common import (
 from kschedctl.cli.options import (
     ClusterOptions,
     ContextOpt,
+    FeatureGatesOpt,
     JobsOpt,
     KubeconfigOpt,
+    KubeVersionOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
+    VersionOptions,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
 from kschedctl.cli.sources import hooks, open_source, read_cluster
 
 if TYPE_CHECKING:
     from kschedctl.check.runner import ScenarioResult
+    from kschedctl.framework.features import Features
     from kschedctl.snapshot.cluster import Cluster
 
 CheckSnapshotOpt = Annotated[
@@ -89,6 +93,8 @@ def check(
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
     jobs: JobsOpt = None,
 ) -> None:
     """Run scheduling regression tests: each scenario has cluster.yaml, pod.yaml, optional config.yaml and
@@ -96,6 +102,9 @@ def check(
     pods.yaml (pods or workloads) instead of pod.yaml and expected-sequence.json/yaml: the pods are placed
     one after another as `simulate` does, and compared pod by pod. A scenario without cluster.yaml is
     checked against --snapshot, or else the live cluster.
+
+    --kube-version runs every scenario as that version's kube-scheduler does (default 1.35), compared with the
+    scenario's expected-v1.XX.json/yaml when it has one, else with expected.json/yaml.
 
     Prints a table, "N passed, M failed", then each failure with its differences. Exit status: 0 all
     passed (or were updated), 1 a scenario failed, 2 bad input (of a scenario: the others still run).
@@ -108,14 +117,14 @@ def check(
         scenarios = discover_scenarios(paths, changed=changed)
         if changed:
             scenarios = _changed_shared(scenarios, paths, config, snapshot)
-        setup = SchedulerOptions(plugin_module)
+        setup = SchedulerOptions(plugin_module, VersionOptions(kube_version, feature_gates))
         request = CheckRequest(
             scenarios=scenarios, registry=setup.registry, config=setup.config(config) if config else None,
-            cluster=_shared_cluster(scenarios, ClusterOptions(snapshot, kubeconfig, context, request_timeout)),
-            update=update, paths=paths, jobs=worker_jobs(jobs),
+            cluster=_shared_cluster(scenarios, ClusterOptions(snapshot, kubeconfig, context, request_timeout), setup),
+            update=update, paths=paths, jobs=worker_jobs(jobs), features=setup.features,
         )
         results = run_check(request, hooks())
-        _report(results, output, junit)
+        _report(results, output, junit, setup.features)
         return exit_status(results)
 
     guarded(body)
@@ -136,7 +145,7 @@ def _changed_shared(scenarios: list[Path], paths: list[str], config: Path | None
     return scenarios
 
 
-def _shared_cluster(scenarios: list[Path], where: ClusterOptions) -> Cluster | None:
+def _shared_cluster(scenarios: list[Path], where: ClusterOptions, setup: SchedulerOptions) -> Cluster | None:
     """The cluster of scenarios without cluster.yaml, read once: ``--snapshot`` files, else the live cluster;
     None when every scenario has its own."""
     from kschedctl.check.runner import has_cluster
@@ -153,17 +162,22 @@ def _shared_cluster(scenarios: list[Path], where: ClusterOptions) -> Cluster | N
     except NoClusterConfigured as e:
         more = f" (and {len(clusterless) - 1} more scenarios)" if len(clusterless) > 1 else ""
         raise NoClusterConfigured(f"{clusterless[0]}{more} has no cluster.yaml, and there is {e}") from None
-    return read_cluster(source)
+    return read_cluster(source, setup.features)
 
 
-def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | None) -> None:
-    """Bad input on stderr, the results on stdout, and the JUnit report when asked for."""
+def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | None, features: Features) -> None:
+    """Bad input on stderr, the results on stdout (headed by the version when it is not the default one),
+    and the JUnit report when asked for."""
     from kschedctl.check.junit import write_junit
     from kschedctl.cli.progress import done
+    from kschedctl.config.versions import version_line
+    from kschedctl.framework.features import DEFAULT_FEATURES
     from kschedctl.render.check import render_check
 
     done()
     _report_errors(results)
+    if output.value in ("table", "markdown") and version_line(features) != version_line(DEFAULT_FEATURES):
+        stdout_console().print(version_line(features) + ("\n" if output.value == "markdown" else ""), markup=False)
     render_check(results, output.value, stdout_console(), notes_console())
     if junit is not None:
         write_junit(str(junit), results)

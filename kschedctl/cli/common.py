@@ -204,7 +204,8 @@ def _completion_help(command: Any) -> None:
 app = typer.Typer(
     name="kschedctl",
     cls=RootGroup,
-    help=f"Explain and dry-run Kubernetes scheduling exactly as kube-scheduler {K8S_VERSION} does it.\n\n{EXIT_HELP}",
+    help="Explain and dry-run Kubernetes scheduling exactly as kube-scheduler v1.33, v1.34, v1.35 or v1.36 does it "
+    f"(default {K8S_VERSION}; --kube-version chooses).\n\n{EXIT_HELP}",
     no_args_is_help=True,
     add_completion=True,
     pretty_exceptions_enable=False,
@@ -277,9 +278,11 @@ def deferred_notes() -> Any:
     return defer()
 
 
-def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any) -> None:
+def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any, features: Any = None) -> None:
     """A what-if report (``diff-profiles``, ``simulate``): ``table(data, stdout, notes)`` or ``markdown(data)``,
-    JSON or YAML; the progress line removed first, the notes after the tables."""
+    JSON or YAML; the progress line removed first, the notes after the tables. With ``features`` (the run's
+    version), the version heads the table and markdown and is ``kubeVersion`` (with changed ``featureGates``)
+    in JSON/YAML."""
     from kschedctl.cli.progress import done
     from kschedctl.render.data import emit
 
@@ -288,7 +291,20 @@ def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown
             table(d, stdout_console(), notes)
 
     done()
+    if features is not None:
+        from kschedctl.config.versions import version_fields, version_line
+
+        data, line = {**version_fields(features), **data}, version_line(features)
+        table_only, markdown_only = table, markdown
+        table = lambda d, out, notes: (out.print(line, markup=False, highlight=False), table_only(d, out, notes))  # noqa: E731
+        markdown = lambda d: after_title(markdown_only(d), line)  # noqa: E731
     emit(data, output.value, table=tables, markdown=markdown)
+
+
+def after_title(text: str, line: str) -> str:
+    """``line`` as a paragraph after the markdown's title (first, when it has none)."""
+    title, sep, rest = text.partition("\n\n")
+    return f"{title}\n\n{line}\n\n{rest}" if sep and title.startswith("#") else f"{line}\n\n{text}"
 
 
 def guarded(fn: Callable[[], int]) -> None:

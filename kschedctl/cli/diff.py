@@ -1,13 +1,15 @@
-"""``kschedctl diff-profiles``: option parsing, the two sides, exit codes.
+"""``kschedctl diff-profiles`` and ``kschedctl diff-versions``: option parsing, the two sides, exit codes.
 
 The comparison runs below the CLI (``whatif.run.diff_sides`` over ``whatif.diff``), the output is
 ``kschedctl.render.diff``'s. ``build_sides`` turns ``--config``/``--profile`` into the two
-``Side`` values; a command comparing other sides (two versions of one configuration) builds its
-own and calls the same ``diff_sides``.
+``Side`` values; ``version_sides`` loads one configuration as ``--from`` and ``--to`` load it, for
+``diff-versions`` (whose attribution ``diff_sides`` adds when the sides' versions differ).
+``ComparedPods`` holds the pod options both commands share.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -23,13 +25,17 @@ from kschedctl.cli.common import (
 )
 from kschedctl.cli.options import (
     ClusterOptions,
+    ConfigOpt,
     ContextOpt,
+    FeatureGatesOpt,
     JobsOpt,
     KubeconfigOpt,
+    KubeVersionOpt,
     LiveSnapshotOpt,
     NamespaceOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
+    VersionOptions,
     complete_pod_names,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
@@ -37,7 +43,51 @@ from kschedctl.cli.sources import hooks, open_for_pod, read_cluster
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
+    from kschedctl.framework.features import Features
+    from kschedctl.snapshot.source import Source
     from kschedctl.whatif.diff import Side
+    from kschedctl.whatif.run import DiffRequest
+
+
+PodNameArg = Annotated[
+    str | None, typer.Argument(metavar="NAME", help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
+]
+PodFilesOpt = Annotated[
+    list[str] | None,
+    typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (one representative pod each); - for stdin. Repeatable."),
+]
+PendingOpt = Annotated[bool, typer.Option("--pending", help="Every pending pod (of the namespace when -n is given).")]
+
+
+@dataclass(frozen=True)
+class ComparedPods:
+    """The pods a comparison runs on (one NAME, ``-f`` files, or ``--pending``) and where they are."""
+
+    name: str | None
+    namespace: str | None
+    filenames: list[str]
+    pending: bool
+    where: ClusterOptions
+
+    def open(self) -> tuple[Source, str]:
+        """The options checked, then the source opened (the named pod checked first)."""
+        from kschedctl.snapshot.loader import read_stdin_once
+
+        if sum([self.name is not None, bool(self.filenames), self.pending]) != 1:
+            raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
+        read_stdin_once(("-f", self.filenames), ("--snapshot", self.where.snapshot or []))
+        return open_for_pod(self.where, self.namespace, self.name)
+
+    def request(self, sides: tuple[Side, Side], source: Source, ns: str, setup: SchedulerOptions, jobs: int | None,
+                features: Features) -> DiffRequest:
+        """The request comparing ``sides`` on these pods, the cluster read as ``features``' version reads it."""
+        from kschedctl.whatif.run import DiffRequest
+
+        return DiffRequest(
+            registry=setup.registry, cluster=read_cluster(source, features), source=source.description, a=sides[0],
+            b=sides[1], name=self.name, namespace=ns if self.name is not None else self.namespace,
+            filenames=self.filenames, pending=self.pending, jobs=worker_jobs(jobs),
+        )
 
 
 def build_sides(configs: list[str], profiles: list[str], setup: SchedulerOptions) -> tuple[Side, Side]:
@@ -56,7 +106,7 @@ def build_sides(configs: list[str], profiles: list[str], setup: SchedulerOptions
     elif len(loaded) == 1 and len(profiles) == 2:
         (la, ca), (lb, cb) = loaded[0], loaded[0]
     else:
-        (la, ca) = ("default configuration of kube-scheduler v1.35", default_config())
+        (la, ca) = (f"default configuration of kube-scheduler v1.{setup.features.minor}", default_config(setup.features))
         (lb, cb) = loaded[0] if loaded else (la, ca)
     pa = profiles[0] if profiles else None
     pb = profiles[-1] if profiles else None
@@ -70,17 +120,10 @@ def build_sides(configs: list[str], profiles: list[str], setup: SchedulerOptions
 
 
 def diff_profiles_cmd(
-    name: Annotated[
-        str | None, typer.Argument(metavar="NAME", help="Name of a pod in the snapshot or the live cluster.", autocompletion=complete_pod_names)
-    ] = None,
+    name: PodNameArg = None,
     namespace: NamespaceOpt = None,
-    filename: Annotated[
-        list[str] | None,
-        typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (one representative pod each); - for stdin. Repeatable."),
-    ] = None,
-    pending: Annotated[
-        bool, typer.Option("--pending", help="Every pending pod (of the namespace when -n is given).")
-    ] = False,
+    filename: PodFilesOpt = None,
+    pending: PendingOpt = False,
     snapshot: LiveSnapshotOpt = None,
     config: Annotated[
         list[str] | None,
@@ -96,6 +139,8 @@ def diff_profiles_cmd(
     request_timeout: RequestTimeoutOpt = None,
     plugin_module: PluginModuleOpt = None,
     jobs: JobsOpt = None,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Compare what two scheduler configurations (or two profiles of one) decide for the same pods.
 
@@ -112,23 +157,95 @@ def diff_profiles_cmd(
 
     def body() -> int:
         from kschedctl.render.diff import render_diff_markdown, render_diff_table
-        from kschedctl.snapshot.loader import read_stdin_once
-        from kschedctl.whatif.run import DiffRequest, diff_sides
+        from kschedctl.whatif.run import diff_sides
 
-        if sum([name is not None, bool(filename), pending]) != 1:
-            raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
-        read_stdin_once(("-f", filename or []), ("--snapshot", snapshot or []))
-        setup = SchedulerOptions(plugin_module)
-        registry = setup.registry
-        a, b = build_sides(list(config or []), list(profile or []), setup)
-        source, ns = open_for_pod(ClusterOptions(snapshot, kubeconfig, context, request_timeout), namespace, name)
-        request = DiffRequest(
-            registry=registry, cluster=read_cluster(source), source=source.description, a=a, b=b, name=name,
-            namespace=ns if name is not None else namespace, filenames=list(filename or []), pending=pending,
-            jobs=worker_jobs(jobs),
-        )
-        report = diff_sides(request, hooks())
-        emit_report(report.to_dict(), output, render_diff_table, render_diff_markdown)
+        versions = VersionOptions(kube_version, feature_gates)
+        where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)
+        pods = ComparedPods(name, namespace, list(filename or []), pending, where)
+        source, ns = pods.open()
+        setup = SchedulerOptions(plugin_module, versions, source)
+        sides = build_sides(list(config or []), list(profile or []), setup)
+        report = diff_sides(pods.request(sides, source, ns, setup, jobs, setup.features), hooks())
+        emit_report(report.to_dict(), output, render_diff_table, render_diff_markdown, setup.features)
         return EXIT_NO if report.differs else EXIT_OK
 
     guarded(body)
+
+
+def version_sides(
+    config: str | None, profile: str | None, versions: tuple[str | None, str], setup: SchedulerOptions
+) -> tuple[Side, Side]:
+    """The two sides of ``diff-versions``: one configuration (None: the defaults) loaded as each version
+    loads it; ``--from`` defaults to the version ``setup`` chose for the cluster."""
+    from kschedctl.config import load_config
+    from kschedctl.whatif.diff import Side
+
+    from_, to = versions
+    fa = VersionOptions(from_).features() if from_ is not None else setup.versions.resolve(setup.features.minor)
+    fb = VersionOptions(to, setup.versions.feature_gates).features()
+    sides = []
+    for name, features in (("A", fa), ("B", fb)):
+        cfg = load_config(config, setup.registry, features)
+        label = f"kube-scheduler {features.release}, " + (str(config) if config else "default configuration")
+        if profile is not None and cfg.profile_for(profile) is None:
+            raise UsageError(f'--profile {profile}: {label} has no profile "{profile}"')
+        sides.append(Side(name, label + (f" (profile {profile})" if profile else ""), cfg, profile))
+    return sides[0], sides[1]
+
+
+def diff_versions_cmd(
+    name: PodNameArg = None,
+    to: Annotated[str, typer.Option("--to", metavar="VERSION", help="The version to compare with: 1.33, 1.34, 1.35 or 1.36.")] = "",
+    from_: Annotated[
+        str | None,
+        typer.Option("--from", metavar="VERSION", help="The version compared from (default: the cluster's, as --kube-version's default)."),
+    ] = None,
+    namespace: NamespaceOpt = None,
+    filename: PodFilesOpt = None,
+    pending: PendingOpt = False,
+    snapshot: LiveSnapshotOpt = None,
+    config: ConfigOpt = None,
+    profile: Annotated[str | None, typer.Option("--profile", "-p", metavar="NAME", help="schedulerName of the profile to use.")] = None,
+    output: WhatIfOutputOpt = WhatIfOutput.table,
+    kubeconfig: KubeconfigOpt = None,
+    context: ContextOpt = None,
+    request_timeout: RequestTimeoutOpt = None,
+    plugin_module: PluginModuleOpt = None,
+    jobs: JobsOpt = None,
+    feature_gates: FeatureGatesOpt = None,
+) -> None:
+    """Compare what two Kubernetes versions' kube-scheduler decide for the same pods (what an upgrade changes).
+
+    The same configuration (--config, else each version's defaults) and cluster under --from and --to
+    (--feature-gates applies to --to). Per pod: the decision of each version, the nodes whose Filter verdict
+    changes, the scores on the node each selects, every difference in words (node, totals, the PodScheduled
+    message, preemption victims) and the rule changes between the versions that caused it, e.g.
+    "v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes". A pod differs when
+    any of these changes.
+
+    Exit status: 0 no pod differs, 1 some pod differs, 2 bad input or usage.
+    """
+
+    def body() -> int:
+        from kschedctl.render.diff import render_diff_markdown, render_diff_table
+        from kschedctl.whatif.run import diff_sides
+
+        if not to:
+            raise UsageError("give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
+        VersionOptions(to, feature_gates), VersionOptions(from_)  # checked before anything is read
+        where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)
+        pods = ComparedPods(name, namespace, list(filename or []), pending, where)
+        source, ns = pods.open()
+        setup = SchedulerOptions(plugin_module, VersionOptions(from_), source)
+        sides = version_sides(str(config) if config else None, profile, (from_, to), setup)
+        report = diff_sides(pods.request(sides, source, ns, setup, jobs, newer(*sides)), hooks())
+        emit_report({"title": "kschedctl diff-versions", **report.to_dict()}, output, render_diff_table, render_diff_markdown)
+        return EXIT_NO if report.differs else EXIT_OK
+
+    guarded(body)
+
+
+def newer(a: Side, b: Side) -> Features:
+    """The version the cluster is read as: the newer of the two (it serves every API kind the older one
+    does, so objects only the newer version's apiserver accepts are still read)."""
+    return max((a, b), key=lambda s: s.config.features.minor).config.features

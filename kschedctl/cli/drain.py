@@ -86,7 +86,8 @@ class DrainArgs:
 
 def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, registry: Registry,
                   options: RunOptions, output: WhatIfOutput) -> int:
-    """Drain (or scale down), print the report; 0 when the drain succeeds with every pod placed, else 1."""
+    """Drain (or scale down), print the report (headed by the configuration's Kubernetes version); 0 when
+    the drain succeeds with every pod placed, else 1."""
     from kschedctl.cli.sources import hooks
     from kschedctl.render.drain import (
         render_drain_markdown,
@@ -106,7 +107,7 @@ def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, re
     )
     result = drain_nodes(request, hooks())
     if isinstance(result, DrainResult):
-        emit_report(result.to_dict(), output, render_drain_table, render_drain_markdown)
+        emit_report(result.to_dict(), output, render_drain_table, render_drain_markdown, config.features)
     else:
-        emit_report(result.to_dict(), output, render_scale_down_table, render_scale_down_markdown)
+        emit_report(result.to_dict(), output, render_scale_down_table, render_scale_down_markdown, config.features)
     return EXIT_OK if result.succeeded else EXIT_NO

@@ -16,6 +16,7 @@ from kschedctl.cli.common import (
     EXIT_OK,
     CheckOutput,
     Output,
+    after_title,
     deferred_notes,
     guarded,
     stdout_console,
@@ -27,13 +28,16 @@ from kschedctl.cli.options import (
     ClusterOptions,
     ConfigOpt,
     ContextOpt,
+    FeatureGatesOpt,
     JobsOpt,
     KubeconfigOpt,
+    KubeVersionOpt,
     LiveSnapshotOpt,
     NamespaceOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
     SelectorOpt,
+    VersionOptions,
     complete_pod_names,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
@@ -65,6 +69,8 @@ def explain_pod_cmd(
         str | None,
         typer.Option("--compare", metavar="NODE", help="Why the selected node won over NODE (default: the runner-up)."),
     ] = None,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Dry-run one scheduling cycle for a pod and show every extension point.
 
@@ -81,10 +87,11 @@ def explain_pod_cmd(
         if (name is None) == (filename is None):
             raise UsageError("give either a pod NAME (with -n) or -f FILE")
         read_stdin_once(("-f", [filename] if filename else []), ("--snapshot", snapshot or []))
+        versions = VersionOptions(kube_version, feature_gates)
         source, ns = open_for_pod(ClusterOptions(snapshot, kubeconfig, context, request_timeout), namespace, name)
-        setup = SchedulerOptions(plugin_module)
+        setup = SchedulerOptions(plugin_module, versions, source)
         request = ExplainPodRequest(
-            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source), source=source.description,
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
             name=name, namespace=ns, filename=filename, details=output in (Output.wide, Output.json, Output.yaml),
             fix=fix, compare=compare,
         )
@@ -161,6 +168,8 @@ def explain_pending_cmd(
     ] = None,
     plugin_module: PluginModuleOpt = None,
     jobs: JobsOpt = None,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Every pending pod: its FitError, the reason blocking it on most nodes, the nearest node (rejected
     by the fewest Filter plugins) and whether a preemption dry run would place it; grouped by cause.
@@ -169,6 +178,7 @@ def explain_pending_cmd(
     """
 
     def body() -> int:
+        from kschedctl.config.versions import version_line
         from kschedctl.snapshot.selectors import parse_selector_string
         from kschedctl.whatif.run import PendingRequest, explain_pending
 
@@ -177,22 +187,25 @@ def explain_pending_cmd(
         if by not in (None, "cause", "pod"):
             raise UsageError(f"--by: expected cause or pod, got {by!r}")
         sel = parse_selector_string(selector) if selector else None
+        versions = VersionOptions(kube_version, feature_gates)
         source = open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout, chunk_size))
-        setup = SchedulerOptions(plugin_module)
+        setup = SchedulerOptions(plugin_module, versions, source)
         request = PendingRequest(
             namespace=None if all_namespaces else (namespace or source.default_namespace()),
-            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source), source=source.description,
+            registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
             selector=sel, fix=fix, jobs=worker_jobs(jobs),
         )
         result = explain_pending(request, hooks())
-        emit_pending(result, output.value, grouped=by == "cause" or (by is None and output.value in ("table", "markdown")))
+        emit_pending(result, output.value, grouped=by == "cause" or (by is None and output.value in ("table", "markdown")),
+                     version=version_line(setup.features))
         return EXIT_OK if not result.rows else EXIT_NO
 
     guarded(body)
 
 
-def emit_pending(result: PendingResult, fmt: str, *, grouped: bool) -> None:
-    """The rows grouped by cause, or one row per pod; with ``--fix`` the remedy search's totals."""
+def emit_pending(result: PendingResult, fmt: str, *, grouped: bool, version: str | None = None) -> None:
+    """The rows grouped by cause, or one row per pod; with ``--fix`` the remedy search's totals. ``version``
+    (the run's kube-scheduler version and changed gates) heads a table or markdown."""
     from kschedctl.cli.progress import done
     from kschedctl.render.causes import render_groups_markdown, render_groups_table, search_summary
     from kschedctl.render.data import emit
@@ -200,9 +213,15 @@ def emit_pending(result: PendingResult, fmt: str, *, grouped: bool) -> None:
 
     done()
     search = result.search
+    if version and fmt == "table":
+        stdout_console().print(version, markup=False, highlight=False)
+
+    def headed(text: str) -> str:
+        return after_title(text, version) if version else text
+
     if grouped:
         emit(result.groups(), fmt, table=lambda g: render_groups_table(g, stdout_console(), search),
-             markdown=lambda g: render_groups_markdown(g, search))
+             markdown=lambda g: headed(render_groups_markdown(g, search)))
         return
 
     def table(r: list[dict[str, Any]]) -> None:
@@ -210,4 +229,4 @@ def emit_pending(result: PendingResult, fmt: str, *, grouped: bool) -> None:
         if search is not None:
             stdout_console().print(search_summary(search))
 
-    emit(result.rows, fmt, table=table, markdown=render_pending_markdown)
+    emit(result.rows, fmt, table=table, markdown=lambda r: headed(render_pending_markdown(r)))

@@ -2,7 +2,7 @@
 
 The one module that imports the command modules; none of them imports it back (nor does
 anything else but the entry points: the ``kschedctl`` console scripts, ``python -m kschedctl``
-and the ``kschedctl.cli.app`` alias). Commands are listed in ``--help`` in the order
+and ``kubectl_complete-kschedctl``). Commands are listed in ``--help`` in the order
 registered here; ``explain``'s subcommands under it.
 """
 
@@ -16,6 +16,7 @@ app.command("check")(check.check)
 app.command("snapshot")(snapshot.snapshot_cmd)
 app.command("plugins")(plugins.plugins_cmd)
 app.command("diff-profiles")(diff.diff_profiles_cmd)
+app.command("diff-versions")(diff.diff_versions_cmd)
 app.command("simulate")(simulate.simulate_cmd)
 explain_app.command("pod")(explain.explain_pod_cmd)
 explain_app.command("pending")(explain.explain_pending_cmd)

@@ -7,14 +7,15 @@ kubectl's; they are declared once here, with their shell completions (contexts f
 kubeconfig, namespaces and pending pods from the cluster). A command gathers the flags that say
 where its cluster comes from in a ``ClusterOptions`` (opened by ``cli.sources``) and those that
 set up the scheduler in a ``SchedulerOptions``, which loads every configuration a command runs
-with: the one place where an option that changes how configurations are loaded (a Kubernetes
-version, feature gates) would join every command. This module imports only typer, so
+with, as the version and feature gates of its ``VersionOptions`` (``--kube-version``,
+``--feature-gates``, else the cluster's own version) load them. This module imports only typer, so
 ``kschedctl --help`` stays fast.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -27,8 +28,10 @@ from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
     from kschedctl.config.types import SchedulerConfig
+    from kschedctl.framework.features import Features
     from kschedctl.framework.registry import Registry
     from kschedctl.snapshot.live import LiveCluster, LiveOptions
+    from kschedctl.snapshot.source import Source
 
 #: How long a shell completion may wait for the cluster before offering nothing.
 COMPLETION_TIMEOUT = 2.0
@@ -247,20 +250,101 @@ class ClusterOptions:
         return live_options(self.kubeconfig, self.context, self.request_timeout, chunk_size=self.chunk_size, redact=redact)
 
 
+KubeVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kube-version",
+        metavar="VERSION",
+        help="Explain as kube-scheduler of this Kubernetes version does: 1.33, 1.34, 1.35 or 1.36 (a patch such as "
+        "1.36.2 is accepted). Default: the live cluster's version, or the one a kschedctl snapshot file records, else 1.35.",
+    ),
+]
+FeatureGatesOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--feature-gates",
+        metavar="GATES",
+        help="Feature gates as kube-scheduler's flag takes them: A=true,B=false (default: the version's defaults).",
+    ),
+]
+
+
+@dataclass(frozen=True)
+class VersionOptions:
+    """``--kube-version`` and ``--feature-gates``: which version's rules a command follows.
+
+    Precedence: ``--kube-version``; else the version of the cluster the command reads (the live
+    server's ``/version``, or the one a snapshot file records), the nearest supported one when it
+    is outside 1.33-1.36 (with a note); else v1.35, the version kschedctl has been checked against
+    longest. Both values are checked when given, before anything is read."""
+
+    kube_version: str | None = None
+    feature_gates: str | None = None
+
+    def __post_init__(self) -> None:
+        from kschedctl.config.versions import parse_kube_version
+
+        if self.kube_version is not None:
+            self.resolve(parse_kube_version(self.kube_version))
+        elif self.feature_gates:
+            self._gates()  # the syntax; the names are checked once the version is known
+
+    def _gates(self) -> dict[str, bool] | None:
+        from kschedctl.config.versions import FeatureGateError, parse_feature_gates
+
+        try:
+            return parse_feature_gates(self.feature_gates) if self.feature_gates else None
+        except FeatureGateError as e:
+            raise self._refused(e) from None
+
+    def _refused(self, e: Exception) -> UsageError:
+        return UsageError(f'invalid argument "{self.feature_gates}" for "--feature-gates" flag: {e}')
+
+    def resolve(self, minor: int) -> Features:
+        """The Features of v1.<minor> with ``--feature-gates`` applied (kube-scheduler's errors)."""
+        from kschedctl.config.versions import FeatureGateError, resolve_features
+
+        try:
+            return resolve_features(minor, self._gates())
+        except FeatureGateError as e:
+            raise self._refused(e) from None
+
+    def features(self, source: Source | None = None, note: Callable[[str], None] | None = None) -> Features:
+        """The Features of this run: the options', else ``source``'s version's (see the class), else v1.35's."""
+        from kschedctl.config.versions import DEFAULT_MINOR, parse_kube_version, server_minor
+
+        if self.kube_version is not None:
+            return self.resolve(parse_kube_version(self.kube_version))
+        minor, why = server_minor(source.server_version()) if source is not None else (None, None)
+        if why and note is not None:
+            note(why)
+        return self.resolve(DEFAULT_MINOR if minor is None else minor)
+
+
 @dataclass(frozen=True)
 class SchedulerOptions:
-    """How a command sets up the scheduler: the plugins (``--plugin-module``) and, through ``config()``, every
-    KubeSchedulerConfiguration it runs with."""
+    """How a command sets up the scheduler: the plugins (``--plugin-module``), the version and gates
+    (``VersionOptions``, resolved once against the cluster ``source`` the command reads) and, through
+    ``config()``, every KubeSchedulerConfiguration it runs with."""
 
     plugin_modules: list[str] | None = None
+    versions: VersionOptions = VersionOptions()
+    source: Source | None = None
 
     @cached_property
     def registry(self) -> Registry:
         """In-tree, installed and ``--plugin-module`` plugins (built once, on first use)."""
         return build_registry(self.plugin_modules)
 
+    @cached_property
+    def features(self) -> Features:
+        """The version and gates every configuration and the cluster are loaded with (resolved once)."""
+        from kschedctl.cli.common import note
+
+        return self.versions.features(self.source, note)
+
     def config(self, path: str | Path | None) -> SchedulerConfig:
         """The configuration of ``path`` (None: kube-scheduler's defaults), validated against ``registry``."""
         from kschedctl.config import load_config
 
-        return load_config(str(path) if path else None, self.registry)
+        return load_config(str(path) if path else None, self.registry, self.features)

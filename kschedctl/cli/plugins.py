@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kschedctl.cli.common import EXIT_OK, guarded, stdout_console
+from kschedctl.cli.options import FeatureGatesOpt, KubeVersionOpt, VersionOptions
 from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 
 if TYPE_CHECKING:
+    from kschedctl.framework.features import Features
     from kschedctl.framework.registry import RegisteredPlugin
     from kschedctl.testing import SnapshotHandle
 
@@ -61,9 +63,14 @@ def describe(entry: RegisteredPlugin) -> dict[str, Any]:
 def plugins_cmd(
     plugin_module: PluginModuleOpt = None,
     output: Annotated[PluginsOutput, typer.Option("--output", "-o", metavar="FORMAT", help="table, json, yaml or markdown.")] = PluginsOutput.table,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """List every registered plugin: name, source (in-tree, entry point <distribution>, module), extension
     points and args model. Out-of-tree plugins are enabled and configured only in the KubeSchedulerConfiguration.
+
+    With --kube-version or --feature-gates, also whether that version's default profile enables each
+    plugin, and with which Score weight ("default" column, ``defaultProfile`` in JSON/YAML).
 
     Exit status: 0, or 2 when a plugin module cannot be loaded.
     """
@@ -72,10 +79,24 @@ def plugins_cmd(
         rows = [describe(e) for e in build_registry(plugin_module).entries()]
         from kschedctl.render.data import emit
 
+        if kube_version is not None or feature_gates is not None:
+            add_defaults(rows, VersionOptions(kube_version, feature_gates).features())
+
         emit(rows, output.value, table=_table, markdown=_markdown)
         return EXIT_OK
 
     guarded(body)
+
+
+def add_defaults(rows: list[dict[str, Any]], features: Features) -> None:
+    """Each row's place in ``features``' default profile: "on (weight N)", "on" or "off"."""
+    from kschedctl.config import default_config
+
+    enabled = {r.name: r.weight for s in default_config(features).profiles[0].plugins.sets.values() for r in s.enabled}
+    for row in rows:
+        weight = enabled.get(row["name"])
+        shown = "off" if row["name"] not in enabled else f"on (weight {weight})" if weight else "on"
+        row["defaultProfile"] = {"kubeVersion": features.release, "enabled": shown}
 
 
 HEADERS = ("name", "source", "extension points", "args model", "loaded from")
@@ -89,6 +110,7 @@ def _cells(r: dict[str, Any]) -> list[str]:
         ", ".join(eps) if eps is not None else f"? ({r.get('error', '')})",
         (r["argsModel"] or "-").rsplit(".", 1)[-1],
         "-" if r["source"] == "in-tree" else _shown_path(r.get("file")),
+        *([r["defaultProfile"]["enabled"]] if "defaultProfile" in r else []),
     ]
 
 
@@ -102,13 +124,18 @@ def _table(rows: list[dict[str, Any]]) -> None:
         Column("args model", keep=True),
         Column("loaded from", keep=True),
     ]
-    print_table(stdout_console(), "Plugins", cols, [_cells(r) for r in rows])
+    title = "Plugins"
+    if rows and "defaultProfile" in rows[0]:
+        cols.append(Column("default", keep=True))
+        title += f" (default profile of kube-scheduler {rows[0]['defaultProfile']['kubeVersion']})"
+    print_table(stdout_console(), title, cols, [_cells(r) for r in rows])
 
 
 def _markdown(rows: list[dict[str, Any]]) -> str:
     from tabulate import tabulate
 
-    body = tabulate([[f"`{c[0]}`", *c[1:]] for c in map(_cells, rows)], headers=list(HEADERS), tablefmt="github")
+    headers = list(HEADERS) + (["default"] if rows and "defaultProfile" in rows[0] else [])
+    body = tabulate([[f"`{c[0]}`", *c[1:]] for c in map(_cells, rows)], headers=headers, tablefmt="github")
     return f"### kschedctl plugins\n\n{body}\n"
 
 

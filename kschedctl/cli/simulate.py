@@ -27,10 +27,13 @@ from kschedctl.cli.drain import (
 from kschedctl.cli.options import (
     ClusterOptions,
     ContextOpt,
+    FeatureGatesOpt,
     KubeconfigOpt,
+    KubeVersionOpt,
     LiveSnapshotOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
+    VersionOptions,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
 from kschedctl.cli.sources import hooks, open_source, read_cluster
@@ -109,6 +112,8 @@ def simulate_cmd(
     disable_eviction: DisableEvictionOpt = False,
     scale_down: ScaleDownOpt = None,
     count: CountOpt = 0,
+    kube_version: KubeVersionOpt = None,
+    feature_gates: FeatureGatesOpt = None,
 ) -> None:
     """Schedule a set of pods one after another, as kube-scheduler's scheduling loop does.
 
@@ -137,9 +142,9 @@ def simulate_cmd(
         files = filename or []
         _check_inputs(files, snapshot or [], drains, max_)
         _check_simulate_flags(replicas, max_, limit, report_preemption, retry_nominated or preemption)
-        setup = SchedulerOptions(plugin_module)
-        cfg = setup.config(config)
-        cluster = read_cluster(open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout)))
+        source = open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout))
+        setup = SchedulerOptions(plugin_module, VersionOptions(kube_version, feature_gates), source)
+        cfg, cluster = setup.config(config), read_cluster(source, setup.features)
         options = _run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending)
         if drains.wanted:
             return run_drain_cmd(drains, cluster, cfg, setup.registry, options, output)
@@ -148,7 +153,7 @@ def simulate_cmd(
             max_copies=max_, limit=limit, options=options, notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
         )
         result = simulate_pods(request, hooks())
-        emit_report(result.to_dict(), output, render_simulation_table, render_simulation_markdown)
+        emit_report(result.to_dict(), output, render_simulation_table, render_simulation_markdown, setup.features)
         return EXIT_NO if result.error or not (max_ or result.all_placed) else EXIT_OK
 
     guarded(body)

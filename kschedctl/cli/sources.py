@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kschedctl.cli.common import note
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
     from kschedctl.cli.options import ClusterOptions
@@ -34,14 +35,15 @@ def open_source(where: ClusterOptions) -> Source:
         raise NoClusterConfigured(f"{e}; give --snapshot FILE to work from a snapshot file") from None
 
 
-def read_cluster(source: Source) -> Cluster:
-    """Load the source, on the command's progress line (``cli.progress``); its notes follow."""
+def read_cluster(source: Source, features: Features = DEFAULT_FEATURES) -> Cluster:
+    """Load the source as ``features``' version reads it (``SchedulerOptions.features``), on the command's
+    progress line (``cli.progress``); its notes follow."""
     from kschedctl.cli.progress import current
 
     notes: list[str] = []
     act = current()
     act.phase(f"loading {source.description}")
-    cluster = source.load(warn=notes.append, progress=act.listing)
+    cluster = source.load(warn=notes.append, progress=act.listing, features=features)
     for n in notes:
         note(n)
     return cluster

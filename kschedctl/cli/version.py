@@ -1,4 +1,5 @@
-"""``kschedctl version``: kschedctl's version and the kube-scheduler version it models (also ``--version``)."""
+"""``kschedctl version``: kschedctl's version, the kube-scheduler version it models by default (also
+``--version``) and every version ``--kube-version`` can choose."""
 
 from __future__ import annotations
 
@@ -22,8 +23,14 @@ def version(
         VersionOutput, typer.Option("--output", "-o", metavar="FORMAT", help="text, json or yaml.")
     ] = VersionOutput.text,
 ) -> None:
-    """Print kschedctl's version and the kube-scheduler version it models."""
+    """Print kschedctl's version, the kube-scheduler version it models by default and those --kube-version chooses."""
+    from kschedctl.config.versions import RELEASES
     from kschedctl.render.data import emit
 
-    data = {"kschedctl": __version__, "kubeScheduler": K8S_VERSION}
-    emit(data, output.value, table=lambda _d: print(version_line()))
+    data = {"kschedctl": __version__, "kubeScheduler": K8S_VERSION, "supportedVersions": list(RELEASES.values())}
+
+    def text(_d: object) -> None:
+        print(version_line())
+        print("supported (--kube-version): " + ", ".join(RELEASES.values()))
+
+    emit(data, output.value, table=text)

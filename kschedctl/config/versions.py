@@ -196,3 +196,44 @@ def features_for(version: str | int | Features | None, feature_gates: str | Mapp
     minor = DEFAULT_MINOR if version is None else version if isinstance(version, int) else parse_kube_version(version)
     overrides = parse_feature_gates(feature_gates) if isinstance(feature_gates, str) else feature_gates
     return resolve_features(minor, overrides)
+
+
+def server_minor(git_version: str | None) -> tuple[int | None, str | None]:
+    """The minor version whose rules a cluster running ``git_version`` (GET /version's ``gitVersion``)
+    is explained by, and a note when that is not the server's own minor (None, None: unknown version).
+
+    Inside the supported range the server's minor is used; outside it the nearest supported one."""
+    m = re.match(r"v?1\.(\d+)", (git_version or "").strip())
+    if m is None:
+        return None, None
+    minor = int(m.group(1))
+    if minor in RELEASES:
+        return minor, None
+    chosen = nearest_supported(minor)
+    shown = ", ".join(f"1.{v}" for v in SUPPORTED_MINORS)
+    return chosen, (
+        f"the API server runs Kubernetes {git_version}; kschedctl explains kube-scheduler {shown}: "
+        f"using {RELEASES[chosen]}'s rules (the nearest; --kube-version chooses another)"
+    )
+
+
+def changed_gates(features: Features) -> dict[str, bool]:
+    """The gates ``features`` sets away from its version's defaults (what ``--feature-gates`` changed)."""
+    defaults = default_gates(features.minor) if features.minor in RELEASES else {}
+    return {n: v for n, v in sorted(features.gates.items()) if n in defaults and defaults[n] != v}
+
+
+def version_fields(features: Features) -> dict[str, object]:
+    """``kubeVersion`` (and ``featureGates`` when some differ from the defaults) for a command's JSON/YAML."""
+    out: dict[str, object] = {"kubeVersion": features.release}
+    gates = changed_gates(features)
+    if gates:
+        out["featureGates"] = gates
+    return out
+
+
+def version_line(features: Features) -> str:
+    """The version and the changed gates, for a table or markdown header."""
+    gates = changed_gates(features)
+    shown = ", ".join(f"{n}={str(v).lower()}" for n, v in gates.items())
+    return f"kube-scheduler {features.release}" + (f"   feature gates: {shown}" if shown else "")

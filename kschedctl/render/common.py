@@ -20,6 +20,14 @@ def fmt_mem(b: int | float) -> str:
     return f"{b / GI:.1f}Gi"
 
 
+def gates_shown(t: dict[str, Any]) -> str:
+    """The feature gates a run changed from its version's defaults (``featureGates``), for a header."""
+    gates = t.get("featureGates") or {}
+    if not gates:
+        return ""
+    return "   feature gates: " + ",".join(f"{n}={str(v).lower()}" for n, v in gates.items())
+
+
 def only_feasible_node(t: dict[str, Any]) -> bool:
     """kube-scheduler found exactly one feasible node, so it ran neither PreScore nor Score."""
     return len(t.get("feasibleNodes") or []) == 1 and not t.get("score") and not t.get("totals")

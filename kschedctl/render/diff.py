@@ -1,9 +1,10 @@
-"""Terminal and markdown output of ``diff-profiles`` (reads ``DiffReport.to_dict()``).
+"""Terminal and markdown output of ``diff-profiles`` and ``diff-versions`` (reads ``DiffReport.to_dict()``).
 
 Both renderers say the same things in the same order: which configuration is A and which
 is B, one decision row per pod, then for each pod that differs (or the only pod) the Filter
 verdicts that change and the per-plugin scores on the nodes each side selects, and last the
-summary line.
+summary line. A comparison of two versions adds, per pod, every difference in words and the rule
+changes it is attributed to (``whatif.versions``).
 """
 
 from __future__ import annotations
@@ -50,7 +51,23 @@ def change_words(p: dict[str, Any]) -> str:
     words = CHANGE_WORDS.get(p["change"], p["change"])
     if p["change"] == "same" and p["feasibilityChanges"]:
         return "same node, Filter verdicts change"
+    if p["change"] == "same" and p.get("differences"):
+        return "same decision, scores or messages change"
     return words
+
+
+def attribution_lines(p: dict[str, Any]) -> list[str]:
+    """A version comparison's differences and the rule changes behind them (empty for other comparisons)."""
+    att = p.get("attribution")
+    if not p.get("differences") or att is None:
+        return []
+    lines = ["What changes: " + "; ".join(p["differences"])]
+    lines += [f"because {c['line']}" for c in att["changes"]]
+    if att["unexplained"]:
+        lines.append("not attributed to a rule change kschedctl knows: " + ", ".join(att["unexplained"]))
+    elif not att["changes"]:
+        lines.append("no plugin result differs: the difference comes from the cycle itself")
+    return lines
 
 
 def summary_line(report: dict[str, Any]) -> str:
@@ -68,6 +85,8 @@ def summary_line(report: dict[str, Any]) -> str:
         parts.append(f"{s['outcomeChanged']} change outcome otherwise")
     if s["feasibilityOnly"]:
         parts.append(f"{s['feasibilityOnly']} keep their decision but Filter verdicts change")
+    if s.get("otherOnly"):
+        parts.append(f"{s['otherOnly']} keep their decision but scores or messages change")
     parts.append(f"{s['unchanged']} unchanged")
     pods = "1 pod" if s["pods"] == 1 else f"{s['pods']} pods"
     return f"{pods}: " + ", ".join(parts)
@@ -185,6 +204,8 @@ def render_diff_table(report: dict[str, Any], console: Console, notes_console: C
             headers, score_table = score_rows(p["scores"], node_header_sep="\n")
             cols = [Column(h, keep=True) for h in headers]
             print_table(console, "Scores on the chosen nodes (weighted, A → B)", cols, [[Text(c) for c in r] for r in score_table])
+        for line in attribution_lines(p):
+            console.print(Text(line), overflow="fold")
         for n in p["notes"]:
             notes.print(Text(f"note: {p['pod']}: {n}"))
     console.print()
@@ -197,7 +218,7 @@ def render_diff_table(report: dict[str, Any], console: Console, notes_console: C
 
 
 def render_diff_markdown(report: dict[str, Any]) -> str:
-    out: list[str] = ["### kschedctl diff-profiles", ""]
+    out: list[str] = [f"### {report.get('title', 'kschedctl diff-profiles')}", ""]
     out += [f"- **{line[0]}**{line[1:]}" for line in _side_lines(report)]
     out.append("")
     pods = report["pods"]
@@ -224,6 +245,8 @@ def render_diff_markdown(report: dict[str, Any]) -> str:
         if p["scores"]:
             headers, rows = score_rows(p["scores"])
             out += ["Scores on the chosen nodes (weighted, A → B):", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
+        attributed = attribution_lines(p)
+        out += [f"- {line}" for line in attributed] + ([""] if attributed else [])
         out += [f"_{n}_" for n in p["notes"]]
         if p["notes"]:
             out.append("")

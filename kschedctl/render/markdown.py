@@ -11,6 +11,7 @@ from kschedctl.render.common import (
     extender_score_columns,
     filter_cells,
     filter_columns,
+    gates_shown,
     headline,
     placement_generate_rows,
     placement_score_rows,
@@ -35,7 +36,7 @@ def _status_rows(records: list[dict[str, Any]]) -> str:
 def render_trace_markdown(t: dict[str, Any]) -> str:
     d = t["details"]
     out: list[str] = [f"### kschedctl: {headline(t)}", ""]
-    out.append(f"Profile `{t['profile']}`, {d['numAllNodes']} nodes, kube-scheduler {t['k8sVersion']}.")
+    out.append(f"Profile `{t['profile']}`, {d['numAllNodes']} nodes, kube-scheduler {t['k8sVersion']}{gates_shown(t)}.")
     out.append("")
     if t["preEnqueue"]:
         out += ["#### PreEnqueue", "", _status_rows(t["preEnqueue"]), ""]

@@ -32,6 +32,7 @@ from kschedctl.render.common import (
     filter_columns,
     fmt_cpu,
     fmt_mem,
+    gates_shown,
     headline,
     placement_generate_rows,
     placement_score_rows,
@@ -104,7 +105,7 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
     outcome = t.get("outcome")
     style = {"scheduled": "bold green", "unschedulable": "bold red", "gated": "bold yellow"}.get(str(outcome), "bold")
     _line(console, Text(headline(t), style=style))
-    _line(console, f"profile: {t['profile']}   nodes: {d['numAllNodes']}   kube-scheduler {t['k8sVersion']}")
+    _line(console, f"profile: {t['profile']}   nodes: {d['numAllNodes']}   kube-scheduler {t['k8sVersion']}{gates_shown(t)}")
 
     print_status(console, "PreEnqueue", t["preEnqueue"])
     if outcome == "gated":

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kschedctl import K8S_VERSION
 from kschedctl.errors import NESTED_TOO_DEEPLY, ClusterAccessError, UsageError
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.source import (
     POD,
@@ -84,15 +84,11 @@ class NoClusterConfigured(ClusterAccessError):
 
 
 def version_note(git_version: str | None) -> str | None:
-    """A note when the API server's minor version is not the one kschedctl models (None when it is, or unknown)."""
-    m = re.match(r"v?(\d+)\.(\d+)", git_version or "")
-    model = re.match(r"v?(\d+)\.(\d+)", K8S_VERSION)
-    if m is None or model is None or m.groups() == model.groups():
-        return None
-    return (
-        f"the API server runs Kubernetes {git_version}; kschedctl models kube-scheduler {K8S_VERSION}, whose plugins "
-        "and defaults may differ in other versions"
-    )
+    """A note when the API server's minor version is outside the ones kschedctl explains (None when it is
+    inside, or unknown): which version's rules are used instead (``config.versions.server_minor``)."""
+    from kschedctl.config.versions import server_minor
+
+    return server_minor(git_version)[1]
 
 
 def kubeconfig_files(explicit: str | None) -> list[str]:
@@ -315,12 +311,14 @@ class LiveCluster:
 
     # reading -----------------------------------------------------------------------------
     def server_version(self) -> str | None:
-        """``gitVersion`` of GET /version; None when this identity may not read it."""
-        try:
-            data = self.get_json(Request("/version", "get", "/version"))
-        except (Forbidden, NotFound):
-            return None
-        return str(data.get("gitVersion") or "") or None
+        """``gitVersion`` of GET /version (asked once); None when this identity may not read it."""
+        if not hasattr(self, "_git_version"):
+            try:
+                data = self.get_json(Request("/version", "get", "/version"))
+            except (Forbidden, NotFound):
+                data = {}
+            self._git_version: str | None = str(data.get("gitVersion") or "") or None
+        return self._git_version
 
     def list_items(
         self,
@@ -462,9 +460,11 @@ class LiveSource:
     ) -> Fetched:
         return self.cluster.fetch(namespace=namespace, pod_selector=pod_selector, progress=progress)
 
-    def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster:
-        fetched = self.fetch(progress=progress)
-        note = version_note(fetched.server_version)
-        if note and warn is not None:
-            warn(note)
-        return fetched.to_cluster(warn)
+    def server_version(self) -> str | None:
+        """The API server's ``gitVersion`` (one GET /version, remembered)."""
+        return self.cluster.server_version()
+
+    def load(
+        self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
+    ) -> Cluster:
+        return self.fetch(progress=progress).to_cluster(warn, features)

@@ -14,12 +14,14 @@ ClusterRole in ``deploy/`` grants) and the redaction of secret material.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from kschedctl.errors import InputError, UsageError
+from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import Document, build_cluster, load_cluster
 
@@ -27,6 +29,17 @@ from kschedctl.snapshot.loader import Document, build_cluster, load_cluster
 Progress = Callable[[str, int, int | None], None]
 #: A note for the user (a kind the server does not serve, a skipped kind).
 Warn = Callable[[str], None]
+
+#: The annotation on a snapshot's ``kind: List`` that records the API server's version (``kschedctl
+#: snapshot`` writes it; a List's metadata is not sent to the server by ``kubectl apply``, so it is harmless).
+SERVER_VERSION_ANNOTATION = "kschedctl.io/server-version"
+#: Where a snapshot file says its server's version: the annotation above, or the header line older
+#: snapshots have ("# kschedctl snapshot of ..., Kubernetes v1.36.2"). Looked for in the file's head.
+_VERSION_IN_FILE = re.compile(
+    r"""(?:kschedctl\.io/server-version["']?\s*:\s*["']?|^#\s*kschedctl snapshot of .*, Kubernetes )(v?\d+\.\d+(?:\.\d+)?)""",
+    re.MULTILINE,
+)
+_HEAD = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,19 +166,23 @@ class Fetched:
             for i, obj in enumerate(items, 1):
                 yield Document(where, i, obj)
 
-    def to_cluster(self, warn: Warn | None = None) -> Cluster:
+    def to_cluster(self, warn: Warn | None = None, features: Features = DEFAULT_FEATURES) -> Cluster:
         """Build the Cluster through the loader, as files are; this read's notes come first."""
         if warn is not None:
             for note in self.notes:
                 warn(note)
-        cluster = build_cluster(self.documents(), warn=warn, validate=False)  # the API server validated them
+        # the API server validated them
+        cluster = build_cluster(self.documents(), warn=warn, validate=False, features=features)
         cluster.pods_listed = True
         cluster.notes[:0] = self.notes
         return cluster
 
     def as_list(self) -> dict[str, Any]:
-        """The snapshot as one ``kind: List`` that ``--snapshot`` reads back."""
-        return {"apiVersion": "v1", "kind": "List", "metadata": {}, "items": list(self.items())}
+        """The snapshot as one ``kind: List`` that ``--snapshot`` reads back, with the server's version."""
+        meta: dict[str, Any] = {}
+        if self.server_version:
+            meta["annotations"] = {SERVER_VERSION_ANNOTATION: self.server_version}
+        return {"apiVersion": "v1", "kind": "List", "metadata": meta, "items": list(self.items())}
 
 
 def list_items(res: APIResource, answer: dict[str, Any], *, redacted: bool) -> list[dict[str, Any]]:
@@ -230,7 +247,15 @@ class Source(Protocol):
         """Fail early (UsageError) when the source can tell cheaply that the pod does not exist."""
         ...
 
-    def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster: ...
+    def server_version(self) -> str | None:
+        """The Kubernetes version of the cluster the source holds (``gitVersion``), None when unknown."""
+        ...
+
+    def load(
+        self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
+    ) -> Cluster:
+        """The cluster, its objects read as ``features``' version reads them."""
+        ...
 
 
 class FileSource:
@@ -246,8 +271,25 @@ class FileSource:
     def require_pod(self, namespace: str, name: str) -> None:
         return None  # known only once loaded
 
-    def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster:
-        cluster = load_cluster(self.paths, warn=warn)
+    def server_version(self) -> str | None:
+        """The version a snapshot file records (the first file saying one; stdin is not looked at)."""
+        for p in self.paths:
+            path = Path(p)
+            if p == "-" or not path.is_file():
+                continue
+            try:
+                with path.open(encoding="utf-8", errors="replace") as f:
+                    m = _VERSION_IN_FILE.search(f.read(_HEAD))
+            except OSError:
+                continue
+            if m:
+                return m.group(1)
+        return None
+
+    def load(
+        self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
+    ) -> Cluster:
+        cluster = load_cluster(self.paths, warn=warn, features=features)
         if not cluster.nodes:
             raise InputError(
                 "the snapshot has no Node objects: there is nothing to schedule onto "
@@ -296,8 +338,14 @@ class RecordingsSource:
             fetched.lists.append((res, list_items(res, self._read(f), redacted=self.redacted)))
         return fetched
 
-    def load(self, *, warn: Warn | None = None, progress: Progress | None = None) -> Cluster:
-        return self.fetch().to_cluster(warn)
+    def server_version(self) -> str | None:
+        version = self.directory / "version.json"
+        return str(self._read(version).get("gitVersion") or "") or None if version.is_file() else None
+
+    def load(
+        self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
+    ) -> Cluster:
+        return self.fetch().to_cluster(warn, features)
 
     @staticmethod
     def _read(f: Path) -> dict[str, Any]:

@@ -202,10 +202,14 @@ class PodDiff:
     feasibility: list[FeasibilityChange] = field(default_factory=list)
     scores: list[NodeScores] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: A comparison of two versions (``whatif.versions``): every difference in words (a score or
+    #: message change counts there), and the rule changes it is attributed to.
+    differences: list[str] | None = None
+    attribution: dict[str, Any] | None = None
 
     @property
     def differs(self) -> bool:
-        return self.change != SAME or bool(self.feasibility)
+        return self.change != SAME or bool(self.feasibility) or bool(self.differences)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -218,7 +222,13 @@ class PodDiff:
             "feasibilityChanges": [f.to_dict() for f in self.feasibility],
             "scores": [s.to_dict() for s in self.scores],
             "notes": list(self.notes),
+            **({"differences": self.differences} if self.differences is not None else {}),
+            **({"attribution": self.attribution} if self.attribution is not None else {}),
         }
+
+
+#: Called with each pod's comparison and its two traces, to add to it (``whatif.versions``).
+Annotate = Callable[[PodDiff, Trace, Trace], None]
 
 
 @dataclass
@@ -246,6 +256,8 @@ class DiffReport:
             "preemptionChanged": self.count(PREEMPTION_CHANGED),
             "outcomeChanged": self.count(OUTCOME_CHANGED),
             "feasibilityOnly": sum(1 for p in self.pods if p.change == SAME and p.feasibility),
+            **({"otherOnly": n} if (n := sum(1 for p in self.pods if p.change == SAME and not p.feasibility
+                                             and p.differences)) else {}),
             "unchanged": sum(1 for p in self.pods if not p.differs),
         }
 
@@ -342,7 +354,9 @@ def score_breakdown(ta: Trace, tb: Trace, a: Decision, b: Decision) -> list[Node
 class DiffEngine:
     """Runs pods under both sides, sharing one Snapshot and a Framework per side and profile."""
 
-    def __init__(self, cluster: Cluster, a: Side, b: Side, registry: Registry | None = None) -> None:
+    def __init__(
+        self, cluster: Cluster, a: Side, b: Side, registry: Registry | None = None, annotate: Annotate | None = None
+    ) -> None:
         if registry is None:
             from kschedctl.plugins import in_tree_registry
 
@@ -351,6 +365,7 @@ class DiffEngine:
         self.a = a
         self.b = b
         self.registry = registry
+        self.annotate = annotate
         self._shared: Snapshot | None = None
         self._frameworks: dict[tuple[str, str], Framework] = {}
         #: Pods that sit in the snapshot (bound or nominated): explained without themselves.
@@ -395,6 +410,8 @@ class DiffEngine:
                     "a side has several nodes with the top total: kube-scheduler may pick any of them "
                     "(candidates are listed per side)"
                 )
+            if self.annotate is not None:
+                self.annotate(d, ta, tb)
         if pod.node_name:
             d.notes.append(f"the pod is bound to {pod.node_name}; compared as if it were pending")
         return d
@@ -417,12 +434,13 @@ def diff_pods(
     strict: bool = False,
     progress: Callable[[int, int], None] | None = None,
     jobs: int | None = None,
+    annotate: Annotate | None = None,
 ) -> DiffReport:
     """Compare every pod; pods neither side has a profile for are skipped with a note
     (with ``strict``, as for a single named pod, that is a usage error). The pods are compared on
     ``jobs`` worker processes (None: the usable CPUs, 1: one after another here) when there is
     enough work (``kschedctl.parallel``); ``progress`` hears pods done / total."""
-    engine = DiffEngine(cluster, a, b, registry)
+    engine = DiffEngine(cluster, a, b, registry, annotate)
     report = DiffReport(a, b, len(cluster.nodes))
     if len(pods) * max(1, len(cluster.nodes)) < MIN_PARALLEL_WORK:
         jobs = 1

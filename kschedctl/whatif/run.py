@@ -98,7 +98,7 @@ def pods_to_explain(request: ExplainPodRequest, hooks: Hooks) -> list[Pod]:
         assert request.name is not None
         return [named_pod(request, request.namespace, request.name)]
     filename = request.filename
-    pods = load_pods(filename)
+    pods = load_pods(filename, features=request.config.features)
     for p in pods:
         for n in admit_pod(request.cluster, p, "<stdin>" if filename == "-" else filename):
             hooks.note(n)
@@ -110,6 +110,7 @@ def pods_to_explain(request: ExplainPodRequest, hooks: Hooks) -> list[Pod]:
 
 def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> ExplainResult:
     """One scheduling cycle per pod, a bound pod explained as if it were pending, margin and remedies added."""
+    from kschedctl.config.versions import version_fields
     from kschedctl.explain.cycle import explain_pod
     from kschedctl.explain.pending import as_pending
     from kschedctl.whatif.remedies import annotate_trace
@@ -124,7 +125,7 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
                             on_phase=hooks.progress.phase)
         if bound_to:
             trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
-        data = trace.to_dict()
+        data = {**version_fields(request.config.features), **trace.to_dict()}
         if request.fix or request.compare:
             hooks.progress.phase("verifying remedies")
         annotate_trace(data, trace, request.cluster, pod, request.config, request.registry,
@@ -233,12 +234,15 @@ def pods_to_compare(request: DiffRequest) -> tuple[Cluster, list[tuple[Pod, str 
 def diff_sides(request: DiffRequest, hooks: Hooks | None = None) -> DiffReport:
     """What each side decides for every pod, and where they differ (see ``whatif.diff``)."""
     from kschedctl.whatif.diff import diff_pods
+    from kschedctl.whatif.versions import VersionAttribution
 
     hooks = hooks or Hooks()
     cluster, pods, notes = pods_to_compare(request)
     progress = hooks.progress.counter("comparing pods")
+    fa, fb = request.a.config.features, request.b.config.features
+    versions = (fa.minor, dict(fa.gates)) != (fb.minor, dict(fb.gates))
     report = diff_pods(cluster, request.a, request.b, pods, request.registry, strict=request.name is not None,
-                       progress=progress, jobs=request.jobs)
+                       progress=progress, jobs=request.jobs, annotate=VersionAttribution(fa, fb, cluster) if versions else None)
     report.notes[:0] = notes
     return report
 

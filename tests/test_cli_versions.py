@@ -1,0 +1,265 @@
+"""``--kube-version`` and ``--feature-gates`` on every command, and ``diff-versions``, through typer's CliRunner.
+
+Every command takes both options; a bad version or gate is one line and exit 2, in kube-scheduler's
+words; the version used heads table and markdown output and is ``kubeVersion`` in JSON/YAML.
+``diff-versions`` on the demo attributes each difference to the rule change that caused it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kschedctl.cli.main import app
+from kschedctl.config.changes import RULES, changes_between
+from kschedctl.config.versions import resolve_features
+
+ROOT = Path(__file__).parent.parent
+DEMO = str(ROOT / "fixtures" / "demo" / "cluster.yaml")
+CART = str(ROOT / "fixtures" / "demo" / "cart.yaml")
+CONFORMANCE = ROOT / "tests" / "conformance"
+runner = CliRunner()
+
+#: Each command, run on the demo (or two scenarios), with what it prints the version as.
+COMMANDS: dict[str, list[str]] = {
+    "explain pod": ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO],
+    "explain pending": ["explain", "pending", "-A", "--snapshot", DEMO],
+    "diff-profiles": ["diff-profiles", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "-p", "default-scheduler",
+                      "-p", "default-scheduler"],
+    "simulate": ["simulate", "-f", CART, "--snapshot", DEMO, "--replicas", "2", "--no-pending"],
+    "check": ["check", str(CONFORMANCE / "dev-002-pod-affinity-required"), str(CONFORMANCE / "dev-003-pod-overhead"),
+              "-j", "1"],
+    "plugins": ["plugins"],
+    "diff-versions": ["diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--to", "1.36"],
+}
+
+
+def invoke(*args: str) -> Any:
+    return runner.invoke(app, list(args))
+
+
+def one_error_line(r: Any) -> str:
+    assert r.exit_code == 2, r.output
+    lines = [ln for ln in r.output.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), r.output
+    return str(lines[0])
+
+
+@pytest.mark.parametrize("command", [c for c in COMMANDS if c != "diff-versions"])
+@pytest.mark.parametrize("version", ["1.33", "v1.36.2"])
+def test_every_command_runs_as_the_version_given(command: str, version: str) -> None:
+    release = "v1.33.5" if version == "1.33" else "v1.36.2"
+    r = invoke(*COMMANDS[command], "--kube-version", version)
+    assert r.exit_code in (0, 1), r.output
+    assert f"kube-scheduler {release}" in r.stdout.splitlines()[0] + r.stdout.splitlines()[1], r.stdout
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        (["--kube-version", "1.40"], "error: Kubernetes 1.40 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36"),
+        (["--kube-version", "2.0"], 'error: invalid Kubernetes version "2.0": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
+        (["--feature-gates", "NoSuchGate=true"],
+         'error: invalid argument "NoSuchGate=true" for "--feature-gates" flag: unrecognized feature gate: NoSuchGate'),
+        (["--feature-gates", "GangScheduling=maybe"],
+         'error: invalid argument "GangScheduling=maybe" for "--feature-gates" flag: invalid value of GangScheduling=maybe, '
+         'err: strconv.ParseBool: parsing "maybe": invalid syntax'),
+        (["--kube-version", "1.35", "--feature-gates", "DynamicResourceAllocation=false"],
+         'error: invalid argument "DynamicResourceAllocation=false" for "--feature-gates" flag: cannot set feature gate '
+         "DynamicResourceAllocation to false, feature is locked to true"),
+    ],
+)
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_a_bad_version_or_gate_is_one_line_and_exit_2(command: str, options: list[str], message: str) -> None:
+    args = COMMANDS[command]
+    if command == "diff-versions" and options[0] == "--kube-version":
+        args, options = args[:-1], [options[1], *options[2:]]  # --to takes the version
+    assert one_error_line(invoke(*args, *options)) == message
+
+
+@pytest.mark.parametrize("fmt", ["json", "yaml"])
+@pytest.mark.parametrize("command", ["explain pod", "diff-profiles", "simulate"])
+def test_machine_readable_output_carries_the_version_and_changed_gates(command: str, fmt: str) -> None:
+    r = invoke(*COMMANDS[command], "--kube-version", "1.36", "--feature-gates", "GangScheduling=true,GenericWorkload=true",
+               "-o", fmt)
+    data = json.loads(r.stdout) if fmt == "json" else yaml.safe_load(r.stdout)
+    assert data["kubeVersion"] == "v1.36.2"
+    assert data["featureGates"] == {"GangScheduling": True, "GenericWorkload": True}
+
+
+def test_the_default_is_v135_and_changed_gates_show_in_the_header() -> None:
+    r = invoke(*COMMANDS["explain pod"], "-o", "json")
+    assert json.loads(r.stdout)["kubeVersion"] == "v1.35.4" and "featureGates" not in json.loads(r.stdout)
+    r = invoke(*COMMANDS["explain pod"], "--feature-gates", "GangScheduling=true,GenericWorkload=true")
+    assert "kube-scheduler v1.35.4   feature gates: GangScheduling=true,GenericWorkload=true" in r.stdout
+    r = invoke(*COMMANDS["explain pod"], "-o", "markdown", "--kube-version", "1.34")
+    assert "kube-scheduler v1.34.2." in r.stdout
+
+
+def test_plugins_shows_the_default_profile_of_the_version() -> None:
+    rows = {r["name"]: r for r in json.loads(invoke("plugins", "-o", "json", "--kube-version", "1.33").stdout)}
+    assert rows["DynamicResources"]["defaultProfile"] == {"kubeVersion": "v1.33.5", "enabled": "off"}
+    assert rows["TaintToleration"]["defaultProfile"]["enabled"] == "on (weight 3)"
+    rows = {r["name"]: r for r in json.loads(invoke("plugins", "-o", "json", "--kube-version", "1.35").stdout)}
+    assert rows["DynamicResources"]["defaultProfile"]["enabled"] == "on (weight 2)"
+    assert "defaultProfile" not in json.loads(invoke("plugins", "-o", "json").stdout)[0]
+
+
+@pytest.mark.parametrize(("version", "expected"), [("1.33", "expected-v1.33.json"), ("1.36", "expected-v1.36.json"),
+                                                    ("1.35", "expected.json")])
+def test_check_prefers_the_versions_expected_file(version: str, expected: str, tmp_path: Path) -> None:
+    """A scenario whose only per-version file is wrong fails under that version and passes under the others."""
+    import shutil
+
+    scenario = tmp_path / "dev-003-pod-overhead"
+    shutil.copytree(CONFORMANCE / "dev-003-pod-overhead", scenario)
+    assert invoke("check", str(scenario), "--kube-version", version).exit_code == 0
+    data = json.loads((scenario / expected).read_text())
+    data["selected"] = {"candidates": ["no-such-node"]}
+    (scenario / expected).write_text(json.dumps(data))
+    r = invoke("check", str(scenario), "--kube-version", version)
+    assert r.exit_code == 1, r.output
+    other = "1.34" if version != "1.34" else "1.33"
+    assert invoke("check", str(scenario), "--kube-version", other).exit_code == 0
+
+
+# --------------------------------------------------------------------------- diff-versions
+
+
+def test_diff_versions_attributes_the_score_change_to_balanced_allocation() -> None:
+    r = invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--from", "1.35", "--to", "1.36")
+    assert r.exit_code == 1, r.output
+    assert "A: kube-scheduler v1.35.4, default configuration" in r.stdout
+    assert "B: kube-scheduler v1.36.2, default configuration" in r.stdout
+    assert "What changes: total on memory-b0: 873 → 854 (-19)" in r.stdout
+    assert ("because v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes, not the "
+            "balance after it") in r.stdout.replace("\n", " ")
+    data = json.loads(invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--from", "1.35",
+                             "--to", "1.36", "-o", "json").stdout)
+    pod = data["pods"][0]
+    assert pod["differs"] and pod["change"] == "same"
+    assert [c["name"] for c in pod["attribution"]["changes"]] == ["BalancedAllocationChange"]
+    assert pod["attribution"]["parts"] == ["score NodeResourcesBalancedAllocation"]
+    assert pod["attribution"]["unexplained"] == []
+
+
+def test_diff_versions_attributes_messages_and_preemption_to_v134() -> None:
+    data = json.loads(invoke("diff-versions", "--pending", "--snapshot", DEMO, "--from", "1.33", "--to", "1.34",
+                             "-o", "json").stdout)
+    by_pod = {p["pod"]: p for p in data["pods"]}
+    names = {c["name"] for c in by_pod["ml/notebook-pending"]["attribution"]["changes"]}
+    assert {"TaintTolerationMessage", "FitUnresolvable", "DynamicResourceAllocation"} <= names
+    dra = next(c for c in by_pod["ml/notebook-pending"]["attribution"]["changes"] if c["name"] == "DynamicResourceAllocation")
+    assert dra["version"] == "v1.34" and dra["kind"] == "gate"
+    assert "PodScheduled message (FitError) differs" in by_pod["ml/notebook-pending"]["differences"]
+
+
+def test_diff_versions_of_one_version_changes_nothing() -> None:
+    r = invoke("diff-versions", "--pending", "--snapshot", DEMO, "--from", "1.35", "--to", "1.35")
+    assert r.exit_code == 0, r.output
+    assert "6 unchanged" in r.stdout
+
+
+def test_diff_versions_defaults_from_to_the_clusters_version_and_needs_to() -> None:
+    r = invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--to", "1.36", "-o", "json")
+    data = json.loads(r.stdout)
+    assert data["a"]["label"].startswith("kube-scheduler v1.35.4")
+    assert one_error_line(invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO)) == (
+        "error: give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
+
+
+def test_diff_versions_markdown_has_its_title_and_the_attribution() -> None:
+    r = invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--to", "1.36", "-o", "markdown")
+    assert r.stdout.startswith("### kschedctl diff-versions")
+    assert "- because v1.36: NodeResourcesBalancedAllocation" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "names"),
+    [
+        (35, 36, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures"}),
+        (34, 35, {"DynamicResourcesScore", "DeterministicTieBreak", "OpportunisticBatching"}),
+        (33, 34, {"TaintTolerationMessage", "FitUnresolvable", "ReadWriteOncePodMessage", "NodePortsSidecars",
+                  "DynamicResourceAllocation", "PodLevelResources"}),
+        (36, 35, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures"}),
+    ],
+)
+def test_the_change_table_between_two_versions(a: int, b: int, names: set[str]) -> None:
+    assert {c.name for c in changes_between(resolve_features(a), resolve_features(b))} == names
+
+
+def test_a_gate_set_by_flag_is_a_change_of_its_own() -> None:
+    fa = resolve_features(35)
+    fb = resolve_features(35, {"NodeDeclaredFeatures": True})
+    (change,) = changes_between(fa, fb)
+    assert change.kind == "gate" and change.text.startswith("NodeDeclaredFeatures is on (--feature-gates)")
+    assert all(r.minor in (34, 35, 36) for r in RULES)
+
+
+# --------------------------------------------------------------------------- ties
+
+
+def _tied(tmp_path: Path) -> tuple[str, str]:
+    """Two identical nodes and a pod that fits both equally: a tie of two."""
+    from tests.builders import make_node, make_pod
+
+    nodes = [make_node(n).alloc(cpu="4", memory="16Gi", pods="110").raw for n in ("node-a", "node-b")]
+    pod = make_pod("web").req(cpu="1", memory="1Gi").raw
+    pod["metadata"].pop("uid", None)
+    cluster, pods = tmp_path / "cluster.yaml", tmp_path / "pod.yaml"
+    cluster.write_text(yaml.safe_dump_all(nodes, sort_keys=False))
+    pods.write_text(yaml.safe_dump(pod, sort_keys=False))
+    return str(cluster), str(pods)
+
+
+@pytest.mark.parametrize(("version", "rule"), [("1.34", "random"), ("1.35", "first")])
+def test_explain_says_how_the_version_breaks_a_tie(version: str, rule: str, tmp_path: Path) -> None:
+    cluster, pod = _tied(tmp_path)
+    r = invoke("explain", "pod", "-f", pod, "--snapshot", cluster, "--kube-version", version)
+    assert r.exit_code == 0, r.output
+    said = " ".join(r.stdout.split())
+    assert ("picks one of them at random" in said) == (rule == "random")
+    data = json.loads(invoke("explain", "pod", "-f", pod, "--snapshot", cluster, "--kube-version", version, "-o", "json").stdout)
+    assert data["details"]["tieRule"] == rule and len(data["selected"]["candidates"]) == 2
+    md = invoke("explain", "pod", "-f", pod, "--snapshot", cluster, "--kube-version", version, "-o", "markdown").stdout
+    assert ("picks one of them at random" in " ".join(md.split())) == (rule == "random")
+
+
+def test_simulate_notes_once_that_a_random_tie_makes_the_run_one_outcome(tmp_path: Path) -> None:
+    cluster, pod = _tied(tmp_path)
+    r = invoke("simulate", "-f", pod, "--snapshot", cluster, "--replicas", "3", "--kube-version", "1.34")
+    said = " ".join(r.output.split())
+    assert said.count("breaks a tie among the top totals at random") == 1
+    r = invoke("simulate", "-f", pod, "--snapshot", cluster, "--replicas", "3", "--kube-version", "1.35")
+    assert "at random" not in " ".join(r.output.split())
+
+
+def test_a_kind_the_version_does_not_serve_is_refused_with_the_file_and_the_version() -> None:
+    d = CONFORMANCE / "dev-247-dra-claims-two-devices"
+    args = ["explain", "pod", "-f", str(d / "pod.yaml"), "--snapshot", str(d / "cluster.yaml")]
+    line = one_error_line(invoke(*args, "--kube-version", "1.33"))
+    assert line.startswith(f"error: {d / 'cluster.yaml'}: document 12: DeviceClass gpu.nvidia.com: apiVersion: ")
+    assert line.endswith("(this API version does not exist in kube-scheduler/apiserver v1.33.5)")
+    assert invoke(*args, "--kube-version", "1.34").exit_code in (0, 1)
+
+
+def test_every_command_that_schedules_takes_the_version_options() -> None:
+    """The rule: a command that takes --plugin-module runs plugins, so it takes the version and the gates too."""
+    import typer
+
+    def walk(cmd: Any, path: str) -> Any:
+        for name, sub in (getattr(cmd, "commands", None) or {}).items():
+            yield from walk(sub, f"{path} {name}".strip())
+        if getattr(cmd, "commands", None) is None:
+            yield path, cmd
+
+    for path, cmd in walk(typer.main.get_command(app), ""):
+        options = {o for p in cmd.params for o in getattr(p, "opts", [])}
+        if "--plugin-module" in options:
+            assert "--feature-gates" in options, path
+            assert ({"--kube-version"} if path != "diff-versions" else {"--from", "--to"}) <= options, path
