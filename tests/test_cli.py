@@ -183,7 +183,7 @@ def test_debug_is_accepted_anywhere_and_from_the_environment(where: str) -> None
 def test_version_flag_and_machine_readable_version() -> None:
     from kschedctl import K8S_VERSION, __version__
 
-    line = f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION})"
+    line = f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION} by default)"
     assert invoke("--version").stdout.strip() == line
     assert invoke("version").stdout.splitlines() == [line, "supported (--kube-version): v1.33.5, v1.34.2, v1.35.4, v1.36.2"]
     supported = ["v1.33.5", "v1.34.2", "v1.35.4", "v1.36.2"]

@@ -361,7 +361,7 @@ def worker_jobs(jobs: int | None) -> int | None:
 
 
 def version_line() -> str:
-    return f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION})"
+    return f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION} by default)"
 
 
 def _print_version(value: bool) -> None:
