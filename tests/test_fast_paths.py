@@ -30,6 +30,7 @@ from kschedctl.framework.status import Status
 from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.plugins import in_tree_registry
 from kschedctl.snapshot.model import Pod
+from kschedctl.testing import SnapshotHandle
 from tests.builders import NodeBuilder, PodBuilder, make_cluster, make_node, make_object, make_pod, node_info
 
 ZONES = ["zone-a", "zone-b", "zone-c"]
@@ -330,3 +331,39 @@ def test_the_framework_decides_each_plugins_path_once_when_built() -> None:
             "PodTopologySpread", "InterPodAffinity"} <= batch_filters
     assert {p.plugin.name for p in fw.score_paths if p.score_nodes is not None} >= {"TaintToleration", "NodeAffinity"}
     assert {p.plugin.name for p in fw.score_paths if p.batch_ext is not None} >= {"TaintToleration", "PodTopologySpread"}
+
+
+class _RejectNamedWhenLabelled(_RejectNamed):
+    """The same verdict, with a guard: only nodes labelled ``judged`` can be rejected."""
+
+    only_when = staticmethod(lambda ni: "judged" in ni.node.labels)
+
+
+@pytest.mark.parametrize(
+    ("judged", "rejected"),
+    [
+        pytest.param([], [], id="guard-false-everywhere-nothing-rejected"),
+        pytest.param(["n1"], ["n1"], id="guarded-node-judged"),
+        pytest.param(["n0", "n1", "n2"], ["n0", "n2"], id="every-node-judged"),
+    ],
+)
+def test_a_guard_skips_the_verdict_on_both_paths(judged: list[str], rejected: list[str]) -> None:
+    pl = _RejectNamedWhenLabelled()
+    pod = make_pod("p").label("reject", "n0.n1.n2" if judged == ["n1"] else "n0.n2").build()
+    nis = [node_info(make_node(f"n{i}").label("judged", "yes") if f"n{i}" in judged else make_node(f"n{i}")) for i in range(3)]
+    per_node = [ni.name for ni in nis if not pl.filter(CycleState(), pod, ni).is_success()]
+    batch = [ni.name for ni, st in zip(nis, pl.filter_nodes(CycleState(), pod, nis), strict=True) if st is not None]
+    assert per_node == batch == rejected
+
+
+@pytest.mark.parametrize("name", ["TaintToleration", "NodeUnschedulable"])
+def test_an_in_tree_guard_never_hides_a_rejection(name: str) -> None:
+    """A node whose guard is falsy (no taints, not cordoned) passes the verdict itself too."""
+    entry = registry.get(name)
+    assert entry is not None
+    pl = entry.factory(None, SnapshotHandle())
+    assert isinstance(pl, NodeVerdictFilter) and pl.only_when is not None
+    plain = node_info(make_node("plain"))
+    assert not pl.only_when(plain)
+    verdict = pl.node_verdict(CycleState(), make_pod("p").build())
+    assert verdict is None or verdict(plain) is None

@@ -9,6 +9,7 @@ Upstream model: ``pkg/scheduler/framework/plugins/nodeunschedulable/node_unsched
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 from kschedctl.framework import signers
@@ -33,6 +34,7 @@ def _cordoned(node_info: NodeInfo) -> Status | None:
 
 class NodeUnschedulable(NodeVerdictFilter):
     name = NAME
+    only_when = operator.attrgetter("node.unschedulable")
 
     def node_verdict(self, state: CycleState, pod: Pod) -> NodeVerdict | None:
         """Filter: a cordoned node is rejected unless the pod tolerates the unschedulable taint."""

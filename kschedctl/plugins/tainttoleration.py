@@ -12,6 +12,7 @@ alpha feature gate that is off in v1.35: such tolerations tolerate nothing.
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,7 @@ def count_intolerable_prefer_no_schedule(taints: list[Taint], tolerations: list[
 
 class TaintToleration(NodeVerdictFilter):
     name = NAME
+    only_when = operator.attrgetter("node.taints")
     #: Whether Filter's reason names the taint (v1.33's message, ``untolerated_reason``).
     names_taint = False
 
@@ -77,10 +79,7 @@ class TaintToleration(NodeVerdictFilter):
         names_taint = self.names_taint
 
         def verdict(node_info: NodeInfo) -> Status | None:
-            taints = node_info.node.taints
-            if not taints:
-                return None
-            taint = untolerated_taint(taints, tols)
+            taint = untolerated_taint(node_info.node.taints, tols)
             if taint is None:
                 return None
             return Status.unresolvable(untolerated_reason(taint, names_taint))
