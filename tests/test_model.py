@@ -89,3 +89,24 @@ def test_copy_with_objects_replaces_same_key_and_leaves_original() -> None:
     assert [o.name for o in copied.of_kind("PriorityClass")] == ["high", "low"]
     assert cluster.get("PriorityClass", "", "high") is old and cluster.of_kind("PriorityClass") == [old]
     assert copied.copy_with().nodes == copied.nodes
+
+
+@pytest.mark.parametrize(
+    ("drop", "keep_pods", "expected_nodes", "expected_pods"),
+    [
+        ([], None, ["a", "b", "c"], ["p", "q"]),
+        (["b"], None, ["a", "c"], ["p", "q"]),
+        (["b"], ["q"], ["a", "c"], ["q"]),
+        ([], [], ["a", "b", "c"], []),
+    ],
+    ids=["nothing-dropped", "node-dropped", "node-dropped-pods-given", "no-pods"],
+)
+def test_copy_with_drops_nodes_and_takes_pods(
+    drop: list[str], keep_pods: list[str] | None, expected_nodes: list[str], expected_pods: list[str]
+) -> None:
+    cluster = make_cluster([make_node(n) for n in "abc"], [make_pod("p").node("a"), make_pod("q").node("c")])
+    pods = None if keep_pods is None else [p for p in cluster.pods if p.name in keep_pods]
+    copied = cluster.copy_with(drop_nodes=drop, pods=pods)
+    assert [n.name for n in copied.nodes] == expected_nodes
+    assert [p.name for p in copied.pods] == expected_pods
+    assert [n.name for n in cluster.nodes] == ["a", "b", "c"] and len(cluster.pods) == 2

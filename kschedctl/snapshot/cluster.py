@@ -111,19 +111,30 @@ class Cluster:
             pol = pc.raw.get("preemptionPolicy") if pc is not None else None
             pod.preemption_policy = str(pol or "PreemptLowerPriority")
 
-    def copy_with(self, *, nodes: Iterable[Node] = (), objects: Iterable[KubeObject] = ()) -> Cluster:
+    def copy_with(
+        self,
+        *,
+        nodes: Iterable[Node] = (),
+        objects: Iterable[KubeObject] = (),
+        drop_nodes: Iterable[str] = (),
+        pods: Iterable[Pod] | None = None,
+    ) -> Cluster:
         """A new Cluster holding this one's objects, with ``nodes`` in place of the nodes of the same
-        name (where they stood; otherwise added at the end) and ``objects`` added (same key: replaced).
+        name (where they stood; otherwise added at the end), the nodes named in ``drop_nodes`` left
+        out, ``pods`` instead of this cluster's pods (when given) and ``objects`` added (same key:
+        replaced).
 
         Nothing is deep-copied and this cluster stays untouched: the copy may be added to, while
         the objects it shares are only read (by the scheduling cycle)."""
         replacing = {n.name: n for n in nodes}
+        dropped = set(drop_nodes)
         c = Cluster()
         for n in self.nodes:
-            c.add_node(replacing.pop(n.name, n))
+            if n.name not in dropped:
+                c.add_node(replacing.pop(n.name, n))
         for n in replacing.values():
             c.add_node(n)
-        for p in self.pods:
+        for p in self.pods if pods is None else pods:
             c.add_pod(p)
         for objs in self.objects.values():
             for o in objs:

@@ -337,18 +337,11 @@ def drained_cluster(cluster: Cluster, cordon: Iterable[str], remove_pods: set[st
 
     Deep-copied: a run writes nominations and nodes to the pods it schedules."""
     cordoned, removed = set(cordon), set(remove_nodes)
-    c = Cluster()
-    for n in cluster.nodes:
-        if n.name not in removed:
-            c.add_node(_cordoned(n) if n.name in cordoned else n)
-    for p in cluster.pods:
-        if p.key not in remove_pods and p.node_name not in removed:
-            c.add_pod(copy.deepcopy(p))
-    for kind in cluster.objects:
-        for o in cluster.of_kind(kind):
-            c.add_object(o)
-    c.notes, c.terminal_pods, c.pods_listed = list(cluster.notes), list(cluster.terminal_pods), cluster.pods_listed
-    return c
+    return cluster.copy_with(
+        nodes=[_cordoned(n) for n in cluster.nodes if n.name in cordoned and n.name not in removed],
+        drop_nodes=removed,
+        pods=[copy.deepcopy(p) for p in cluster.pods if p.key not in remove_pods and p.node_name not in removed],
+    )
 
 
 def _cordoned(node: Node) -> Node:
