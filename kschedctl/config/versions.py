@@ -59,9 +59,13 @@ class GateSpec:
     stage: str
 
 
+def _supported_text() -> str:
+    """The supported versions as a user reads them: "1.33, 1.34, 1.35, 1.36"."""
+    return ", ".join(f"1.{m}" for m in SUPPORTED_MINORS)
+
+
 def unsupported_message(minor: int) -> str:
-    shown = ", ".join(f"1.{m}" for m in SUPPORTED_MINORS)
-    return f"Kubernetes 1.{minor} is not supported: kschedctl explains kube-scheduler {shown}"
+    return f"Kubernetes 1.{minor} is not supported: kschedctl explains kube-scheduler {_supported_text()}"
 
 
 def parse_kube_version(text: str) -> int:
@@ -210,9 +214,8 @@ def server_minor(git_version: str | None) -> tuple[int | None, str | None]:
     if minor in RELEASES:
         return minor, None
     chosen = nearest_supported(minor)
-    shown = ", ".join(f"1.{v}" for v in SUPPORTED_MINORS)
     return chosen, (
-        f"the API server runs Kubernetes {git_version}; kschedctl explains kube-scheduler {shown}: "
+        f"the API server runs Kubernetes {git_version}; kschedctl explains kube-scheduler {_supported_text()}: "
         f"using {RELEASES[chosen]}'s rules (the nearest; --kube-version chooses another)"
     )
 
