@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from kschedctl.config.types import SchedulerConfig
     from kschedctl.framework.registry import Registry
     from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.snapshot.nodeorder import NodeOrderSpec
     from kschedctl.whatif.simulate import RunOptions
 
 DrainOpt = Annotated[
@@ -85,7 +86,7 @@ class DrainArgs:
 
 
 def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, registry: Registry,
-                  options: RunOptions, output: WhatIfOutput) -> int:
+                  options: RunOptions, output: WhatIfOutput, node_order: NodeOrderSpec | None = None) -> int:
     """Drain (or scale down), print the report (headed by the configuration's Kubernetes version); 0 when
     the drain succeeds with every pod placed, else 1."""
     from kschedctl.cli.sources import hooks
@@ -104,6 +105,7 @@ def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, re
         selector=parse_selector_string(args.selector) if args.selector else None,
         scale_down=parse_selector_string(args.scale_down) if args.scale_down else None, count=args.count,
         flags=DrainFlags(args.delete_emptydir_data, args.force, args.disable_eviction), options=options,
+        node_order=node_order,
     )
     result = drain_nodes(request, hooks())
     if isinstance(result, DrainResult):

@@ -34,11 +34,14 @@ from kschedctl.cli.options import (
     KubeVersionOpt,
     LiveSnapshotOpt,
     NamespaceOpt,
+    NodeOrderOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
+    SeedOpt,
     SelectorOpt,
     VersionOptions,
     complete_pod_names,
+    node_order,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
 from kschedctl.cli.sources import hooks, open_for_pod, open_source, read_cluster
@@ -71,6 +74,8 @@ def explain_pod_cmd(
     ] = None,
     kube_version: KubeVersionOpt = None,
     feature_gates: FeatureGatesOpt = None,
+    node_order_: NodeOrderOpt = "name",
+    seed: SeedOpt = None,
 ) -> None:
     """Dry-run one scheduling cycle for a pod and show every extension point.
 
@@ -93,7 +98,7 @@ def explain_pod_cmd(
         request = ExplainPodRequest(
             registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
             name=name, namespace=ns, filename=filename, details=output in (Output.wide, Output.json, Output.yaml),
-            fix=fix, compare=compare,
+            fix=fix, compare=compare, node_order=node_order(node_order_, seed),
         )
         result = explain_pods(request, hooks())
         emit_explained(result.documents, output)
@@ -170,6 +175,8 @@ def explain_pending_cmd(
     jobs: JobsOpt = None,
     kube_version: KubeVersionOpt = None,
     feature_gates: FeatureGatesOpt = None,
+    node_order_: NodeOrderOpt = "name",
+    seed: SeedOpt = None,
 ) -> None:
     """Every pending pod: its FitError, the reason blocking it on most nodes, the nearest node (rejected
     by the fewest Filter plugins) and whether a preemption dry run would place it; grouped by cause.
@@ -193,7 +200,7 @@ def explain_pending_cmd(
         request = PendingRequest(
             namespace=None if all_namespaces else (namespace or source.default_namespace()),
             registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
-            selector=sel, fix=fix, jobs=worker_jobs(jobs),
+            selector=sel, fix=fix, jobs=worker_jobs(jobs), node_order=node_order(node_order_, seed),
         )
         result = explain_pending(request, hooks())
         emit_pending(result, output.value, grouped=by == "cause" or (by is None and output.value in ("table", "markdown")),

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from kschedctl.framework.features import Features
     from kschedctl.framework.registry import Registry
     from kschedctl.snapshot.live import LiveCluster, LiveOptions
+    from kschedctl.snapshot.nodeorder import NodeOrderSpec
     from kschedctl.snapshot.source import Source
 
 #: How long a shell completion may wait for the cluster before offering nothing.
@@ -348,3 +349,36 @@ class SchedulerOptions:
         from kschedctl.config import load_config
 
         return load_config(str(path) if path else None, self.registry, self.features)
+
+
+# --------------------------------------------------------------------------- node order
+
+NodeOrderOpt = Annotated[
+    str,
+    typer.Option(
+        "--node-order",
+        metavar="name|random|FILE",
+        help="The order kube-scheduler was handed the nodes when it started, which decides ties and where a "
+        "search stopped early (percentageOfNodesToScore): name (the default: by name, as the API server lists), "
+        "random (with the pending pods' start-up queue shuffled too; see --seed), or FILE: one node name a line, "
+        "or the scheduler's own log at -v=2 (its \"Added node to NodeTree\" lines, text or JSON).",
+    ),
+]
+SeedOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--seed",
+        min=0,
+        metavar="N",
+        help="Seed of --node-order random (and simulate --runs); without it one is drawn and printed, so a run can be repeated.",
+    ),
+]
+
+
+def node_order(value: str, seed: int | None) -> NodeOrderSpec:
+    """``--node-order`` and ``--seed`` for a request (checked now, the FILE read when the run starts)."""
+    from kschedctl.snapshot.nodeorder import NodeOrderSpec
+
+    spec = NodeOrderSpec(value, seed)
+    spec.check()
+    return spec

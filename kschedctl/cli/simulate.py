@@ -31,8 +31,10 @@ from kschedctl.cli.options import (
     KubeconfigOpt,
     KubeVersionOpt,
     LiveSnapshotOpt,
+    NodeOrderOpt,
     RequestTimeoutOpt,
     SchedulerOptions,
+    SeedOpt,
     VersionOptions,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
@@ -40,6 +42,9 @@ from kschedctl.cli.sources import hooks, open_source, read_cluster
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
+    from kschedctl.framework.features import Features
+    from kschedctl.snapshot.nodeorder import NodeOrderSpec
+    from kschedctl.whatif.run import SimulateRequest
     from kschedctl.whatif.simulate import RunOptions
 
 
@@ -80,6 +85,27 @@ NoPendingOpt = Annotated[
     ),
 ]
 
+RunsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--runs",
+        min=2,
+        metavar="N",
+        help="Run the simulation N times, each with random node and start-up queue orders (from --seed), and show "
+        "the range of outcomes: pods placed and preempted, per zone and node group, and the pods whose outcome changes.",
+    ),
+]
+GroupByOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--group-by",
+        metavar="LABEL",
+        help="With --runs: the node label whose values are the node groups counted (default: the first node-pool "
+        "label the nodes carry: karpenter.sh/nodepool, eks.amazonaws.com/nodegroup, cloud.google.com/gke-nodepool, "
+        "kubernetes.azure.com/agentpool, node.kubernetes.io/instance-type).",
+    ),
+]
+
 DEPRECATED_PREEMPTION_NOTE = (
     "--preemption is deprecated: preemption is applied by default now (victims deleted, the pod nominated); "
     "it is read as --retry-nominated, which schedules nominated pods again after the run"
@@ -114,6 +140,10 @@ def simulate_cmd(
     count: CountOpt = 0,
     kube_version: KubeVersionOpt = None,
     feature_gates: FeatureGatesOpt = None,
+    node_order_: NodeOrderOpt = "name",
+    seed: SeedOpt = None,
+    runs: RunsOpt = None,
+    group_by: GroupByOpt = None,
 ) -> None:
     """Schedule a set of pods one after another, as kube-scheduler's scheduling loop does.
 
@@ -130,13 +160,16 @@ def simulate_cmd(
     --disable-eviction); the replacements controllers create are placed by the same loop.
     --scale-down SELECTOR removes the group's nodes one at a time, least requested first.
 
+    --node-order name|random|FILE: the order the scheduler was handed the nodes (and, random, the pending
+    pods) when it started, which decides ties and early stops; --runs N repeats the run with random orders
+    and shows the range of outcomes.
+
     Exit status: 0 every pod was scheduled (with --max: the count was found; with --drain: the drain
-    succeeds with every replacement placed), 1 otherwise, 2 bad input or usage.
+    succeeds with every replacement placed; with --runs: in every run), 1 otherwise, 2 bad input or usage.
     """
 
     def body() -> int:
-        from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
-        from kschedctl.whatif.run import SimulateRequest, simulate_pods
+        from kschedctl.whatif.run import SimulateRequest
 
         drains = DrainArgs(drain, drain_selector, scale_down, count, delete_emptydir_data, force, disable_eviction, ignore_daemonsets)
         files = filename or []
@@ -146,17 +179,51 @@ def simulate_cmd(
         setup = SchedulerOptions(plugin_module, VersionOptions(kube_version, feature_gates), source)
         cfg, cluster = setup.config(config), read_cluster(source, setup.features)
         options = _run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending)
+        order = _node_order(node_order_, seed, runs, group_by, drains.wanted)
         if drains.wanted:
-            return run_drain_cmd(drains, cluster, cfg, setup.registry, options, output)
+            return run_drain_cmd(drains, cluster, cfg, setup.registry, options, output, order)
         request = SimulateRequest(
             registry=setup.registry, config=cfg, cluster=cluster, filenames=files, replicas=replicas,
             max_copies=max_, limit=limit, options=options, notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
+            node_order=order, runs=runs or 1, group_by=group_by,
         )
-        result = simulate_pods(request, hooks())
-        emit_report(result.to_dict(), output, render_simulation_table, render_simulation_markdown, setup.features)
-        return EXIT_NO if result.error or not (max_ or result.all_placed) else EXIT_OK
+        return _simulate_and_report(request, output, setup.features)
 
     guarded(body)
+
+
+def _simulate_and_report(request: SimulateRequest, output: WhatIfOutput, features: Features) -> int:
+    """One run (``simulate_pods``) or, with ``--runs``, several (``simulate_runs``): the report, the exit status."""
+    from kschedctl.whatif.run import simulate_pods, simulate_runs
+
+    if request.runs > 1:
+        from kschedctl.render.runs import render_runs_markdown, render_runs_table
+
+        report = simulate_runs(request, hooks())
+        emit_report(report.to_dict(), output, render_runs_table, render_runs_markdown, features)
+        return EXIT_OK if request.max_copies or report.all_placed else EXIT_NO
+    from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
+
+    result = simulate_pods(request, hooks())
+    emit_report(result.to_dict(), output, render_simulation_table, render_simulation_markdown, features)
+    return EXIT_NO if result.error or not (request.max_copies or result.all_placed) else EXIT_OK
+
+
+def _node_order(value: str, seed: int | None, runs: int | None, group_by: str | None, drain: bool) -> NodeOrderSpec:
+    """``--node-order`` and ``--seed``, checked with ``--runs`` (which draws random orders itself)."""
+    from kschedctl.cli.options import node_order
+    from kschedctl.snapshot.nodeorder import NAME, RANDOM, NodeOrderSpec
+
+    if group_by is not None and runs is None:
+        raise UsageError("--group-by goes with --runs")
+    if runs is None:
+        return node_order(value, seed)
+    if drain:
+        raise UsageError("--runs repeats a run of the pods of -f (or --max): it does not go with --drain, "
+                         "--drain-selector or --scale-down")
+    if value not in (NAME, RANDOM):
+        raise UsageError("--runs draws a random node order for each run: it does not go with --node-order FILE")
+    return NodeOrderSpec(RANDOM, seed)
 
 
 def _check_inputs(files: list[str], snapshot: list[str], drains: DrainArgs, max_: bool) -> None:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from kschedctl.framework.registry import Registry
     from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.snapshot.nodeorder import NodeOrderSpec
 
 #: Progress of a counted step: (done, total).
 Counter = Callable[[int, int | None], None]
@@ -73,3 +74,5 @@ class ClusterRequest(Request):
     cluster: Cluster
     #: What the cluster was read from, for messages ("not found in ...").
     source: str = "the snapshot"
+    #: The order the scheduler was handed nodes and pending pods at start-up (``--node-order``; None: by name).
+    node_order: NodeOrderSpec | None = None

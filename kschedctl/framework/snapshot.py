@@ -3,8 +3,10 @@
 kube-scheduler lists nodes from its node tree: zones in the order they were first
 seen, and nodes interleaved across zones (first node of each zone, then the
 second of each, ...). Nodes join the tree as the scheduler's informer lists them at
-start-up, which the API server does sorted by name, so the tree is built from the
-nodes in name order, whatever the order of the snapshot file. Filtering starts at
+start-up. kschedctl assumes the API server's order, by name, whatever the order of the
+snapshot file, unless the run is given another (``--node-order``: the cluster's
+``startup``, ``snapshot/nodeorder.py``); the real list comes from a map and its order
+changes with every scheduler restart. Filtering starts at
 index 0 in the first cycle, so this order decides which nodes are evaluated when
 percentageOfNodesToScore stops the search early, and which of equally scored nodes
 the heap yields.
@@ -96,9 +98,9 @@ class Snapshot:
                     size, nodes = image_nodes[n]
                     states[n] = ImageStateSummary(size, len(nodes))
             by_name[node.name].image_states = states
-        # The scheduler's cache learns the nodes from its informer's initial list, which the API server
-        # returns sorted by name (etcd key order): the node tree is built in that order.
-        order = node_tree_order((n.name, zone_key(n)) for n in sorted(cluster.nodes, key=lambda n: n.name))
+        # The scheduler's cache learns the nodes from its informer's initial list: the node tree is built
+        # in that order, by name (etcd key order) unless the run says otherwise (``Cluster.startup``).
+        order = node_tree_order((n.name, zone_key(n)) for n in cluster.startup.insertion(cluster.nodes))
         self.node_info_map = by_name
         self.node_info_list: list[NodeInfo] = [by_name[n] for n in order]
         self.have_pods_with_affinity_list = [ni for ni in self.node_info_list if ni.pods_with_affinity]

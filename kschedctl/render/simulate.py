@@ -78,6 +78,8 @@ def placement_note(p: dict[str, Any], retried: bool = False) -> str:
             notes.append(f"would preempt {what} (report only)")
     if p["outcome"] == "scheduled" and len(p.get("candidates") or []) > 1:
         notes.append(f"tie of {len(p['candidates'])}")
+    if "earlyStop" in (p.get("orderDependent") or []):
+        notes.append("search stopped early")
     if p.get("evictedBy"):
         notes.append(f"evicted later by {_short(p['evictedBy'])}")
     if p["outcome"] not in ("scheduled", "unschedulable"):

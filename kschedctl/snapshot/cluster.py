@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kschedctl.snapshot.model import KubeObject, Node, Pod
+from kschedctl.snapshot.nodeorder import StartupOrder
 
 #: Kinds the model knows, with whether they are namespaced.
 KNOWN_KINDS: dict[str, bool] = {
@@ -54,6 +55,9 @@ class Cluster:
     #: The pods are in the order an API server listed them (a live read): the scheduler's cache keeps it.
     #: Otherwise (files) the snapshot sorts them as a list of the same objects would come back.
     pods_listed: bool = False
+    #: The order the scheduler's informers handed it the nodes (its node tree) and pending pods (its
+    #: start-up queue): by name unless a run says otherwise (``--node-order``, ``snapshot.nodeorder``).
+    startup: StartupOrder = field(default_factory=StartupOrder)
 
     def __post_init__(self) -> None:
         self._index: dict[str, dict[str, KubeObject]] = {}
@@ -144,6 +148,7 @@ class Cluster:
         c.notes = list(self.notes)
         c.terminal_pods = list(self.terminal_pods)
         c.pods_listed = self.pods_listed
+        c.startup = self.startup
         return c
 
     # reading --------------------------------------------------------------------

@@ -17,7 +17,7 @@ equally two versions of the scheduler (sides whose configurations carry differen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.errors import InputError, UsageError
@@ -28,9 +28,11 @@ if TYPE_CHECKING:
     from kschedctl.explain.trace import Trace
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.model import Pod
+    from kschedctl.snapshot.nodeorder import StartupOrder
     from kschedctl.snapshot.selectors import Selector
     from kschedctl.whatif.diff import DiffReport, Side
     from kschedctl.whatif.drain import DrainFlags, DrainResult, ScaleDownResult
+    from kschedctl.whatif.runs import RunsReport
     from kschedctl.whatif.simulate import RunOptions, SimulationResult
     from kschedctl.whatif.workloads import Manifests
 
@@ -56,6 +58,24 @@ def named_pod(request: ClusterRequest, namespace: str, name: str) -> Pod:
     if found is None:
         raise pod_not_found(request.cluster, namespace, name, request.source)
     return found
+
+
+def startup_order(request: ClusterRequest) -> tuple[StartupOrder, list[str]]:
+    """The request's ``--node-order`` resolved for its cluster and set on it, so every snapshot the run
+    builds follows it; with the notes that say which order it is."""
+    from kschedctl.snapshot.nodeorder import NodeOrderSpec
+
+    order, notes = (request.node_order or NodeOrderSpec()).resolve(request.cluster.nodes)
+    request.cluster.startup = order
+    return order, notes
+
+
+def _noted_order(request: ClusterRequest, hooks: Hooks) -> StartupOrder:
+    """``startup_order``, its notes to ``hooks``."""
+    order, notes = startup_order(request)
+    for n in notes:
+        hooks.note(n)
+    return order
 
 
 # --------------------------------------------------------------------------- explain pod
@@ -117,6 +137,7 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
 
     hooks = hooks or Hooks()
     result = ExplainResult()
+    order = _noted_order(request, hooks)
     for pod in pods_to_explain(request, hooks):
         bound_to = pod.node_name
         if bound_to:
@@ -126,6 +147,8 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
         if bound_to:
             trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
         data = {**version_fields(request.config.features), **trace.to_dict()}
+        if order.source != "name":
+            data["nodeOrder"] = order.to_dict()
         if request.fix or request.compare:
             hooks.progress.phase("verifying remedies")
         annotate_trace(data, trace, request.cluster, pod, request.config, request.registry,
@@ -171,6 +194,7 @@ def explain_pending(request: PendingRequest, hooks: Hooks | None = None) -> Pend
     from kschedctl.whatif.causes import attach_remedies
 
     hooks = hooks or Hooks()
+    _noted_order(request, hooks)
     ns, sel, cluster = request.namespace, request.selector, request.cluster
     pods = [
         p
@@ -265,17 +289,43 @@ class SimulateRequest(ClusterRequest):
     options: RunOptions | None = None
     #: The caller's notes, shown after those of the files.
     notes: list[str] = field(default_factory=list)
+    #: ``simulate_runs``: how many runs, each with random start-up orders (``--runs``).
+    runs: int = 1
+    #: ``simulate_runs``: the node label whose values are the node groups counted (None: a node-pool label).
+    group_by: str | None = None
 
 
 def simulate_pods(request: SimulateRequest, hooks: Hooks | None = None) -> SimulationResult:
     """Read the files against the cluster and run the loop (or the ``--max`` search) over their pods."""
     hooks = hooks or Hooks()
+    order, order_notes = startup_order(request)
     manifests = read_manifests(request.filenames, request.cluster)
     hooks.progress.phase("building NodeInfos")
     result = _simulate_max(request, manifests, hooks) if request.max_copies else _simulate_run(request, manifests, hooks)
     # the manifests' notes include what admitting each workload's first pod said (pods are made lazily)
-    result.notes[:0] = manifests.notes + request.notes
+    result.notes[:0] = manifests.notes + request.notes + order_notes
+    result.startup = order
     return result
+
+
+def simulate_runs(request: SimulateRequest, hooks: Hooks | None = None) -> RunsReport:
+    """``--runs N``: the run N times, each with random node and start-up queue orders drawn from the
+    request's seed, and the range of their outcomes (``whatif.runs``)."""
+    from kschedctl.whatif.runs import run_many
+
+    hooks = hooks or Hooks()
+    manifests = read_manifests(request.filenames, request.cluster)
+    quiet = Hooks(note=hooks.note)
+
+    def one(cluster: Cluster) -> SimulationResult:
+        run = replace(request, cluster=cluster)
+        return _simulate_max(run, manifests, quiet) if request.max_copies else _simulate_run(run, manifests, quiet)
+
+    seed = request.node_order.seed if request.node_order is not None else None
+    report = run_many(request.cluster, request.runs, one, seed=seed, group_by=request.group_by,
+                      progress=hooks.progress.counter("simulating runs"))
+    report.notes[:0] = list(dict.fromkeys(manifests.notes)) + request.notes
+    return report
 
 
 def _simulate_max(request: SimulateRequest, manifests: Manifests, hooks: Hooks) -> SimulationResult:
@@ -345,6 +395,7 @@ def drain_nodes(request: DrainRequest, hooks: Hooks | None = None) -> DrainResul
     from kschedctl.whatif.drain import DrainFlags, drained_nodes, run_drain, scale_down
 
     hooks = hooks or Hooks()
+    _noted_order(request, hooks)
     flags = request.flags or DrainFlags()
     hooks.progress.phase("building NodeInfos")
     progress = hooks.progress.counter("placing replacements")

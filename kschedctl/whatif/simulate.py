@@ -57,6 +57,7 @@ from kschedctl.framework.snapshot import Snapshot, list_order
 from kschedctl.framework.types import PodInfo
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
+from kschedctl.snapshot.nodeorder import StartupOrder
 from kschedctl.whatif.workloads import Manifests, PodFactory, Workload, extend_cluster
 
 #: Attempts a run makes before it stops (``--max-pods``; 0: no cap).
@@ -146,6 +147,8 @@ class Placement:
     processed_nodes: int = 0
     #: The pod was pending in the snapshot (queued at start-up), not one of the run's own pods.
     pending_at_start: bool = False
+    #: Why another node order could have placed the pod elsewhere: "tie", "earlyStop" (``order_dependence``).
+    order_dependent: list[str] = field(default_factory=list)
 
     @property
     def placed(self) -> bool:
@@ -175,6 +178,7 @@ class Placement:
             "preemption": self.preemption.to_dict() if self.preemption else None,
             "evictedBy": self.evicted_by,
             "pendingAtStart": self.pending_at_start,
+            "orderDependent": list(self.order_dependent),
             "notes": list(self.notes),
         }
 
@@ -234,6 +238,8 @@ class SimulationResult:
     notes: list[str] = field(default_factory=list)
     #: Set when the run itself failed: the QueueSort plugin raised (the pods kept the order given).
     error: str | None = None
+    #: The node and start-up queue order the run assumed (``--node-order``).
+    startup: StartupOrder = field(default_factory=StartupOrder)
 
     def _counted(self) -> list[Placement]:
         """The attempts the summary counts: with ``--max`` the copies only, not the snapshot's pending pods."""
@@ -311,6 +317,7 @@ class SimulationResult:
             },
             "notes": list(self.notes),
             "error": self.error,
+            "nodeOrder": self.startup.to_dict(),
         }
 
 
@@ -494,7 +501,7 @@ class Simulator:
         pending = self.cluster.pending_pods()
         for pod in pending:
             pod.queued_at_start = None
-        listed = pending if self.cluster.pods_listed else list_order(pending)
+        listed = self.cluster.startup.queue(pending if self.cluster.pods_listed else list_order(pending))
         pods = [p for p in listed if p.uid not in self.excluded and p.meta.deletion_timestamp is None]
         for i, pod in enumerate(pods):
             pod.queued_at_start = i
@@ -551,6 +558,7 @@ class Simulator:
         p.error = trace.error
         p.batched = trace.batched
         p.processed_nodes = trace.processed_nodes
+        p.order_dependent = order_dependence(trace)
         return p
 
     # -- assume / bind ---------------------------------------------------------------------------
@@ -719,6 +727,9 @@ class Simulator:
                 "Upstream drops a batch older than 500 ms (wall clock); this run assumes pods arrive back to back "
                 "(the fast case), so a batch never expires"
             )
+        order_note = order_dependence_note(result.placements)
+        if order_note:
+            result.notes.append(order_note)
         tied = any(p.placed and len(p.candidates) > 1 for p in result.placements)
         features = self.config.features
         if tied and not features.at_least(35):
@@ -739,6 +750,46 @@ class Simulator:
                 f"{len(pending)} pending pod(s) of the snapshot are not scheduled in this run (a real queue holds them "
                 "too; they are left out on request); nominated ones are counted on their nominated node"
             )
+
+
+# --------------------------------------------------------------------------- what the node order decided
+
+
+TIE = "tie"
+EARLY_STOP = "earlyStop"
+#: How the note on placements the node order decided begins (``whatif.runs`` leaves it out of its notes).
+ORDER_NOTE_START = "order-dependent:"
+
+
+def order_dependence(trace: Trace) -> list[str]:
+    """Why another node order (``--node-order``) could have given this placement another node: several
+    nodes share the top total (``TIE``: the heap's pop follows the order), or the node search stopped
+    at numFeasibleNodesToFind with nodes left unsearched (``EARLY_STOP``: the order decides which
+    nodes were searched). A batch hint, and a pod that does not fit (every node searched), have neither."""
+    if not trace.schedulable or trace.batched:
+        return []
+    out = [TIE] if len(trace.candidates) > 1 else []
+    names = trace.pre_filter_node_names
+    searchable = len(names) if names is not None else trace.num_all_nodes
+    if 0 < trace.num_nodes_to_find <= len(trace.feasible_nodes) and trace.processed_nodes < searchable:
+        out.append(EARLY_STOP)
+    return out
+
+
+def order_dependence_note(placements: list[Placement]) -> str | None:
+    """One line on the placements the node order decided (None: none was)."""
+    ties = sum(1 for p in placements if TIE in p.order_dependent)
+    stops = [p for p in placements if EARLY_STOP in p.order_dependent]
+    if not ties and not stops:
+        return None
+    n = sum(1 for p in placements if p.order_dependent)
+    why = [f"{ties} by a tie among nodes with the top total"] if ties else []
+    if stops:
+        searched = min(p.processed_nodes for p in stops)
+        why.append(f"{len(stops)} by a node search that stopped early (percentageOfNodesToScore; as few as {searched} "
+                   "nodes searched)")
+    return (f"{ORDER_NOTE_START} {n} placement(s) were one outcome among several, {' and '.join(why)}; the node "
+            "order the scheduler was started with decides them (--node-order; --runs N shows the range)")
 
 
 # --------------------------------------------------------------------------- runs
