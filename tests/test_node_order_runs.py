@@ -1,0 +1,223 @@
+"""Where the node order decides: two orders, two answers (``--node-order``), the placements that say
+so, and ``simulate --runs N`` showing the range of outcomes under random orders."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from kschedctl.cli.main import app
+from kschedctl.config import default_config
+from kschedctl.explain.cycle import explain_pod
+from kschedctl.snapshot.nodeorder import StartupOrder, random_order
+from kschedctl.whatif.runs import default_group_label, run_many
+from kschedctl.whatif.simulate import EARLY_STOP, TIE, simulate_pods, simulate_streams
+from tests.builders import make_cluster, make_node, make_pod
+
+runner = CliRunner()
+ZONE = "topology.kubernetes.io/zone"
+
+
+def invoke(*args: str) -> Any:
+    return runner.invoke(app, list(args))
+
+
+def write(path: Path, objects: list[Any]) -> str:
+    path.write_text(yaml.safe_dump_all([o.build().raw for o in objects], sort_keys=False))
+    return str(path)
+
+
+def order_file(path: Path, names: list[str]) -> str:
+    path.write_text("\n".join(names) + "\n")
+    return str(path)
+
+
+def early_stop_cluster() -> list[Any]:
+    """120 nodes: 119 small ones and the roomiest, named last. Over 100 nodes the search stops at 100
+    feasible ones (percentageOfNodesToScore's adaptive default), so in name order it never reaches z-big."""
+    small = [make_node(f"n{i:03d}").zone("za").alloc(cpu="4", memory="16Gi") for i in range(119)]
+    return [*small, make_node("z-big").zone("za").alloc(cpu="64", memory="256Gi")]
+
+
+def tie_cluster() -> list[Any]:
+    return [make_node(f"n{i}").zone("za" if i % 2 else "zb").alloc(cpu="4", memory="8Gi") for i in range(4)]
+
+
+# --------------------------------------------------------------------------- one cycle
+
+
+def test_early_stop_two_orders_two_nodes() -> None:
+    cluster = make_cluster(early_stop_cluster())
+    pod = make_pod("web").req(cpu="1").build()
+    by_name = explain_pod(cluster, pod, default_config())
+    assert by_name.num_nodes_to_find == 100 and by_name.processed_nodes == 100
+    assert by_name.selected_node != "z-big"
+    cluster.startup = StartupOrder(("z-big",))
+    assert explain_pod(cluster, pod, default_config()).selected_node == "z-big"
+
+
+def test_tie_winner_follows_the_order() -> None:
+    cluster = make_cluster(tie_cluster())
+    pod = make_pod("web").req(cpu="1").build()
+    winners = set()
+    for order in (("n0", "n1", "n2", "n3"), ("n3", "n2", "n1", "n0")):
+        cluster.startup = StartupOrder(order)
+        trace = explain_pod(cluster, pod, default_config())
+        assert len(trace.candidates) == 4
+        winners.add(trace.selected_node)
+    assert len(winners) == 2
+
+
+# --------------------------------------------------------------------------- a run says what the order decided
+
+
+@pytest.mark.parametrize(
+    ("nodes", "flag"),
+    [(early_stop_cluster, EARLY_STOP), (tie_cluster, TIE)],
+)
+def test_placements_flag_what_the_order_decided(nodes: Any, flag: str) -> None:
+    pods = [(make_pod(f"web-{i}").req(cpu="1").build(), None) for i in range(2)]
+    result = simulate_pods(make_cluster(nodes()), default_config(), pods)
+    assert all(flag in p.order_dependent for p in result.placements)
+    assert sum(1 for n in result.notes if n.startswith("order-dependent: 2 placement(s)")) == 1
+    assert flag in result.to_dict()["placements"][0]["orderDependent"]
+
+
+def test_a_pod_that_fits_one_node_depends_on_no_order() -> None:
+    nodes = [make_node("small").alloc(cpu="1"), make_node("big").alloc(cpu="8")]
+    result = simulate_pods(make_cluster(nodes), default_config(), [(make_pod("p").req(cpu="2").build(), None)])
+    assert result.placements[0].order_dependent == []
+    assert not any(n.startswith("order-dependent") for n in result.notes)
+
+
+def test_random_order_shuffles_the_start_up_queue() -> None:
+    """Two pending pods of equal priority, room for one: which one is placed is the queue's order."""
+    nodes = [make_node("only").zone("za").alloc(cpu="1")]
+    pending = [make_pod(n).req(cpu="1") for n in ("a", "b")]
+    placed = set()
+    for seed in range(12):
+        cluster = make_cluster(nodes, pending)
+        cluster.startup = random_order(cluster.nodes, seed)
+        result = simulate_streams(cluster, default_config(), [])
+        placed.add(next(p.pod for p in result.placements if p.placed))
+    assert placed == {"default/a", "default/b"}
+
+
+# --------------------------------------------------------------------------- --runs
+
+
+def test_runs_report_the_range_and_the_pods_that_change() -> None:
+    nodes = [make_node("only").zone("za").label("karpenter.sh/nodepool", "general").alloc(cpu="1")]
+    cluster = make_cluster(nodes, [make_pod(n).req(cpu="1") for n in ("a", "b")])
+
+    def one(c: Any) -> Any:
+        return simulate_streams(c, default_config(), [])
+
+    report = run_many(cluster, 6, one, seed=3).to_dict()
+    again = run_many(cluster, 6, one, seed=3).to_dict()
+    assert report == again  # a seed repeats the set
+    assert report["placed"] == {"min": 1, "median": 1, "max": 1}
+    assert report["groupLabel"] == "karpenter.sh/nodepool"
+    assert report["byZone"] == [{"name": "za", "min": 1, "median": 1, "max": 1}]
+    changes = {c["pod"]: {o["outcome"]: o["runs"] for o in c["outcomes"]} for c in report["changes"]}
+    assert set(changes) == {"default/a", "default/b"}
+    assert sum(changes["default/a"].values()) == 6
+    assert set(changes["default/a"]) == {"placed in za", "unschedulable"}
+    # the snapshot's pods are untouched by the runs
+    assert all(not p.node_name for p in cluster.pods)
+
+
+def test_default_group_label_is_the_first_pool_label_present() -> None:
+    nodes = [make_node("a").label("node.kubernetes.io/instance-type", "m5.large").label("eks.amazonaws.com/nodegroup", "ng1").build()]
+    assert default_group_label(nodes) == "eks.amazonaws.com/nodegroup"
+    assert default_group_label([make_node("b").build()]) is None
+
+
+# --------------------------------------------------------------------------- the command line
+
+
+def test_explain_pod_with_two_files_selects_two_nodes(tmp_path: Path) -> None:
+    snap = write(tmp_path / "cluster.yaml", [*early_stop_cluster(), make_pod("web").req(cpu="1")])
+    first = order_file(tmp_path / "big-first.txt", ["z-big"])
+    last = order_file(tmp_path / "big-last.txt", [f"n{i:03d}" for i in range(119)] + ["z-big"])
+    selected = {}
+    for name, path in (("first", first), ("last", last)):
+        r = invoke("explain", "pod", "web", "--snapshot", snap, "--node-order", path, "-o", "json")
+        assert r.exit_code == 0, r.output
+        doc = json.loads(r.stdout)
+        assert doc["nodeOrder"] == {"order": path}
+        selected[name] = doc["details"]["selectedNode"]
+    assert selected["first"] == "z-big" and selected["last"] != "z-big"
+
+
+def test_simulate_with_two_files_places_differently(tmp_path: Path) -> None:
+    snap = write(tmp_path / "cluster.yaml", tie_cluster())
+    pods = write(tmp_path / "pods.yaml", [make_pod(f"web-{i}").req(cpu="1") for i in range(2)])
+    nodes = []
+    for names in (["n0", "n1", "n2", "n3"], ["n3", "n2", "n1", "n0"]):
+        path = order_file(tmp_path / f"{names[0]}.txt", names)
+        r = invoke("simulate", "-f", pods, "--snapshot", snap, "--node-order", path, "-o", "json")
+        assert r.exit_code == 0, r.output
+        doc = json.loads(r.stdout)
+        nodes.append([p["node"] for p in doc["placements"]])
+        assert all(p["orderDependent"] == ["tie"] for p in doc["placements"])
+    assert nodes[0] != nodes[1]
+
+
+def test_simulate_random_records_its_seed(tmp_path: Path) -> None:
+    snap = write(tmp_path / "cluster.yaml", tie_cluster())
+    pods = write(tmp_path / "pods.yaml", [make_pod("web").req(cpu="1")])
+    r = invoke("simulate", "-f", pods, "--snapshot", snap, "--node-order", "random", "-o", "json")
+    doc = json.loads(r.stdout)
+    seed = doc["nodeOrder"]["seed"]
+    assert any(f"--seed {seed}" in n for n in doc["notes"])
+    again = json.loads(invoke("simulate", "-f", pods, "--snapshot", snap, "--node-order", "random", "--seed", str(seed), "-o", "json").stdout)
+    assert [p["node"] for p in again["placements"]] == [p["node"] for p in doc["placements"]]
+
+
+def test_simulate_runs_table_and_exit_status(tmp_path: Path) -> None:
+    snap = write(tmp_path / "cluster.yaml", [make_node("only").zone("za").alloc(cpu="1"),
+                                             *[make_pod(n).req(cpu="1") for n in ("a", "b")]])
+    pods = write(tmp_path / "pods.yaml", [make_pod("tiny")])
+    r = invoke("simulate", "-f", pods, "--snapshot", snap, "--runs", "6", "--seed", "3")
+    assert r.exit_code == 1, r.output  # one of the two is left pending in every run
+    assert "6 runs on 1 nodes" in r.stdout and "seed 3" in r.stdout
+    assert "Pods whose outcome changes between runs" in r.stdout and "default/a" in r.stdout
+    doc = json.loads(invoke("simulate", "-f", pods, "--snapshot", snap, "--runs", "6", "--seed", "3", "-o", "json").stdout)
+    assert doc["mode"] == "runs" and doc["runs"] == 6 and len(doc["perRun"]) == 6
+    md = invoke("simulate", "-f", pods, "--snapshot", snap, "--runs", "2", "--seed", "3", "-o", "markdown")
+    assert md.stdout.startswith("### kschedctl simulate --runs")
+
+
+def test_explain_pending_takes_the_order(tmp_path: Path) -> None:
+    snap = write(tmp_path / "cluster.yaml", [*tie_cluster(), make_pod("web").req(cpu="1")])
+    r = invoke("explain", "pending", "--snapshot", snap, "--node-order", "random", "--seed", "5", "-o", "json")
+    assert r.exit_code == 1, r.output
+    assert "seed 5" in r.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["explain", "pod", "web", "--seed", "3"], "--seed goes with --node-order random"),
+        (["simulate", "-f", "{pods}", "--runs", "3", "--node-order", "{order}"], "does not go with --node-order FILE"),
+        (["simulate", "-f", "{pods}", "--group-by", "pool"], "--group-by goes with --runs"),
+        (["simulate", "--drain", "n0", "--runs", "3"], "does not go with --drain"),
+        (["simulate", "-f", "{pods}", "--runs", "1"], "--runs"),
+        (["simulate", "-f", "{pods}", "--node-order", "{bad}"], "bad.txt: line 2: neither a node name"),
+    ],
+)
+def test_refusals(tmp_path: Path, args: list[str], message: str) -> None:
+    snap = write(tmp_path / "cluster.yaml", [*tie_cluster(), make_pod("web").req(cpu="1")])
+    files = {"pods": write(tmp_path / "pods.yaml", [make_pod("x")]), "order": order_file(tmp_path / "o.txt", ["n0"])}
+    bad = tmp_path / "bad.txt"
+    bad.write_text("n0\nthis is no node\n")
+    files["bad"] = str(bad)
+    r = invoke(*[a.format(**files) for a in args], "--snapshot", snap)
+    assert r.exit_code == 2, r.output
+    assert message in r.stderr
