@@ -357,7 +357,7 @@ NodeOrderOpt = Annotated[
     str,
     typer.Option(
         "--node-order",
-        metavar="name|random|FILE",
+        metavar="ORDER",
         help="The order kube-scheduler was handed the nodes when it started, which decides ties and where a "
         "search stopped early (percentageOfNodesToScore): name (the default: by name, as the API server lists), "
         "random (with the pending pods' start-up queue shuffled too; see --seed), or FILE: one node name a line, "

@@ -28,6 +28,7 @@ MEASURES = (
 SPREAD_HEADERS = ["", "min", "median", "max"]
 #: Names and figures stay whole; the rest wraps.
 _KEEP = {"pod", "zone", "group", "min", "median", "max"}
+_FIGURES = {"min", "median", "max"}
 
 
 def headline(r: dict[str, Any]) -> str:
@@ -73,7 +74,8 @@ def _sections(r: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
 def render_runs_table(r: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
     console.print(Text(headline(r), style="bold"))
     for title, headers, rows in _sections(r):
-        columns = [Column(h, keep=h in _KEEP, min_width=0 if h in _KEEP else 12) for h in headers]
+        columns = [Column(h, keep=h in _KEEP, min_width=0 if h in _KEEP else 12, justify="right" if h in _FIGURES else "left")
+                   for h in headers]
         print_table(console, title, columns, [[Text(c) for c in row] for row in rows])
     if not r["changes"]:
         console.print(Text("Every pod had the same outcome in every run."))

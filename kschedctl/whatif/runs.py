@@ -185,8 +185,8 @@ def run_many(
         if progress is not None:
             progress(i + 1, runs)
     report.notes.insert(0, f"{runs} runs, each with the nodes joining the node tree and the pending pods the start-up "
-                           f"queue in a random order, drawn from seed {base} (--seed {base} repeats them; run i alone: "
-                           "--node-order random --seed <its seed>)")
+                           f"queue in a random order, drawn from seed {base} (--seed {base} repeats them; one run alone: "
+                           "--node-order random --seed <its seed>, each run's seed is in -o json)")
     if label is None:
         report.notes.append("no node carries a node-pool label (" + ", ".join(GROUP_LABELS) + "): no per-group counts; "
                             "--group-by LABEL names one")
