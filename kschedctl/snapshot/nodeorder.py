@@ -192,7 +192,8 @@ def log_event(line: str) -> tuple[str, str, str] | None:
     """The NodeTree or start-up event a scheduler log line records (text or JSON format), else None."""
     if ADDED not in line and REMOVED not in line and STARTING not in line:
         return None
-    return _json_event(line) if line.lstrip().startswith("{") or '{"' in line else _text_event(line)
+    event = _json_event(line) if "{" in line else None
+    return event or _text_event(line)
 
 
 def _bad_line(path: str, number: int, why: str) -> InputError:
@@ -239,6 +240,8 @@ def _parse_log(lines: Sequence[str], path: str) -> OrderFile:
     if not seen_add:
         raise InputError(f'a kube-scheduler log without "{ADDED}" lines (the scheduler logs them at -v=2 and above)', source=path)
     order = tree.insertion_order()
+    if not order:
+        raise InputError("the last scheduler start the log records has no node left in its NodeTree", source=path)
     return OrderFile(path, "log", order, dict(tree.zone_of), max(starts, 1))
 
 
