@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from kschedctl.framework.registry import Registry
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.nodeorder import NodeOrderSpec
+    from kschedctl.whatif.run import DrainRequest
     from kschedctl.whatif.simulate import RunOptions
 
 DrainOpt = Annotated[
@@ -86,7 +87,8 @@ class DrainArgs:
 
 
 def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, registry: Registry,
-                  options: RunOptions, output: WhatIfOutput, node_order: NodeOrderSpec | None = None) -> int:
+                  options: RunOptions, output: WhatIfOutput, node_order: NodeOrderSpec | None = None,
+                  runs: int | None = None, group_by: str | None = None) -> int:
     """Drain (or scale down), print the report (headed by the configuration's Kubernetes version); 0 when
     the drain succeeds with every pod placed, else 1."""
     from kschedctl.cli.sources import hooks
@@ -105,11 +107,24 @@ def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, re
         selector=parse_selector_string(args.selector) if args.selector else None,
         scale_down=parse_selector_string(args.scale_down) if args.scale_down else None, count=args.count,
         flags=DrainFlags(args.delete_emptydir_data, args.force, args.disable_eviction), options=options,
-        node_order=node_order,
+        node_order=node_order, runs=runs or 1, group_by=group_by,
     )
+    if request.runs > 1:
+        return _drain_runs(request, output)
     result = drain_nodes(request, hooks())
     if isinstance(result, DrainResult):
         emit_report(result.to_dict(), output, render_drain_table, render_drain_markdown, config.features)
     else:
         emit_report(result.to_dict(), output, render_scale_down_table, render_scale_down_markdown, config.features)
     return EXIT_OK if result.succeeded else EXIT_NO
+
+
+def _drain_runs(request: DrainRequest, output: WhatIfOutput) -> int:
+    """``--drain ... --runs N``: the range of outcomes; 0 when the drain succeeds in every run."""
+    from kschedctl.cli.sources import hooks
+    from kschedctl.render.runs import render_runs_markdown, render_runs_table
+    from kschedctl.whatif.run import drain_runs
+
+    report = drain_runs(request, hooks())
+    emit_report(report.to_dict(), output, render_runs_table, render_runs_markdown, request.config.features)
+    return EXIT_OK if report.succeeded else EXIT_NO

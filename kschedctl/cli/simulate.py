@@ -162,10 +162,10 @@ def simulate_cmd(
 
     --node-order name|random|FILE: the order the scheduler was handed the nodes (and, random, the pending
     pods) when it started, which decides ties and early stops; --runs N repeats the run with random orders
-    and shows the range of outcomes.
+    (with --drain: of where the replacements land) and shows the range of outcomes.
 
     Exit status: 0 every pod was scheduled (with --max: the count was found; with --drain: the drain
-    succeeds with every replacement placed; with --runs: in every run), 1 otherwise, 2 bad input or usage.
+    succeeds with every replacement placed; with --runs: so in every run), 1 otherwise, 2 bad input or usage.
     """
 
     def body() -> int:
@@ -179,9 +179,9 @@ def simulate_cmd(
         setup = SchedulerOptions(plugin_module, VersionOptions(kube_version, feature_gates), source)
         cfg, cluster = setup.config(config), read_cluster(source, setup.features)
         options = _run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending)
-        order = _node_order(node_order_, seed, runs, group_by, drains.wanted)
+        order = _node_order(node_order_, seed, runs, group_by, bool(drains.scale_down))
         if drains.wanted:
-            return run_drain_cmd(drains, cluster, cfg, setup.registry, options, output, order)
+            return run_drain_cmd(drains, cluster, cfg, setup.registry, options, output, order, runs, group_by)
         request = SimulateRequest(
             registry=setup.registry, config=cfg, cluster=cluster, filenames=files, replicas=replicas,
             max_copies=max_, limit=limit, options=options, notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
@@ -201,7 +201,7 @@ def _simulate_and_report(request: SimulateRequest, output: WhatIfOutput, feature
 
         report = simulate_runs(request, hooks())
         emit_report(report.to_dict(), output, render_runs_table, render_runs_markdown, features)
-        return EXIT_OK if request.max_copies or report.all_placed else EXIT_NO
+        return EXIT_OK if request.max_copies or report.succeeded else EXIT_NO
     from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
 
     result = simulate_pods(request, hooks())
@@ -209,7 +209,7 @@ def _simulate_and_report(request: SimulateRequest, output: WhatIfOutput, feature
     return EXIT_NO if result.error or not (request.max_copies or result.all_placed) else EXIT_OK
 
 
-def _node_order(value: str, seed: int | None, runs: int | None, group_by: str | None, drain: bool) -> NodeOrderSpec:
+def _node_order(value: str, seed: int | None, runs: int | None, group_by: str | None, scale_down: bool) -> NodeOrderSpec:
     """``--node-order`` and ``--seed``, checked with ``--runs`` (which draws random orders itself)."""
     from kschedctl.cli.options import node_order
     from kschedctl.snapshot.nodeorder import NAME, RANDOM, NodeOrderSpec
@@ -218,9 +218,8 @@ def _node_order(value: str, seed: int | None, runs: int | None, group_by: str | 
         raise UsageError("--group-by goes with --runs")
     if runs is None:
         return node_order(value, seed)
-    if drain:
-        raise UsageError("--runs repeats a run of the pods of -f (or --max): it does not go with --drain, "
-                         "--drain-selector or --scale-down")
+    if scale_down:
+        raise UsageError("--runs repeats a run of the pods of -f, --max or --drain: it does not go with --scale-down")
     if value not in (NAME, RANDOM):
         raise UsageError("--runs draws a random node order for each run: it does not go with --node-order FILE")
     return NodeOrderSpec(RANDOM, seed)

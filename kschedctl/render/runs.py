@@ -73,6 +73,8 @@ def _sections(r: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
 
 def render_runs_table(r: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
     console.print(Text(headline(r), style="bold"))
+    for f in r.get("failures") or []:
+        console.print(Text(f, style="bold red"))
     for title, headers, rows in _sections(r):
         columns = [Column(h, keep=h in _KEEP, min_width=0 if h in _KEEP else 12, justify="right" if h in _FIGURES else "left")
                    for h in headers]
@@ -85,6 +87,7 @@ def render_runs_table(r: dict[str, Any], console: Console, notes_console: Consol
 
 def render_runs_markdown(r: dict[str, Any]) -> str:
     out = [f"### kschedctl simulate --runs: {headline(r)}", ""]
+    out += [f"**{f}**\n" for f in r.get("failures") or []]
     for title, headers, rows in _sections(r):
         out += [f"{title}:", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
     if not r["changes"]:

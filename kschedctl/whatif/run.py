@@ -388,6 +388,37 @@ class DrainRequest(ClusterRequest):
     count: int = 0
     flags: DrainFlags | None = None
     options: RunOptions | None = None
+    #: ``drain_runs``: how many runs of the drain, each with random start-up orders (``--runs``).
+    runs: int = 1
+    group_by: str | None = None
+
+
+def drain_runs(request: DrainRequest, hooks: Hooks | None = None) -> RunsReport:
+    """``--drain ... --runs N``: the drain N times, each with random node and start-up queue orders, and the
+    range of where the replacements land (``whatif.runs``); a drain that evictions refuse or block fails in every run."""
+    from kschedctl.whatif.drain import DrainFlags, drained_nodes, run_drain
+    from kschedctl.whatif.runs import run_many
+    from kschedctl.whatif.simulate import SimulationResult
+
+    hooks = hooks or Hooks()
+    nodes = drained_nodes(request.cluster, request.nodes, request.selector)
+    stuck: list[str] = []
+    succeeded: list[bool] = []
+
+    def one(cluster: Cluster) -> SimulationResult:
+        result = run_drain(cluster, request.config, nodes, request.flags or DrainFlags(), request.registry, options=request.options)
+        succeeded.append(result.succeeded)
+        if (result.refused or result.blocked) and not stuck:
+            stuck.append(f"{len(result.refused) + len(result.blocked)} pod(s) cannot be evicted, in every run (see --drain without --runs)")
+        return result.simulation or SimulationResult("pods", len(cluster.nodes))
+
+    seed = request.node_order.seed if request.node_order is not None else None
+    report = run_many(request.cluster, request.runs, one, seed=seed, group_by=request.group_by,
+                      progress=hooks.progress.counter("simulating runs"))
+    report.failures = stuck
+    for outcome, ok in zip(report.runs, succeeded, strict=True):
+        outcome.all_placed = ok  # a drain succeeds when its replacements land; pending pods are not its own
+    return report
 
 
 def drain_nodes(request: DrainRequest, hooks: Hooks | None = None) -> DrainResult | ScaleDownResult:

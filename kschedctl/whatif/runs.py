@@ -112,10 +112,17 @@ class RunsReport:
     group_label: str | None
     runs: list[RunOutcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    #: What fails in every run whatever the order (a drain's evictions refused or blocked).
+    failures: list[str] = field(default_factory=list)
 
     @property
     def all_placed(self) -> bool:
         return all(r.all_placed for r in self.runs)
+
+    @property
+    def succeeded(self) -> bool:
+        """Every pod placed in every run, and nothing failed whatever the order."""
+        return self.all_placed and not self.failures
 
     def _by(self, attr: str) -> list[dict[str, Any]]:
         keys = sorted({k for r in self.runs for k in getattr(r, attr)})
@@ -144,6 +151,7 @@ class RunsReport:
             "preempted": spread([r.preempted for r in self.runs]),
             "orderDependent": spread([r.order_dependent for r in self.runs]),
             "allPlacedInEveryRun": self.all_placed,
+            "failures": list(self.failures),
             "zoneLabel": ZONE_LABEL,
             "byZone": self._by("by_zone"),
             "groupLabel": self.group_label,
