@@ -239,3 +239,18 @@ def test_drain_runs(tmp_path: Path) -> None:
     stuck = invoke("simulate", "--drain", "n0", "--snapshot", bare, "--runs", "2", "--seed", "1")
     assert stuck.exit_code == 1, stuck.output
     assert "cannot be evicted, in every run" in stuck.stdout
+
+
+def test_changes_name_what_a_run_did_not_do() -> None:
+    """A pod absent from a run is "running" (a running pod other runs preempted) or "not tried" (a pod of
+    the run that one run did not reach); pods with one outcome in every run are not listed."""
+    from kschedctl.whatif.runs import RunOutcome, RunsReport
+
+    a = RunOutcome(1, 2, 0, 1, True, pods={"d/x": "placed in za", "d/y": "placed in zb", "d/old": "preempted"},
+                   tried={"d/x", "d/y"})
+    b = RunOutcome(2, 1, 1, 0, False, pods={"d/x": "placed in za"}, tried={"d/x"})
+    changes = {c["pod"]: c["outcomes"] for c in RunsReport(0, 3, None, [a, b]).changes()}
+    assert changes == {
+        "d/old": [{"outcome": "preempted", "runs": 1}, {"outcome": "running", "runs": 1}],
+        "d/y": [{"outcome": "not tried", "runs": 1}, {"outcome": "placed in zb", "runs": 1}],
+    }

@@ -69,6 +69,8 @@ class RunOutcome:
     by_group: Counter[str] = field(default_factory=Counter)
     #: Each pod's outcome ("placed in <zone>", "unschedulable", "preempted", ...).
     pods: dict[str, str] = field(default_factory=dict)
+    #: The pods the run tried to schedule (the others in ``pods`` are running pods it preempted).
+    tried: set[str] = field(default_factory=set)
     #: Placements that were one outcome among several (a tie, an early stop).
     order_dependent: int = 0
 
@@ -79,6 +81,7 @@ def outcome_of(result: SimulationResult, cluster: Cluster, group_label: str | No
     out = RunOutcome(seed, len(result.placed), len(result.not_placed) + result.not_tried, len(result.victims),
                      result.all_placed, order_dependent=sum(1 for p in result.placements if p.order_dependent))
     for p in counted:
+        out.tried.add(p.pod)
         node = cluster.node(p.node) if p.node else None
         if p.placed and p.evicted_by is None and node is not None:
             zone = node.labels.get(ZONE_LABEL, NO_VALUE)
@@ -130,11 +133,14 @@ class RunsReport:
 
     def changes(self) -> list[dict[str, Any]]:
         """The pods whose outcome is not the same in every run, with how many runs gave each outcome
-        (a running pod a run did not preempt is "running" there)."""
+        (a running pod a run did not preempt is "running" there; a pod of the run it did not reach,
+        counted as identical to a copy that did not fit or past ``--max-pods``, "not tried")."""
         pods = sorted({k for r in self.runs for k in r.pods})
+        tried = set().union(*(r.tried for r in self.runs)) if self.runs else set()
         out: list[dict[str, Any]] = []
         for pod in pods:
-            seen = Counter(r.pods.get(pod, "running") for r in self.runs)
+            absent = "not tried" if pod in tried else "running"
+            seen = Counter(r.pods.get(pod, absent) for r in self.runs)
             if len(seen) > 1:
                 out.append({"pod": pod, "outcomes": [{"outcome": o, "runs": n} for o, n in sorted(seen.items(), key=lambda kv: (-kv[1], kv[0]))]})
         return out
