@@ -81,6 +81,12 @@ def test_default_order_is_by_name_interleaved_by_zone() -> None:
 # --------------------------------------------------------------------------- table tests
 
 
+def test_restarts_are_counted() -> None:
+    a, b = text_line(ADD, "a", "z"), text_line(ADD, "b", "z")
+    assert parse_order_text(f"{a}\n{b}\n{a}\n", "log").starts == 2  # no start-up line: the re-added node says so
+    assert parse_order_text(f"{STARTING_TEXT}\n{STARTING_TEXT}\n{a}\n", "log").starts == 1
+
+
 @pytest.mark.parametrize(
     ("text", "kind", "names"),
     [

@@ -220,29 +220,30 @@ def parse_order_text(text: str, path: str) -> OrderFile:
 
 def _parse_log(lines: Sequence[str], path: str) -> OrderFile:
     """The tree of the last scheduler start the log holds."""
-    tree, starts, seen_add = NodeTree(), 0, False
+    tree, fresh, starts = NodeTree(), True, 0  # starts: the trees that had a node added
     for number, line in enumerate(lines, 1):
         event = log_event(line)
         if event is None:
             continue
         msg, name, zone = event
         if msg == STARTING or (msg == ADDED and name in tree.zone_of):
-            tree, starts = NodeTree(), starts + 1
+            tree, fresh = NodeTree(), True
             if msg == STARTING:
                 continue
         if not name:
             raise _bad_line(path, number, f'"{msg}" without a node name')
         if msg == ADDED:
             tree.add(name, zone)
-            seen_add = True
+            starts += fresh
+            fresh = False
         else:
             tree.remove(name)
-    if not seen_add:
+    if not starts:
         raise InputError(f'a kube-scheduler log without "{ADDED}" lines (the scheduler logs them at -v=2 and above)', source=path)
     order = tree.insertion_order()
     if not order:
         raise InputError("the last scheduler start the log records has no node left in its NodeTree", source=path)
-    return OrderFile(path, "log", order, dict(tree.zone_of), max(starts, 1))
+    return OrderFile(path, "log", order, dict(tree.zone_of), starts)
 
 
 def read_order_file(path: str) -> OrderFile:
