@@ -117,8 +117,9 @@ def test_aliases_are_short_and_distinct() -> None:
         ["plugins"],
         ["explain", "pod", "checkout-pending", "-n", "shop", "--snapshot", DEMO],
         ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "-o", "wide"],
+        ["simulate", "--drain", "general-b0", "--force", "--snapshot", DEMO, "--runs", "3", "--seed", "2"],
     ],
-    ids=["pending", "simulate", "diff", "check", "plugins", "preemption", "wide"],
+    ids=["pending", "simulate", "diff", "check", "plugins", "preemption", "wide", "runs"],
 )
 def test_every_table_fits(args: list[str], width: int) -> None:
     r = run(width, *args)
