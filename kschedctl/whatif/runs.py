@@ -77,10 +77,9 @@ class RunOutcome:
 
 def outcome_of(result: SimulationResult, cluster: Cluster, group_label: str | None, seed: int) -> RunOutcome:
     """The run's counts and each pod's outcome; a running pod that was preempted counts as "preempted"."""
-    counted = list(result._final().values())
     out = RunOutcome(seed, len(result.placed), len(result.not_placed) + result.not_tried, len(result.victims),
                      result.all_placed, order_dependent=sum(1 for p in result.placements if p.order_dependent))
-    for p in counted:
+    for p in result.final_attempts:
         out.tried.add(p.pod)
         node = cluster.node(p.node) if p.node else None
         if p.placed and p.evicted_by is None and node is not None:

@@ -255,6 +255,11 @@ class SimulationResult:
         return out
 
     @property
+    def final_attempts(self) -> list[Placement]:
+        """Each counted pod's last attempt, in the order of first attempts."""
+        return list(self._final().values())
+
+    @property
     def placed(self) -> list[Placement]:
         return [p for p in self._final().values() if p.placed]
 
