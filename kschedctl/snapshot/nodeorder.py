@@ -70,6 +70,11 @@ class StartupOrder:
         random.Random(self.queue_seed).shuffle(out)
         return out
 
+    @property
+    def by_name(self) -> bool:
+        """The default: the API server's list order."""
+        return self.source == NAME
+
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"order": self.source}
         if self.seed is not None:

@@ -8,7 +8,9 @@ and returns plain results for ``render/`` to show. The explain commands live her
 ``explain/`` because what they add on top of the cycle (remedies, causes) is what-if analysis.
 
 ``drain_nodes`` drains nodes (``simulate --drain``) or searches how many of a group can go
-(``simulate --scale-down``): ``whatif.drain``'s plan and run.
+(``simulate --scale-down``): ``whatif.drain``'s plan and run. ``simulate_runs`` and ``drain_runs``
+repeat a simulation or a drain under random start-up orders (``--runs``, ``whatif.runs``); every
+entry point first sets the request's ``--node-order`` on its cluster (``startup_order``).
 
 ``diff_sides`` compares any two ``Side`` values: two configurations or two profiles today, and
 equally two versions of the scheduler (sides whose configurations carry different
@@ -147,7 +149,7 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
         if bound_to:
             trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
         data = {**version_fields(request.config.features), **trace.to_dict()}
-        if order.source != "name":
+        if not order.by_name:
             data["nodeOrder"] = order.to_dict()
         if request.fix or request.compare:
             hooks.progress.phase("verifying remedies")
