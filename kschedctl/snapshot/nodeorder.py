@@ -302,7 +302,8 @@ def file_order(found: OrderFile, nodes: Sequence[Node]) -> tuple[StartupOrder, l
     listed = set(found.names)
     missing = sorted(n for n in present if n not in listed)
     what = "the scheduler's node tree from the log" if found.kind == "log" else "the listed order"
-    notes = [f"node order: {what} {found.path} ({len(found.names) - len(unknown)} node(s))"]
+    notes = [f"node order: {what} {found.path} ({len(found.names) - len(unknown)} of its {len(found.names)} node(s) "
+             "in the snapshot)"]
     if found.starts > 1:
         notes.append(f"{found.path} records {found.starts} scheduler starts: the node tree of the last one is used")
     if unknown:
