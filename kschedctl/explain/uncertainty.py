@@ -82,9 +82,8 @@ class EarlyStop:
         """What holds whatever the window was."""
         best = ""
         if self.best:
-            best = f"; best if every node were searched: {names_capped(self.best)}" + (
-                f" (total {self.best_total})" if self.best_total is not None else ""
-            )
+            total = f"total {self.best_total}, on " if self.best_total is not None else ""
+            best = f"; best if every node were searched: {total}{names_capped(self.best)}"
         return (
             f"Certain: {self.feasible} of {self.searchable} nodes are feasible{best}; {len(self.possible)} could be "
             f"chosen (judged by totals over all feasible nodes): {names_capped(self.possible)}."
@@ -154,7 +153,7 @@ class OrderDependence:
     def _tie_words(self) -> str:
         if TIE not in self.reasons or EARLY_STOP in self.reasons:
             return ""
-        head = f"{len(self.tie)} nodes tie at total {self.tie_total} ({names_capped(self.tie)})"
+        head = f"{len(self.tie)} nodes tie at total {self.tie_total}: {names_capped(self.tie)}"
         if self.random == "extender":
             return f"{head}; extender scores break the tie at random among {names_capped(self.possible)}"
         if self.random == "version":
@@ -167,7 +166,7 @@ class OrderDependence:
             return ""
         how = f"adaptive {e.percentage}%" if e.adaptive else f"{e.percentage}%"
         return (
-            f"the search stopped at {e.num_nodes_to_find} feasible nodes of {e.searchable} "
+            f"the search stopped once {e.num_nodes_to_find} nodes were feasible, of {e.searchable} it could visit "
             f"(percentageOfNodesToScore {how}); which nodes it saw depends on kube-scheduler's node order and "
             f"nextStartNodeIndex{self._completion()}"
         )

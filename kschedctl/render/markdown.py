@@ -86,11 +86,13 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
     sel = t.get("selected")
     if sel:
         out += [f"**Selected:** `{t['details'].get('selectedNode')}` (max score {sel['maxScore']}; candidates: {', '.join(f'`{c}`' for c in sel['candidates'])})", ""]
-        if d.get("tieBreak") and not t.get("orderDependence"):
+        if order_line(t):
+            out += [f"**{order_line(t)}**", ""]
+        elif d.get("tieBreak"):
             out += [d["tieBreak"], ""]
         if post_bind_line(t):
             out += [str(post_bind_line(t)), ""]
-    if order_line(t):
+    elif order_line(t):
         out += [f"**{order_line(t)}**", ""]
     if t["fitError"]:
         out += ["**FitError:**", "", "```", t["fitError"], "```", ""]

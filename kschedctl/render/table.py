@@ -144,7 +144,7 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
     if pod_group_line(t):
         _line(console, str(pod_group_line(t)))
     _selection(t, console)
-    if order_line(t):
+    if order_line(t) and not t.get("selected"):  # (with a selection it follows the "Selected" line)
         _line(console, Text(str(order_line(t)), style="bold yellow"))
     if t["fitError"]:
         _line(console, Text("FitError (PodScheduled condition message):", style="bold red"))
@@ -367,7 +367,9 @@ def _selection(t: dict[str, Any], console: Console) -> None:
     if not t.get("selected"):
         return
     _line(console, Text(f"Selected: {d.get('selectedNode')}  ({selected_words(t)})", style="bold green"))
-    if d.get("tieBreak") and not t.get("orderDependence"):  # else the order line says it, shorter
+    if order_line(t):  # the tie, if any, shorter than tieBreak, and what else is left to order
+        _line(console, Text(str(order_line(t)), style="bold yellow"))
+    elif d.get("tieBreak"):
         _line(console, d["tieBreak"])
     for title, key in (("Reserve", "reserve"), ("Permit", "permit"), ("PreBind", "preBind"), ("Bind", "bind")):
         if t[key]:
