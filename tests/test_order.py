@@ -142,7 +142,7 @@ def test_a_unique_winner_is_certain() -> None:
     [
         (35, None, "Order decides", "with parallelism 16"),
         (35, 1, "Order decides", "depends on its node order."),
-        (34, None, "Chance decides", "picks one at random"),
+        (34, None, "Chance decides", "picks one of them at random"),
     ],
 )
 def test_a_tie_names_its_nodes(minor: int, parallelism: int | None, head: str, words: str) -> None:

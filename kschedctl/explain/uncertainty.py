@@ -157,7 +157,7 @@ class OrderDependence:
         if self.random == "extender":
             return f"{head}; extender scores break the tie at random among {names_capped(self.possible)}"
         if self.random == "version":
-            return f"{head}; kube-scheduler {self.version} picks one at random"
+            return f"{head}; kube-scheduler {self.version} picks one of them at random"
         return f"{head}; the first in kube-scheduler's feasible list wins, which depends on its node order{self._completion()}"
 
     def _early_words(self) -> str:
