@@ -20,7 +20,8 @@ from typer.testing import CliRunner
 
 from kschedctl.cli.main import app
 from kschedctl.config.versions import resolve_features
-from kschedctl.explain.order import explain_pod_with_order
+from kschedctl.explain.cycle import explain_pod
+from kschedctl.explain.order import assess
 from kschedctl.explain.trace import Trace
 from kschedctl.explain.uncertainty import EARLY_STOP, NOMINATED_PODS, TIE, could_top_a_window, names_capped
 from kschedctl.snapshot.model import Node, Pod
@@ -44,7 +45,7 @@ def _varied_nodes(n: int) -> list[Node]:
 
 
 def _explain(nodes: list[Node], pod: Pod, pods: Sequence[Pod] = (), **config: Any) -> Trace:
-    return explain_pod_with_order(make_cluster(nodes, list(pods)), pod, _config(**config))
+    return explain_pod(make_cluster(nodes, list(pods)), pod, _config(**config), after=assess)
 
 
 def _line(t: Trace) -> str:

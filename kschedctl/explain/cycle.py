@@ -108,24 +108,15 @@ def explain_pod(
     *,
     details: bool = False,
     on_phase: Callable[[str], None] | None = None,
+    after: Callable[[Framework, Pod, SchedulerConfig, Trace], None] | None = None,
 ) -> Trace:
     """Run one scheduling cycle for ``pod`` against ``cluster`` and return its trace
-    (``on_phase`` hears when NodeInfos are built and when the cycle starts, for a progress display)."""
+    (``on_phase`` hears when NodeInfos are built and when the cycle starts, for a progress display;
+    ``after`` is called with the cycle's Framework and trace, e.g. ``order.assess``)."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
         registry = in_tree_registry()
-    return run_cycle(framework_for(cluster, pod, config, registry, on_phase), pod, config, details=details)
-
-
-def framework_for(
-    cluster: Cluster,
-    pod: Pod,
-    config: SchedulerConfig,
-    registry: Registry,
-    on_phase: Callable[[str], None] | None = None,
-) -> Framework:
-    """The pod's profile over a snapshot of ``cluster`` without the pod (its priority defaulted)."""
     profile = config.profile_for(pod.scheduler_name)
     if profile is None:
         names = ", ".join(p.scheduler_name for p in config.profiles)
@@ -140,7 +131,10 @@ def framework_for(
     fw = Framework(profile, registry, snapshot)
     if on_phase is not None:
         on_phase("running the scheduling cycle")
-    return fw
+    trace = run_cycle(fw, pod, config, details=details)
+    if after is not None:
+        after(fw, pod, config, trace)
+    return trace
 
 
 def run_cycle(

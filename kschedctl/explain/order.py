@@ -1,6 +1,6 @@
 """``explain``'s account of what node order, chance and queue order leave open (``uncertainty``).
 
-After the cycle (``cycle.run_cycle``) three questions are asked of the same Framework and
+After the cycle (``cycle.run_cycle``; ``cycle.explain_pod(..., after=assess)``) three questions are asked of the same Framework and
 snapshot, each only when it can matter:
 
 * a tie among the top totals: the tie set (the nodes an extender answered for, when extender
@@ -22,8 +22,6 @@ and ``framework/runtime/framework.go`` (``RunFilterPluginsWithNominatedPods``).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.explain.cycle import (
     MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND,
@@ -31,8 +29,6 @@ from kschedctl.explain.cycle import (
     _filter_nodes,
     _pass_extenders,
     _prioritize_nodes,
-    framework_for,
-    run_cycle,
 )
 from kschedctl.explain.trace import Trace
 from kschedctl.explain.uncertainty import (
@@ -46,31 +42,9 @@ from kschedctl.explain.uncertainty import (
 )
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.extender import ExtenderError, build_extenders
-from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.types import NodeInfo
-from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
-
-
-def explain_pod_with_order(
-    cluster: Cluster,
-    pod: Pod,
-    config: SchedulerConfig,
-    registry: Registry | None = None,
-    *,
-    details: bool = False,
-    on_phase: Callable[[str], None] | None = None,
-) -> Trace:
-    """``cycle.explain_pod``, then ``assess`` on the same snapshot."""
-    if registry is None:
-        from kschedctl.plugins import in_tree_registry
-
-        registry = in_tree_registry()
-    fw = framework_for(cluster, pod, config, registry, on_phase)
-    trace = run_cycle(fw, pod, config, details=details)
-    assess(fw, pod, config, trace)
-    return trace
 
 
 def assess(fw: Framework, pod: Pod, config: SchedulerConfig, trace: Trace) -> None:

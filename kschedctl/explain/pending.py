@@ -17,9 +17,9 @@ from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
-from kschedctl.explain.cycle import run_cycle
+from kschedctl.explain.cycle import explain_pod, run_cycle
 from kschedctl.explain.nearest import Rejection, analyse_filters
-from kschedctl.explain.order import assess, explain_pod_with_order
+from kschedctl.explain.order import assess
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.podgroups import GENERIC_WORKLOAD, pod_group_name
 from kschedctl.framework.registry import Registry
@@ -179,16 +179,16 @@ def pending_row(
 def _explain(
     cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: Registry | None, snapshots: Snapshots | None
 ) -> Trace:
-    """``explain_pod_with_order``, on the shared snapshot when there is one (a fresh Framework each time, as there)."""
+    """``explain_pod`` with ``order.assess``, on the shared snapshot when there is one (a fresh Framework each time, as there)."""
     if snapshots is None:
-        return explain_pod_with_order(cluster, pod, config, registry)
+        return explain_pod(cluster, pod, config, registry, after=assess)
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
         registry = in_tree_registry()
     profile = config.profile_for(pod.scheduler_name)
     if profile is None:
-        return explain_pod_with_order(cluster, pod, config, registry)  # raises the UsageError explain_pod words
+        return explain_pod(cluster, pod, config, registry, after=assess)  # raises the UsageError explain_pod words
     cluster.default_priority(pod)
     fw = Framework(profile, registry, snapshots.without(pod))
     trace = run_cycle(fw, pod, config)

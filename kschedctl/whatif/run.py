@@ -111,7 +111,8 @@ def pods_to_explain(request: ExplainPodRequest, hooks: Hooks) -> list[Pod]:
 def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> ExplainResult:
     """One scheduling cycle per pod, a bound pod explained as if it were pending, margin and remedies added."""
     from kschedctl.config.versions import version_fields
-    from kschedctl.explain.order import explain_pod_with_order
+    from kschedctl.explain.cycle import explain_pod
+    from kschedctl.explain.order import assess
     from kschedctl.explain.pending import as_pending
     from kschedctl.whatif.remedies import annotate_trace
 
@@ -121,8 +122,8 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
         bound_to = pod.node_name
         if bound_to:
             pod = as_pending(pod)
-        trace = explain_pod_with_order(request.cluster, pod, request.config, request.registry,
-                                       details=request.details, on_phase=hooks.progress.phase)
+        trace = explain_pod(request.cluster, pod, request.config, request.registry, details=request.details,
+                            on_phase=hooks.progress.phase, after=assess)
         if bound_to:
             trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
         data = {**version_fields(request.config.features), **trace.to_dict()}
