@@ -67,9 +67,11 @@ def assess(fw: Framework, pod: Pod, config: SchedulerConfig, trace: Trace) -> No
         possible.update(dep.if_released)
     if not dep.reasons:
         return
-    order = early.possible if early is not None else sorted(trace.totals, key=lambda n: (-trace.totals[n], n))
-    rank = {n: i for i, n in enumerate(order)}
-    dep.possible = sorted(possible, key=lambda n: (rank.get(n, len(rank)), n))
+    if early is not None and possible.issubset(early.possible):
+        dep.possible = list(early.possible)  # already best first
+    else:
+        totals = trace.totals
+        dep.possible = sorted(possible, key=lambda n: (-totals.get(n, -1), n))
     trace.possible_nodes = list(dep.possible)
     trace.order = dep
 

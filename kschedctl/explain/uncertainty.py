@@ -19,7 +19,6 @@ most ``F - k`` feasible nodes score strictly higher, judged by totals over all f
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -45,9 +44,11 @@ def could_top_a_window(feasible: list[str], totals: dict[str, int], k: int) -> l
     if not totals:
         return sorted(feasible)
     slack = len(feasible) - k
-    ascending = sorted(totals[n] for n in feasible)
-    out = [n for n in feasible if len(ascending) - bisect_right(ascending, totals[n]) <= slack]
-    return sorted(out, key=lambda n: (-totals[n], n))
+    if slack < 0:
+        return []
+    # at most ``slack`` nodes above it: its total reaches the one ranked ``slack`` (0-based) from the top
+    threshold = sorted((totals[n] for n in feasible), reverse=True)[slack]
+    return sorted((n for n in feasible if totals[n] >= threshold), key=lambda n: (-totals[n], n))
 
 
 @dataclass
