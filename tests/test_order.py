@@ -243,7 +243,9 @@ def test_cli_json_has_possible_nodes_beside_selected(tmp_path: Path) -> None:
     assert "kube-scheduler v1.35 does not pick among them" not in text.output  # the long tieBreak gives way
 
 
-def _waiting(tmp_path: Path) -> str:
+def _waiting(tmp_path: Path, big_cpu: str = "1500m") -> str:
+    """big (priority 1000) is nominated to n1 where its victim is still terminating; a pod of higher
+    priority than big's uses 300m of n1 and stays."""
     victim = (
         make_pod("victim").req(cpu="1500m").node("n1").priority(0)
         .set("metadata.deletionTimestamp", "2026-01-01T00:00:00Z")
@@ -255,21 +257,25 @@ def _waiting(tmp_path: Path) -> str:
         make_node("n1").alloc(cpu="2", memory="4Gi", pods="10").build(),
         make_node("n2").alloc(cpu="2", memory="4Gi", pods="10").build(),
         victim,
+        make_pod("resident").req(cpu="300m").node("n1").priority(2000).build(),
         make_pod("other").req(cpu="1500m").node("n2").priority(0).build(),
-        make_pod("big").req(cpu="1500m").priority(1000).nominated("n1").build(),
+        make_pod("big").req(cpu=big_cpu).priority(1000).nominated("n1").build(),
     )
 
 
-def test_a_nominated_pod_waiting_for_its_victims_names_them(tmp_path: Path) -> None:
-    snap = _waiting(tmp_path)
-    r = _invoke("explain", "pod", "big", "-n", "default", "--snapshot", snap)
+@pytest.mark.parametrize(("big_cpu", "fits", "then"), [("1500m", True, "fits there"), ("1800m", False, "still does not fit there")])
+def test_a_nominated_pod_waiting_for_its_victims_names_them(tmp_path: Path, big_cpu: str, fits: bool, then: str) -> None:
+    snap = _waiting(tmp_path, big_cpu)
+    r = _invoke("explain", "pod", "big", "-n", "default", "--snapshot", snap, "-o", "markdown")  # (no wrapping)
     assert r.exit_code == 1, r.output
     assert "Nominated node n1 (status.nominatedNodeName): 1 preemption victim still terminating there: default/victim" in r.output
+    assert f"once they are gone the pod {then}." in r.output
     data = json.loads(_invoke("explain", "pod", "big", "-n", "default", "--snapshot", snap, "-o", "json").output)
-    assert data["nominatedNodeWait"] == {"name": "n1", "terminatingVictims": ["default/victim"], "preemptionWaits": True}
-    pending = _invoke("explain", "pending", "-A", "--snapshot", snap, "--by", "pod", "-o", "markdown")  # (no wrapping)
-    assert "no: nominated to n1, waiting for 1 victim to terminate" in pending.output
-    assert "default/victim" in pending.output
+    assert data["nominatedNodeWait"] == {
+        "name": "n1", "terminatingVictims": ["default/victim"], "preemptionWaits": True, "fitsOnceGone": fits,
+    }
+    pending = _invoke("explain", "pending", "-A", "--snapshot", snap, "--by", "pod", "-o", "markdown")
+    assert f"no: nominated to n1, waiting for 1 victim to terminate (default/victim); {then} then" in pending.output
     grouped = _invoke("explain", "pending", "-A", "--snapshot", snap, "-o", "markdown")
     assert "1 already nominated, waiting for victims to terminate" in grouped.output
 

@@ -701,7 +701,7 @@ def _unschedulable(fw: Framework, state: CycleState, pod: Pod, trace: Trace, dia
         )
         if st.code == Code.ERROR:
             trace.notes.append(f"PostFilter returned an error: {st.message()}")
-    trace.nominated_wait = nominated_wait(fw.snapshot, pod, diagnosis.post_filter_msg)
+    trace.nominated_wait = nominated_wait(fw, pod, diagnosis.post_filter_msg)
     trace.fit_error = fit_error_message(trace.num_all_nodes, diagnosis)
     return trace
 

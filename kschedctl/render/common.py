@@ -239,6 +239,8 @@ def nominated_wait_line(t: dict[str, Any]) -> str | None:
     )
     if wait.get("preemptionWaits"):
         text += "; kube-scheduler does not preempt again until they are gone, and tries this node first"
+    if "fitsOnceGone" in wait:
+        text += "; once they are gone the pod " + ("fits there" if wait["fitsOnceGone"] else "still does not fit there")
     return text + "."
 
 

@@ -74,7 +74,8 @@ def preemption_text(row: dict[str, Any]) -> str:
     wait = row.get("nominatedNodeWait")
     if wait:
         victims = wait["terminatingVictims"]
-        return f"no: nominated to {wait['name']}, waiting for {len(victims)} victim{'s' if len(victims) != 1 else ''} to terminate ({', '.join(victims)})"
+        then = {True: "; fits there then", False: "; still does not fit there then"}.get(wait.get("fitsOnceGone"), "")
+        return f"no: nominated to {wait['name']}, waiting for {len(victims)} victim{'s' if len(victims) != 1 else ''} to terminate ({', '.join(victims)}){then}"
     if p is None:
         return NONE
     if p["wouldPlace"]:
