@@ -119,6 +119,19 @@ def test_early_stop_gives_the_full_search_answer() -> None:
     assert stop["feasible"] == 150 and stop["bestIfAllSearched"] == full.candidates and stop["possible"] == len(e.possible)
 
 
+def test_with_nothing_scored_the_first_feasible_node_is_one_of_all() -> None:
+    cfg = {"profiles": [{"schedulerName": "default-scheduler", "plugins": {"score": {"disabled": [{"name": "*"}]}}}]}
+    nodes = [make_node(f"n{i}").alloc(cpu="4").build() for i in range(4)] + [make_node("small").alloc(cpu="500m").build()]
+    t = explain_pod(make_cluster(nodes), make_pod("p").req(cpu="1").build(), load_config(
+        {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", **cfg}), after=assess)
+    assert t.num_nodes_to_find == 1 and t.order is not None and t.order.reasons == [EARLY_STOP]
+    assert t.possible_nodes == ["n0", "n1", "n2", "n3"]
+    line = _line(t)
+    assert "nothing is scored, so the search stopped at the first feasible node of 5" in line
+    assert "4 of 5 nodes are feasible, and any of them could be chosen: n0, n1, n2, n3." in line
+    assert t.to_dict()["orderDependence"]["earlyStop"]["percentageOfNodesToScore"] is None
+
+
 def test_early_stop_with_an_infeasible_part_counts_feasible_nodes_over_all() -> None:
     nodes = _varied_nodes(150) + [make_node(f"small{i}").alloc(cpu="500m", memory="8Gi", pods="110").build() for i in range(30)]
     t = _explain(nodes, make_pod("p").req(cpu="1").build(), pct=50)

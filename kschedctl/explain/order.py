@@ -96,12 +96,14 @@ def _early_stop(fw: Framework, pod: Pod, config: SchedulerConfig, trace: Trace) 
         return None
     if not trace.selected_node:
         return None
-    pct = fw.percentage_of_nodes_to_score
+    pct: int | None = fw.percentage_of_nodes_to_score
     if pct is None:
         pct = config.percentage_of_nodes_to_score
     adaptive = pct == 0
     if adaptive:
         pct = max(50 - trace.searchable_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    if k == 1:  # nothing is scored: one feasible node is enough (never a percentage: at least 100)
+        pct, adaptive = None, False
     early = EarlyStop(k, trace.searchable_nodes, pct, adaptive)
     found = _search_all(fw, pod, config)
     if found is None:
@@ -157,13 +159,18 @@ def _search_all(fw: Framework, pod: Pod, config: SchedulerConfig) -> tuple[list[
 
 def _totals(fw: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo], scratch: Trace) -> dict[str, int] | None:
     """Each node's total as prioritizeNodes sums it ({} for fewer than two nodes or nothing to score)."""
-    if len(feasible) < 2 or not (fw.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)):
+    if len(feasible) < 2 or not _has_scoring(fw):
         return {}
     try:
         prioritized = _prioritize_nodes(fw, state, pod, feasible, scratch)
     except ExtenderError:
         return None
     return None if prioritized is None else prioritized[0]
+
+
+def _has_scoring(fw: Framework) -> bool:
+    """``hasScoring``: Score plugins or a prioritizing extender."""
+    return fw.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)
 
 
 class _own_extenders:

@@ -56,9 +56,10 @@ class EarlyStop:
     """The search stopped at ``num_nodes_to_find`` feasible nodes, and the full search's answer."""
 
     num_nodes_to_find: int
-    #: Nodes the search could visit (those PreFilter allowed) and the percentage that set the stop.
+    #: Nodes the search could visit (those PreFilter allowed) and the percentage that set the stop
+    #: (None when nothing is scored: then the first feasible node is enough).
     searchable: int
-    percentage: int
+    percentage: int | None
     adaptive: bool
     #: Feasible over every searchable node, the best of them (several on a tie) and its total.
     feasible: int = 0
@@ -81,6 +82,11 @@ class EarlyStop:
 
     def certain(self) -> str:
         """What holds whatever the window was."""
+        if self.percentage is None:
+            return (
+                f"Certain: {self.feasible} of {self.searchable} nodes are feasible, and any of them could be chosen: "
+                f"{names_capped(self.possible)}."
+            )
         best = ""
         if self.best:
             total = f"total {self.best_total}, on " if self.best_total is not None else ""
@@ -165,6 +171,11 @@ class OrderDependence:
         e = self.early_stop
         if e is None:
             return ""
+        if e.percentage is None:
+            return (
+                f"nothing is scored, so the search stopped at the first feasible node of {e.searchable} it could "
+                f"visit; which one that is depends on kube-scheduler's node order and nextStartNodeIndex{self._completion()}"
+            )
         how = f"adaptive {e.percentage}%" if e.adaptive else f"{e.percentage}%"
         return (
             f"the search stopped once {e.num_nodes_to_find} nodes were feasible, of {e.searchable} it could visit "
