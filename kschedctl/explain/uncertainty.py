@@ -191,7 +191,8 @@ class OrderDependence:
             then = f"{names_capped(self.if_released)} would be chosen instead"
         else:
             then = f"the pod would fit, on {names_capped(self.if_released)}"
+        they = "that pod is" if sum(len(h.pods) for h in self.held) == 1 else "those pods are"
         return (
-            f"{held} (nominated there, priority at least this pod's); if those pods are placed elsewhere or gone "
+            f"{held} (nominated there, priority at least this pod's); if {they} placed elsewhere or gone "
             f"before this pod's cycle, {then}"
         )
