@@ -268,6 +268,10 @@ def test_prioritize_scores_are_scaled_by_weight_and_ten(tmp_path: Path) -> None:
     assert rec["weighted"] == {"node-a": 60, "node-b": 270, "node-c": 270}
     assert t["selected"]["candidates"] == ["node-b", "node-c"]
     assert "breaks the tie at random" in t["details"]["tieBreak"]
+    assert t["possibleNodes"] == ["node-b", "node-c"]
+    assert t["orderDependence"]["tie"]["random"] == "extender"
+    assert t["orderDependence"]["line"].startswith("Chance decides: 2 nodes tie")
+    assert [c["verb"] for c in t["extenders"]].count("prioritize") == 1  # the order assessment's calls are not the cycle's
     assert t["score"].keys() == base["score"].keys()  # the plugins' table is unchanged
 
 

@@ -26,6 +26,7 @@ from kschedctl.explain.extenders import (
     find_nodes_that_pass_extenders,
     prioritize_with_extenders,
 )
+from kschedctl.explain.inflight import gated_condition, nominated_wait
 from kschedctl.explain.trace import NodeVerdict, PluginScores, PostFilterRecord, Trace
 from kschedctl.framework.batch import OpportunisticBatch, SortedScoredNodes
 from kschedctl.framework.cycle_state import CycleState
@@ -107,9 +108,11 @@ def explain_pod(
     *,
     details: bool = False,
     on_phase: Callable[[str], None] | None = None,
+    after: Callable[[Framework, Pod, SchedulerConfig, Trace], None] | None = None,
 ) -> Trace:
     """Run one scheduling cycle for ``pod`` against ``cluster`` and return its trace
-    (``on_phase`` hears when NodeInfos are built and when the cycle starts, for a progress display)."""
+    (``on_phase`` hears when NodeInfos are built and when the cycle starts, for a progress display;
+    ``after`` is called with the cycle's Framework and trace, e.g. ``order.assess``)."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
@@ -128,7 +131,10 @@ def explain_pod(
     fw = Framework(profile, registry, snapshot)
     if on_phase is not None:
         on_phase("running the scheduling cycle")
-    return run_cycle(fw, pod, config, details=details)
+    trace = run_cycle(fw, pod, config, details=details)
+    if after is not None:
+        after(fw, pod, config, trace)
+    return trace
 
 
 def run_cycle(
@@ -225,9 +231,11 @@ def _gated_at_pre_enqueue(fw: Framework, pod: Pod, trace: Trace) -> bool:
     trace.pre_enqueue = fw.run_pre_enqueue(pod)
     if trace.pre_enqueue and not trace.pre_enqueue[-1].status.is_success():
         trace.gated = True
+        trace.pod_scheduled = gated_condition(pod)
         trace.notes.append(
             "pod rejected at PreEnqueue: it stays in the unschedulable pool; no scheduling cycle runs and "
             "kube-scheduler writes no PodScheduled condition"
+            + ("; the API server wrote the one it has when the pod was created with scheduling gates" if trace.pod_scheduled else "")
         )
         return True
     return False
@@ -371,6 +379,7 @@ def _search_all_nodes(
     if not has_scoring and not _has_extender_filters(config):
         num_to_find = 1
     trace.num_nodes_to_find = num_to_find
+    trace.searchable_nodes = len(nodes)
     if start_index and nodes:
         k = start_index % len(nodes)
         nodes = nodes[k:] + nodes[:k]
@@ -482,6 +491,7 @@ def _select_host(
         rest = SortedScoredNodes(order, totals)
         trace.selected_node = lucky[0] if lucky else rest.pop()
     if len(trace.candidates) > 1 and lucky:
+        trace.random_tie_nodes = sorted(lucky)
         trace.tie_break = (
             f"{len(trace.candidates)} nodes share the top total {best}. Extenders scored these nodes, so "
             "kube-scheduler v1.35 breaks the tie at random: every node an extender answered for gets a random "
@@ -691,6 +701,7 @@ def _unschedulable(fw: Framework, state: CycleState, pod: Pod, trace: Trace, dia
         )
         if st.code == Code.ERROR:
             trace.notes.append(f"PostFilter returned an error: {st.message()}")
+    trace.nominated_wait = nominated_wait(fw, pod, diagnosis.post_filter_msg)
     trace.fit_error = fit_error_message(trace.num_all_nodes, diagnosis)
     return trace
 

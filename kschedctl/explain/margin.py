@@ -141,6 +141,9 @@ def _compare_scores(trace: Trace, m: Margin, sel: str, other: str) -> None:
                 break
         return
     m.tie = True
+    if trace.order is not None and trace.order.tie:  # explain's order line says how, once
+        m.tie_note = f"{other} lost on a tie with {sel} (both total {m.selected_total}); which of them wins cannot be known from outside, as said above."
+        return
     how = trace.tie_break or (
         "kube-scheduler v1.35 does not pick among equal totals at random (only extender scores add a random "
         "tie-breaker): it pops a heap built from the feasible list, whose order depends on which parallel Filter "

@@ -19,6 +19,7 @@ from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
 from kschedctl.explain.cycle import explain_pod, run_cycle
 from kschedctl.explain.nearest import Rejection, analyse_filters
+from kschedctl.explain.order import assess
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.podgroups import GENERIC_WORKLOAD, pod_group_name
 from kschedctl.framework.registry import Registry
@@ -62,11 +63,20 @@ class PendingRow:
     message: str | None = None
     #: The PodGroup (``namespace/name``) whose pod-group cycle decided this pod (v1.36 with its gates on).
     pod_group: str | None = None
+    #: The trace's ``possibleNodes``, ``orderDependence``, ``nominatedNodeWait`` and ``podScheduled`` (``Trace.to_dict``).
+    possible_nodes: list[str] = field(default_factory=list)
+    order_dependence: dict[str, Any] | None = None
+    nominated_wait: dict[str, Any] | None = None
+    pod_scheduled: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = self._to_dict()
         if self.pod_group is not None:
             out["podGroup"] = self.pod_group
+        if self.nominated_wait is not None:
+            out["nominatedNodeWait"] = dict(self.nominated_wait)
+        if self.pod_scheduled is not None:
+            out["podScheduled"] = dict(self.pod_scheduled)
         return out
 
     def _to_dict(self) -> dict[str, Any]:
@@ -84,6 +94,8 @@ class PendingRow:
                 else {"wouldPlace": self.preemption, "nominatedNode": self.nominated_node, "victims": list(self.victims)}
             ),
             "selectedNode": self.selected_node,
+            "possibleNodes": list(self.possible_nodes),
+            "orderDependence": self.order_dependence,
             "message": self.message,
         }
 
@@ -142,6 +154,9 @@ def pending_row(
         return PendingRow(pod.key, "ignored", message=str(e))
     row = PendingRow(pod.key, trace.outcome, fit_error=trace.fit_error, selected_node=trace.selected_node)
     row.message = trace.error
+    row.possible_nodes = list(trace.possible_nodes or [])
+    row.order_dependence = trace.order.to_dict() if trace.order is not None else None
+    row.nominated_wait, row.pod_scheduled = trace.nominated_wait, trace.pod_scheduled
     if trace.pod_group is not None:
         row.pod_group = str(trace.pod_group["name"])
     elif _groups_pods(config) and pod_group_name(pod) is not None:  # e.g. held at PreEnqueue with its group
@@ -164,18 +179,21 @@ def pending_row(
 def _explain(
     cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: Registry | None, snapshots: Snapshots | None
 ) -> Trace:
-    """``explain_pod``, on the shared snapshot when there is one (a fresh Framework each time, as there)."""
+    """``explain_pod`` with ``order.assess``, on the shared snapshot when there is one (a fresh Framework each time, as there)."""
     if snapshots is None:
-        return explain_pod(cluster, pod, config, registry)
+        return explain_pod(cluster, pod, config, registry, after=assess)
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
         registry = in_tree_registry()
     profile = config.profile_for(pod.scheduler_name)
     if profile is None:
-        return explain_pod(cluster, pod, config, registry)  # raises the UsageError explain_pod words
+        return explain_pod(cluster, pod, config, registry, after=assess)  # raises the UsageError explain_pod words
     cluster.default_priority(pod)
-    return run_cycle(Framework(profile, registry, snapshots.without(pod)), pod, config)
+    fw = Framework(profile, registry, snapshots.without(pod))
+    trace = run_cycle(fw, pod, config)
+    assess(fw, pod, config, trace)
+    return trace
 
 
 def _groups_pods(config: SchedulerConfig) -> bool:

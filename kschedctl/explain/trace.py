@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl import K8S_VERSION
+from kschedctl.explain.uncertainty import OrderDependence
 from kschedctl.framework.batch import BatchRecord
 from kschedctl.framework.extender import ExtenderCall
 from kschedctl.framework.failures import PluginFailure
@@ -147,6 +148,8 @@ class Trace:
     #: How the version breaks a tie among the top totals: "first" (v1.35 on: the first of its score heap,
     #: no chance involved) or "random" (up to v1.34: a random one of ``candidates``).
     tie_rule: str = "first"
+    #: A tie broken at random because extenders scored: the top nodes an extender answered for.
+    random_tie_nodes: list[str] = field(default_factory=list)
     #: The release whose rules the cycle followed (``Features.release``).
     k8s_version: str = K8S_VERSION
     filter_plugins: list[str] = field(default_factory=list)
@@ -170,6 +173,16 @@ class Trace:
     placement_generate: list[dict[str, Any]] = field(default_factory=list)
     placement_score: dict[str, PluginScores] = field(default_factory=dict)
     pod_group: dict[str, Any] | None = None
+    #: Nodes the main Filter pass could visit (those PreFilter allowed); 0 when it did not run.
+    searchable_nodes: int = 0
+    #: What node order, chance and queue order leave open (``kschedctl.explain.order``), and the nodes
+    #: that could be chosen; None when not assessed (only ``explain`` assesses it).
+    order: OrderDependence | None = None
+    possible_nodes: list[str] | None = None
+    #: A nominated pod's node and the preemption victims still terminating there.
+    nominated_wait: dict[str, Any] | None = None
+    #: The PodScheduled condition the pod has although no cycle wrote it (a gated pod: the API server's).
+    pod_scheduled: dict[str, str] | None = None
     _verdicts: dict[str, NodeVerdict] = field(default_factory=dict, repr=False, compare=False)
     _pending: list[tuple[list[str], list[Status | None]]] = field(default_factory=list, repr=False, compare=False)
 
@@ -210,6 +223,15 @@ class Trace:
 
     def to_dict(self) -> dict[str, Any]:
         out = self._to_dict()
+        if self.possible_nodes is not None:  # beside "selected", as explain assessed it
+            out = _after(out, "selected", {
+                "possibleNodes": list(self.possible_nodes),
+                "orderDependence": self.order.to_dict() if self.order is not None else None,
+            })
+        if self.nominated_wait is not None:
+            out = _after(out, "postFilter", {"nominatedNodeWait": dict(self.nominated_wait)})
+        if self.pod_scheduled is not None:
+            out = _after(out, "outcome", {"podScheduled": dict(self.pod_scheduled)})
         if self.placement_generate:  # as the v1.36 reference: only when the pod-group cycle ran them
             out["placementGenerate"] = [dict(r) for r in self.placement_generate]
         if self.placement_score:
@@ -275,3 +297,13 @@ class Trace:
                 ],
             },
         }
+
+
+def _after(d: dict[str, Any], key: str, extra: dict[str, Any]) -> dict[str, Any]:
+    """``d`` with ``extra``'s keys right after ``key`` (JSON keeps the order: related keys side by side)."""
+    out: dict[str, Any] = {}
+    for k, v in d.items():
+        out[k] = v
+        if k == key:
+            out.update(extra)
+    return out

@@ -34,7 +34,11 @@ def _preemption_text(g: dict[str, Any]) -> str:
     if g["outcome"] != "unschedulable":
         return NONE
     n = g["preemptionWouldPlace"]
-    return f"would place {n} of {g['count']}" if n else "would place none"
+    text = f"would place {n} of {g['count']}" if n else "would place none"
+    waiting = sum(1 for r in g["rows"] if r.get("nominatedNodeWait"))
+    if waiting:
+        text += f"; {waiting} already nominated, waiting for victims to terminate (--by pod names them)"
+    return text
 
 
 def _shared_text(g: dict[str, Any], searched: bool) -> str:
@@ -46,6 +50,9 @@ def _shared_text(g: dict[str, Any], searched: bool) -> str:
 
 def group_cells(g: dict[str, Any], searched: bool, sep: str = "\n") -> list[str]:
     cause = g["cause"] if g["outcome"] in ("unschedulable", "scheduled") else f"{g['outcome']}: {g['cause']}"
+    open_ = sum(1 for r in g["rows"] if r.get("orderDependence"))
+    if open_:
+        cause += f" (where: decided by node or queue order for {open_}; --by pod says how)"
     cells = [cause, _pods_text(g, sep), _preemption_text(g)]
     return [*cells, _shared_text(g, searched)] if searched else cells
 

@@ -225,3 +225,34 @@ def pod_group_line(t: dict[str, Any]) -> str | None:
     placed = ", ".join(f"{p} → {n}" for p, n in g["assignments"].items()) or "none placed"
     status = g["status"] + (f": {g['message']}" if g.get("message") else "")
     return f"Pod group {g['name']} ({gang}; {len(g['pods'])} pod(s) scheduled together): {placed}; group {status}"
+
+
+def nominated_wait_line(t: dict[str, Any]) -> str | None:
+    """A nominated pod's node and the preemption victims still terminating there, in one line."""
+    wait = t.get("nominatedNodeWait")
+    if not wait:
+        return None
+    victims = wait["terminatingVictims"]
+    text = (
+        f"Nominated node {wait['name']} (status.nominatedNodeName): {len(victims)} preemption "
+        f"victim{'s' if len(victims) != 1 else ''} still terminating there: {', '.join(victims)}"
+    )
+    if wait.get("preemptionWaits"):
+        text += "; kube-scheduler does not preempt again until they are gone, and tries this node first"
+    if "fitsOnceGone" in wait:
+        text += "; once they are gone the pod " + ("fits there" if wait["fitsOnceGone"] else "still does not fit there")
+    return text + "."
+
+
+def pod_scheduled_line(t: dict[str, Any]) -> str | None:
+    """The PodScheduled condition a pod has although no cycle wrote it (a gated pod's, from the API server)."""
+    c = t.get("podScheduled")
+    if not c:
+        return None
+    return f"PodScheduled condition: status {c['status']}, reason {c['reason']}: {c['message']}"
+
+
+def order_line(t: dict[str, Any]) -> str | None:
+    """What node order, chance or queue order leave open, and what is certain (one line)."""
+    dep = t.get("orderDependence")
+    return str(dep["line"]) if dep else None

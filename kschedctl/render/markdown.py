@@ -13,9 +13,12 @@ from kschedctl.render.common import (
     filter_columns,
     gates_shown,
     headline,
+    nominated_wait_line,
+    order_line,
     placement_generate_rows,
     placement_score_rows,
     pod_group_line,
+    pod_scheduled_line,
     post_bind_line,
     ranked_nodes,
     score_cell,
@@ -40,6 +43,8 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
     out.append("")
     if t["preEnqueue"]:
         out += ["#### PreEnqueue", "", _status_rows(t["preEnqueue"]), ""]
+    if pod_scheduled_line(t):
+        out += [f"**{pod_scheduled_line(t)}**", ""]
     if t.get("placementGenerate"):
         headers = ["plugin", "code", "parent", "placements", "reasons"]
         out += ["#### PlacementGenerate", "", tabulate(placement_generate_rows(t), headers=headers, tablefmt="github"), ""]
@@ -62,6 +67,8 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
         out += ["#### PostFilter", "", f"`{pf['plugin']}`: {pf['code']} — {'; '.join(pf['reasons'])}", ""]
         if pf["nominatedNodeName"]:
             out += [f"Preemption dry run would nominate **{pf['nominatedNodeName']}** and evict: " + ", ".join(f"`{v}`" for v in pf["victims"]), ""]
+    if nominated_wait_line(t):
+        out += [str(nominated_wait_line(t)), ""]
     ext_cols = extender_score_columns(t)
     if t["score"] or ext_cols:
         ranked = ranked_nodes(t)[:MAX_ROWS]
@@ -79,10 +86,14 @@ def render_trace_markdown(t: dict[str, Any]) -> str:
     sel = t.get("selected")
     if sel:
         out += [f"**Selected:** `{t['details'].get('selectedNode')}` (max score {sel['maxScore']}; candidates: {', '.join(f'`{c}`' for c in sel['candidates'])})", ""]
-        if d.get("tieBreak"):
+        if order_line(t):
+            out += [f"**{order_line(t)}**", ""]
+        elif d.get("tieBreak"):
             out += [d["tieBreak"], ""]
         if post_bind_line(t):
             out += [str(post_bind_line(t)), ""]
+    elif order_line(t):
+        out += [f"**{order_line(t)}**", ""]
     if t["fitError"]:
         out += ["**FitError:**", "", "```", t["fitError"], "```", ""]
     if t.get("error"):

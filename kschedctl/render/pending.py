@@ -30,12 +30,22 @@ NONE = "—"
 def verdict_text(row: dict[str, Any]) -> str:
     outcome = row["outcome"]
     if outcome == "scheduled":
-        return f"fits now: would be bound to {row['selectedNode']}"
+        return f"fits now: would be bound to {row['selectedNode']}" + _order_words(row)
     if outcome == "gated":
-        return "gated at PreEnqueue (no scheduling cycle)"
+        c = row.get("podScheduled")
+        return "gated at PreEnqueue (no scheduling cycle)" + (f"; PodScheduled False, {c['reason']}: {c['message']}" if c else "")
     if outcome in ("ignored", "error"):
         return f"{outcome}: {row['message']}"
     return str(row["fitError"] or outcome)
+
+
+def _order_words(row: dict[str, Any]) -> str:
+    """What node order or queue order leave open for the row, in its verdict cell (the full line is
+    in ``orderDependence.line`` and in ``explain pod``)."""
+    dep = row.get("orderDependence")
+    if not dep:
+        return ""
+    return f" ({dep['line']})"
 
 
 def dominant_text(row: dict[str, Any]) -> str:
@@ -61,6 +71,11 @@ def nearest_text(row: dict[str, Any]) -> str:
 
 def preemption_text(row: dict[str, Any]) -> str:
     p = row["preemption"]
+    wait = row.get("nominatedNodeWait")
+    if wait:
+        victims = wait["terminatingVictims"]
+        then = {True: "; fits there then", False: "; still does not fit there then"}.get(wait.get("fitsOnceGone"), "")
+        return f"no: nominated to {wait['name']}, waiting for {len(victims)} victim{'s' if len(victims) != 1 else ''} to terminate ({', '.join(victims)}){then}"
     if p is None:
         return NONE
     if p["wouldPlace"]:

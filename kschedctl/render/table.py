@@ -34,9 +34,12 @@ from kschedctl.render.common import (
     fmt_mem,
     gates_shown,
     headline,
+    nominated_wait_line,
+    order_line,
     placement_generate_rows,
     placement_score_rows,
     pod_group_line,
+    pod_scheduled_line,
     post_bind_line,
     ranked_nodes,
     score_cell,
@@ -109,6 +112,8 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
 
     print_status(console, "PreEnqueue", t["preEnqueue"])
     if outcome == "gated":
+        if pod_scheduled_line(t):
+            _line(console, Text(str(pod_scheduled_line(t)), style="bold yellow"))
         _notes(t, notes_console or console)
         return
     if t.get("placementGenerate"):
@@ -126,6 +131,8 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
         print_table(console, "Extenders (HTTP calls, in order)", cols, extender_rows(t))
     if t["postFilter"]:
         _post_filter_section(t, console)
+    if nominated_wait_line(t):
+        _line(console, Text(str(nominated_wait_line(t)), style="bold"))
     if t["preScore"]:
         print_status(console, "PreScore", t["preScore"])
     if t["score"] or extender_score_columns(t):
@@ -137,6 +144,8 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
     if pod_group_line(t):
         _line(console, str(pod_group_line(t)))
     _selection(t, console)
+    if order_line(t) and not t.get("selected"):  # (with a selection it follows the "Selected" line)
+        _line(console, Text(str(order_line(t)), style="bold yellow"))
     if t["fitError"]:
         _line(console, Text("FitError (PodScheduled condition message):", style="bold red"))
         _line(console, t["fitError"])
@@ -358,7 +367,9 @@ def _selection(t: dict[str, Any], console: Console) -> None:
     if not t.get("selected"):
         return
     _line(console, Text(f"Selected: {d.get('selectedNode')}  ({selected_words(t)})", style="bold green"))
-    if d.get("tieBreak"):
+    if order_line(t):  # the tie, if any, shorter than tieBreak, and what else is left to order
+        _line(console, Text(str(order_line(t)), style="bold yellow"))
+    elif d.get("tieBreak"):
         _line(console, d["tieBreak"])
     for title, key in (("Reserve", "reserve"), ("Permit", "permit"), ("PreBind", "preBind"), ("Bind", "bind")):
         if t[key]:

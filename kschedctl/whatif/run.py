@@ -134,6 +134,7 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
     """One scheduling cycle per pod, a bound pod explained as if it were pending, margin and remedies added."""
     from kschedctl.config.versions import version_fields
     from kschedctl.explain.cycle import explain_pod
+    from kschedctl.explain.order import assess
     from kschedctl.explain.pending import as_pending
     from kschedctl.whatif.remedies import annotate_trace
 
@@ -145,7 +146,7 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
         if bound_to:
             pod = as_pending(pod)
         trace = explain_pod(request.cluster, pod, request.config, request.registry, details=request.details,
-                            on_phase=hooks.progress.phase)
+                            on_phase=hooks.progress.phase, after=assess)
         if bound_to:
             trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
         data = {**version_fields(request.config.features), **trace.to_dict()}
