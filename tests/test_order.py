@@ -112,7 +112,7 @@ def test_early_stop_gives_the_full_search_answer() -> None:
     assert t.possible_nodes == e.possible
     line = _line(t)
     assert "percentageOfNodesToScore 50%" in line and "nextStartNodeIndex" in line
-    assert f"{len(e.possible)} could be chosen" in line and "parallelism 16" in line
+    assert f"{len(e.possible)} could be chosen" in line and "16 parallel Filter workers" in line
     d = t.to_dict()
     assert d["possibleNodes"] == e.possible
     stop = d["orderDependence"]["earlyStop"]
@@ -127,8 +127,8 @@ def test_with_nothing_scored_the_first_feasible_node_is_one_of_all() -> None:
     assert t.num_nodes_to_find == 1 and t.order is not None and t.order.reasons == [EARLY_STOP]
     assert t.possible_nodes == ["n0", "n1", "n2", "n3"]
     line = _line(t)
-    assert "nothing is scored, so the search stopped at the first feasible node of 5" in line
-    assert "4 of 5 nodes are feasible, and any of them could be chosen: n0, n1, n2, n3." in line
+    assert "nothing is scored, so the first feasible node of 5 wins" in line
+    assert "4 of 5 feasible, any could be chosen: n0, n1, n2, n3." in line
     assert t.to_dict()["orderDependence"]["earlyStop"]["percentageOfNodesToScore"] is None
 
 
@@ -154,8 +154,8 @@ def test_a_unique_winner_is_certain() -> None:
 @pytest.mark.parametrize(
     ("minor", "parallelism", "head", "words"),
     [
-        (35, None, "Order decides", "with parallelism 16"),
-        (35, 1, "Order decides", "depends on its node order."),
+        (35, None, "Order decides", "and its 16 parallel Filter workers"),
+        (35, 1, "Order decides", "set by its node order."),
         (34, None, "Chance decides", "picks one of them at random"),
     ],
 )
@@ -166,8 +166,8 @@ def test_a_tie_names_its_nodes(minor: int, parallelism: int | None, head: str, w
     assert t.possible_nodes == ["a", "b", "c"]
     line = _line(t)
     assert line.startswith(head) and words in line
-    assert "3 nodes tie at total" in line and "a, b, c" in line and f"This dry run shows {t.selected_node}." in line
-    assert ("parallelism" in line) is (minor >= 35 and parallelism != 1)  # a random pick owes nothing to order
+    assert "3 nodes tie at total" in line and "a, b, c" in line
+    assert ("parallel Filter workers" in line) is (minor >= 35 and parallelism != 1)  # a random pick owes nothing to order
     assert t.to_dict()["orderDependence"]["tie"]["nodes"] == ["a", "b", "c"]
 
 

@@ -83,17 +83,14 @@ class EarlyStop:
     def certain(self) -> str:
         """What holds whatever the window was."""
         if self.percentage is None:
-            return (
-                f"Certain: {self.feasible} of {self.searchable} nodes are feasible, and any of them could be chosen: "
-                f"{names_capped(self.possible)}."
-            )
+            return f"Certain: {self.feasible} of {self.searchable} feasible, any could be chosen: {names_capped(self.possible)}."
         best = ""
         if self.best:
-            total = f"total {self.best_total}, on " if self.best_total is not None else ""
-            best = f"; best if every node were searched: {total}{names_capped(self.best)}"
+            total = f" ({self.best_total})" if self.best_total is not None else ""
+            best = f"; best of all: {names_capped(self.best)}{total}"
         return (
-            f"Certain: {self.feasible} of {self.searchable} nodes are feasible{best}; {len(self.possible)} could be "
-            f"chosen (judged by totals over all feasible nodes): {names_capped(self.possible)}."
+            f"Certain: {self.feasible} of {self.searchable} feasible{best}; {len(self.possible)} could be chosen: "
+            f"{names_capped(self.possible)}."
         )
 
 
@@ -148,13 +145,11 @@ class OrderDependence:
         text = f"{head}: " + "; ".join(parts) + "."
         if self.early_stop is not None:
             text += " " + self.early_stop.certain()
-        if self.selected:
-            text += f" This dry run shows {self.selected}."
         return text
 
     def _completion(self) -> str:
         if self.parallelism > 1:
-            return f", and with parallelism {self.parallelism} on which Filter goroutine finishes first"
+            return f" and its {self.parallelism} parallel Filter workers"
         return ""
 
     def _tie_words(self) -> str:
@@ -165,7 +160,7 @@ class OrderDependence:
             return f"{head}; extender scores break the tie at random among {names_capped(self.possible)}"
         if self.random == "version":
             return f"{head}; kube-scheduler {self.version} picks one of them at random"
-        return f"{head}; the first in kube-scheduler's feasible list wins, which depends on its node order{self._completion()}"
+        return f"{head}; the first in kube-scheduler's feasible list wins, set by its node order{self._completion()}"
 
     def _early_words(self) -> str:
         e = self.early_stop
@@ -173,14 +168,13 @@ class OrderDependence:
             return ""
         if e.percentage is None:
             return (
-                f"nothing is scored, so the search stopped at the first feasible node of {e.searchable} it could "
-                f"visit; which one that is depends on kube-scheduler's node order and nextStartNodeIndex{self._completion()}"
+                f"nothing is scored, so the first feasible node of {e.searchable} wins, set by kube-scheduler's "
+                f"node order{self._completion()}"
             )
         how = f"adaptive {e.percentage}%" if e.adaptive else f"{e.percentage}%"
         return (
-            f"the search stopped once {e.num_nodes_to_find} nodes were feasible, of {e.searchable} it could visit "
-            f"(percentageOfNodesToScore {how}); which nodes it saw depends on kube-scheduler's node order and "
-            f"nextStartNodeIndex{self._completion()}"
+            f"the search stopped at {e.num_nodes_to_find} feasible of {e.searchable} nodes (percentageOfNodesToScore "
+            f"{how}); which it saw is set by kube-scheduler's node order, nextStartNodeIndex{self._completion()}"
         )
 
     def _nominated_words(self) -> str:
