@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
+from kschedctl.explain.pending import MIN_PARALLEL_WORK, Snapshots
 from kschedctl.framework.registry import Registry
+from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 from kschedctl.whatif.remedies import Budget, find_remedies
@@ -98,22 +100,29 @@ def attach_remedies(
     config: SchedulerConfig,
     registry: Registry | None = None,
     budget: Budget | None = None,
+    *,
+    jobs: int | None = None,
 ) -> dict[str, Any]:
     """Search remedies for every unschedulable row's pod: ``row["remedies"]`` (the list, as ``explain pod
-    --fix`` gives it) and ``row["remediesSearch"]`` (budget, use, notes); returns the totals."""
+    --fix`` gives it) and ``row["remediesSearch"]`` (budget, use, notes); returns the totals. The pods'
+    searches are independent: on ``jobs`` worker processes (None: the usable CPUs) when there is enough
+    work, all on one snapshot of the cluster (built once, by the first search, before the workers fork)."""
     by_key = {p.key: p for p in pods}
     budget = budget or Budget()
     started = time.monotonic()
+    todo = [row for row in rows if row["pod"] in by_key and row["outcome"] == "unschedulable"]
+    if len(todo) * max(1, len(cluster.nodes)) < MIN_PARALLEL_WORK:
+        jobs = 1
+    snapshots = Snapshots(cluster)
+
+    def search(row: dict[str, Any]) -> dict[str, Any]:
+        return find_remedies(cluster, by_key[row["pod"]], config, registry, budget=budget, snapshots=snapshots).to_dict()
+
     reruns = probes = 0
-    for row in rows:
-        pod = by_key.get(row["pod"])
-        if pod is None or row["outcome"] != "unschedulable":
-            continue
-        report = find_remedies(cluster, pod, config, registry, budget=budget)
-        found = report.to_dict()
+    for row, found in zip(todo, run_jobs(search, todo, jobs=jobs), strict=True):
         row["remedies"] = found.pop("remedies")
         row["remediesSearch"] = found
-        reruns += report.reruns
-        probes += report.probes
+        reruns += found["used"]["reruns"]
+        probes += found["used"]["probes"]
     return {"budget": budget.to_dict(), "budgetText": budget.text(), "reruns": reruns, "probes": probes,
             "seconds": round(time.monotonic() - started, 3)}
