@@ -328,6 +328,20 @@ def test_budget_seconds_default_and_environment(monkeypatch: pytest.MonkeyPatch)
     for value, seconds in (("2.5", 2.5), ("-1", 0.0), ("soon", 1.0)):
         monkeypatch.setenv("KSCHEDCTL_FIX_SECONDS", value)
         assert Budget().seconds == seconds
+    monkeypatch.setenv("KSCHEDCTL_FIX_SECONDS", "1")
+    assert Budget().total() == 4.0  # several pods' searches: four pods' seconds in all, unless set
+    monkeypatch.setenv("KSCHEDCTL_FIX_TOTAL_SECONDS", "6")
+    assert Budget().total() == 6.0
+
+
+@pytest.mark.parametrize(
+    ("pods", "workers", "seconds"),
+    # 6 s in all: 3 pods in a row get 1 s each (no more than a pod's own second); 13 pods on 2 workers: the
+    # first alone, then 12 two at a time, 7 in a row
+    [(3, 1, 1.0), (12, 1, 0.5), (13, 2, 0.857), (40, 2, 0.286), (0, 2, 1.0)],
+)
+def test_budget_share_of_the_total(pods: int, workers: int, seconds: float) -> None:
+    assert Budget(seconds=1.0, total_seconds=6.0).share(pods, workers).seconds == seconds
 
 
 def _state(cluster: Cluster, pod: Pod) -> Any:
@@ -356,6 +370,8 @@ def test_nothing_given_to_the_search_is_changed(case: Case) -> None:
 )
 def test_largest_fitting(current: int, fitting: int, expected: int | None) -> None:
     assert largest_fitting(current, lambda v: v <= fitting) == expected
+    for hint in (None, -1, 0, 1, fitting - 1, fitting, fitting + 1, current - 2, current, 50):  # a guess changes no answer
+        assert largest_fitting(current, lambda v: v <= fitting, hint) == expected
 
 
 @pytest.mark.parametrize(

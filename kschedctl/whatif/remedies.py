@@ -35,7 +35,8 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
@@ -46,9 +47,11 @@ from kschedctl.explain.pending import Snapshots
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.registry import Registry
+from kschedctl.framework.resources import Resource
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.types import NodeInfo
+from kschedctl.parallel import WARM_UP_FRACTION
 from kschedctl.plugins.defaultpreemption import NO_VICTIMS_MSG
 from kschedctl.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
@@ -102,6 +105,9 @@ _RANK = {"scheduled": 0, "preemption": 1}
 
 
 SECONDS_ENV = "KSCHEDCTL_FIX_SECONDS"
+TOTAL_SECONDS_ENV = "KSCHEDCTL_FIX_TOTAL_SECONDS"
+#: Without ``KSCHEDCTL_FIX_TOTAL_SECONDS``, several pods' searches get this many times one pod's seconds.
+TOTAL_PODS = 4
 
 
 def _env_seconds(name: str, default: float) -> float:
@@ -120,6 +126,23 @@ class Budget:
     #: Wall-clock seconds per pod: 1, or ``KSCHEDCTL_FIX_SECONDS`` (the test suite raises it, so that
     #: a loaded machine cannot cut a search short that the two counted limits above would finish).
     seconds: float = field(default_factory=lambda: _env_seconds(SECONDS_ENV, 1.0))
+    #: Wall-clock seconds for the searches of several pods together (``explain pending --fix``): each
+    #: pod gets at most its share (``share``). ``KSCHEDCTL_FIX_TOTAL_SECONDS``, else ``TOTAL_PODS`` × seconds.
+    total_seconds: float | None = None
+
+    def total(self) -> float:
+        if self.total_seconds is not None:
+            return self.total_seconds
+        return _env_seconds(TOTAL_SECONDS_ENV, TOTAL_PODS * self.seconds)
+
+    def share(self, pods: int, workers: int) -> Budget:
+        """This budget for one of ``pods`` searches run on ``workers`` processes within ``total()`` seconds
+        (with several workers, the first search runs before they start: ``parallel.run_jobs``)."""
+        if pods <= 0:
+            return replace(self, total_seconds=self.total())
+        first = max(1, pods // WARM_UP_FRACTION) if workers > 1 else 0
+        in_a_row = first + -(-(pods - first) // max(1, workers))
+        return replace(self, seconds=round(min(self.seconds, self.total() / in_a_row), 3), total_seconds=self.total())
 
     def text(self) -> str:
         return f"{self.reruns} cycle re-runs, {self.probes} Filter probes, {self.seconds:g} s per pod"
@@ -451,6 +474,10 @@ class RemedySearch:
         return r
 
     def _tries(self) -> list[tuple[str, Callable[[], None]]]:
+        """The kinds to try, in the order they are tried: uncordoning (one node, the most reversible), then
+        the pod's own changes (re-run on the shared snapshot), then the other node changes (each re-run
+        on a changed snapshot). The order matters only when the budget cuts the search: the report
+        sorts what was found."""
         plugins = self._rejecting_plugins()
         out: list[tuple[str, Callable[[], None]]] = []
         if "NodeUnschedulable" in plugins:
@@ -459,14 +486,16 @@ class RemedySearch:
             out.append(("add-toleration", self.try_tolerations))
         if "NodeResourcesFit" in plugins:
             out.append(("lower-request", self.try_lower_requests))
-        if "TaintToleration" in plugins:
-            out.append(("remove-taint", self.try_remove_taints))
         if "NodeAffinity" in plugins:
-            out += [("relax-node-affinity", self.try_node_affinity), ("label-node", self.try_label_nodes)]
+            out.append(("relax-node-affinity", self.try_node_affinity))
         if "PodTopologySpread" in plugins:
             out.append(("spread", self.try_spread))
         if "InterPodAffinity" in plugins:
             out.append(("drop-pod-affinity-term", self.try_pod_affinity))
+        if "TaintToleration" in plugins:
+            out.append(("remove-taint", self.try_remove_taints))
+        if "NodeAffinity" in plugins:
+            out.append(("label-node", self.try_label_nodes))
         if plugins & set(CAPACITY_PLUGINS):
             out.append(("add-node", self.try_add_node))
         if self.report.before.outcome == "unschedulable":
@@ -636,13 +665,26 @@ class RemedySearch:
             def fits(units: int, site: ch.RequestSite = site) -> bool:
                 return self.fits_somewhere(_pod_of(ch.set_request(self.pod, site, ch.quantity_text(units, site.resource))))
 
-            units = largest_fitting(int(site.current / ch.request_unit(resource)), fits)
+            units = largest_fitting(int(site.current / ch.request_unit(resource)), fits, hint=self._room_hint(site))
             if units is None:
                 self.report.notes.append(
                     f"lowering the {resource} request alone does not make the pod fit any node "
                     "(searched down to 0 with the real Filter)")
                 continue
             self.verify(ch.set_request(self.pod, site, ch.quantity_text(units, resource)))
+
+    def _room_hint(self, site: ch.RequestSite) -> int | None:
+        """A guess of the largest request at ``site`` that fits somewhere (in ``request_unit`` steps): the
+        most free room of that resource on a node, less what the pod's other regular containers ask. It
+        only orders the binary search's first probes; the answer is what the real Filter says."""
+        name = site.resource
+        free = max((_amount(ni.allocatable, name) - _amount(ni.requested, name) for ni in self.base_snapshot().node_info_list),
+                   default=None)
+        if free is None:
+            return None
+        others = sum((c.requests.get(name, Fraction(0)) for c in self.pod.containers if c.name != site.container), Fraction(0))
+        scale = Fraction(1, 1000) if name == "cpu" else Fraction(1)
+        return int((free * scale - others) / ch.request_unit(name))
 
     def try_node_affinity(self) -> None:
         for key, want in self.pod.node_selector.items():
@@ -714,16 +756,39 @@ def _pod_of(change: Change) -> Pod:
     return change.pod
 
 
-def largest_fitting(current: int, fits: Callable[[int], bool]) -> int | None:
-    """The largest value below ``current`` for which ``fits`` holds (monotone: smaller fits better)."""
+def _amount(res: Resource, name: str) -> int:
+    """One resource of a ``Resource`` in its integer unit (millicores for cpu)."""
+    if name == "cpu":
+        return res.milli_cpu
+    if name == "memory":
+        return res.memory
+    if name == "ephemeral-storage":
+        return res.ephemeral_storage
+    return res.scalar.get(name, 0)
+
+
+def largest_fitting(current: int, fits: Callable[[int], bool], hint: int | None = None) -> int | None:
+    """The largest value below ``current`` for which ``fits`` holds (monotone: smaller fits better).
+
+    ``hint``, a guess of the answer, is probed first (and the value above it): a good guess ends the
+    search in two probes, a wrong one still narrows it; the answer is the same either way."""
     if current <= 0:
         return None
     hi = current - 1
     if fits(hi):
         return hi
-    if not fits(0):
-        return None
-    lo = 0  # fits(lo) holds, fits(hi) does not
+    lo: int | None = None
+    if hint is not None and 0 <= hint < hi:
+        if not fits(hint):
+            hi = hint
+        elif hint + 1 == hi or not fits(hint + 1):
+            return hint
+        else:
+            lo = hint + 1
+    if lo is None:
+        if not fits(0):
+            return None
+        lo = 0  # fits(lo) holds, fits(hi) does not
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if fits(mid):
