@@ -22,10 +22,16 @@ InterPodAffinity    drop one required (anti-)affinity term; add a node
 PostFilter          a higher PriorityClass whose preemption would place the pod (its victims)
 ==================  ==========================================================================
 
+A remedy is verified only if its printed patch applies as written: the patch is applied to the
+stored pod (strategic merge) and checked as the API server would (``whatif.patchcheck``), and the
+cycle re-runs on that patched pod; a refused patch is reported as not verified.
+
 The work is bounded by a ``Budget`` (cycle re-runs, Filter probes, seconds) that the report
 states; what the budget cut off is listed. Nothing given to the search is changed: pods and
 nodes are changed on deep copies, and a changed node goes into a new Cluster that shares the
-other (read-only) objects.
+other (read-only) objects. The cycles only read their snapshot, so the cluster's snapshot is
+built once and shared (by the searches of several pods too), and a changed cluster's snapshot
+shares the NodeInfos of the nodes it did not change (``Snapshot(reuse=...)``).
 """
 
 from __future__ import annotations
