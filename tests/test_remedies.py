@@ -382,6 +382,14 @@ def test_smallest_fitting(lo: int, hi: int, needed: int, expected: int | None) -
     assert smallest_fitting(lo, hi, lambda v: v >= needed) == expected
 
 
+def test_smallest_fitting_finds_every_answer_of_a_wide_range_in_few_probes() -> None:
+    for needed in [*range(2, 40), 1000, 19_999, 20_000, 20_001]:
+        probes: list[int] = []
+        assert smallest_fitting(2, 20_001, lambda v, n=needed, seen=probes: seen.append(v) is None and v >= n) == min(
+            needed, 20_001)
+        assert len(probes) <= 2 * max(2, needed - 1).bit_length() + 2
+
+
 def test_node_groups_by_group_label_and_most_common_shape() -> None:
     cluster = make_cluster([
         make_node("g1").label("pool", "general").alloc(cpu="8", memory="32Gi", pods="110"),

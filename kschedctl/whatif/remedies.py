@@ -805,11 +805,21 @@ def largest_fitting(current: int, fits: Callable[[int], bool], hint: int | None 
 
 
 def smallest_fitting(lo: int, hi: int, fits: Callable[[int], bool]) -> int | None:
-    """The smallest value in [lo, hi] for which ``fits`` holds (monotone: larger fits better)."""
+    """The smallest value in [lo, hi] for which ``fits`` holds (monotone: larger fits better).
+
+    The range is wide (a maxSkew up to the number of pods) and the answer usually near its bottom:
+    steps doubling from ``lo`` find a fitting bound first, then the search halves below it."""
     if lo > hi or not fits(hi):
         return None
     if fits(lo):
         return lo
+    step = 1
+    while lo + step < hi:  # fits(hi) holds, fits(lo) does not
+        if fits(lo + step):
+            hi = lo + step
+            break
+        lo += step
+        step *= 2
     while hi - lo > 1:  # fits(hi) holds, fits(lo) does not
         mid = (lo + hi) // 2
         if fits(mid):
