@@ -791,6 +791,15 @@ def test_a_snapshot_reusing_another_equals_one_built_afresh() -> None:
             assert [ni.name for ni in reused.have_pods_with_affinity_list] == [ni.name for ni in fresh.have_pods_with_affinity_list]
     assert Snapshot(cluster.copy_with(nodes=[changed]), reuse=base).node_info_map[cluster.nodes[0].name] is \
         base.node_info_map[cluster.nodes[0].name]  # unchanged nodes are shared
+    claims = make_cluster([make_node("n1"), make_node("n2")],
+                          [make_pod("db").node("n1").pvc("data"), make_pod("p").nominated("n2"), make_pod("q").node("n2")])
+    claims_base = Snapshot(claims)
+    for pod in claims.pods:  # a pod with a claim, or nominated, excluded by one snapshot only
+        reused = Snapshot(claims, exclude_pod_uids=(pod.uid,), reuse=claims_base)
+        fresh = Snapshot(claims, exclude_pod_uids=(pod.uid,))
+        assert (_node_state(reused), reused.used_pvc_set) == (_node_state(fresh), fresh.used_pvc_set)
+        assert {k: [p.pod.uid for p in v] for k, v in reused.nominated.items()} == \
+            {k: [p.pod.uid for p in v] for k, v in fresh.nominated.items()}
 
 
 def test_analyse_filters_whole_list_path_gives_the_per_node_verdicts() -> None:

@@ -46,9 +46,10 @@ def node_tree_order(names_and_zones: Iterable[tuple[str, str]]) -> list[str]:
 
 def _shareable(base: Snapshot, cluster: Cluster, excluded: set[str]) -> dict[str, NodeInfo]:
     """The NodeInfos of ``base`` that ``cluster``'s snapshot (without ``excluded``) would build equal:
-    same Node object and same pods. None when the clusters differ in more than Node objects (pods,
-    or nodes dropped), or when a pod excluded by one snapshot only is nominated (the nominated pods
-    are then the base's); the snapshot's pods are then those of the nodes it does not share."""
+    same Node object and same pods. None (an empty map) when the clusters differ in more than Node
+    objects (pods, or nodes dropped), or when a pod excluded by one snapshot only is nominated or has
+    volumes (the nominated pods and the used claims are then the base's); the snapshot's own pods are
+    then those of the nodes it does not share."""
     base_pods, pods = base.cluster.pods, cluster.pods
     if len(base_pods) != len(pods) or any(a is not b for a, b in zip(base_pods, pods, strict=True)):
         return {}
@@ -56,7 +57,7 @@ def _shareable(base: Snapshot, cluster: Cluster, excluded: set[str]) -> dict[str
         return {}
     differ = excluded ^ base.excluded
     moved = [p for p in pods if p.uid in differ] if differ else []
-    if any(not p.node_name and p.nominated_node_name for p in moved):
+    if any((not p.node_name and p.nominated_node_name) or p.volumes for p in moved):
         return {}
     touched = {p.node_name for p in moved}
     out: dict[str, NodeInfo] = {}
@@ -140,9 +141,10 @@ class Snapshot:
         self.nominated: dict[str, list[PodInfo]] = {}
         if shared and reuse is not None:  # the same pods and no nominated pod excluded by one only
             self.nominated = {k: list(v) for k, v in reuse.nominated.items()}
-        for pod in pods:
-            if not pod.node_name and pod.nominated_node_name and pod.uid not in excluded:
-                self.nominated.setdefault(pod.nominated_node_name, []).append(PodInfo.of(pod))
+        else:
+            for pod in pods:
+                if not pod.node_name and pod.nominated_node_name and pod.uid not in excluded:
+                    self.nominated.setdefault(pod.nominated_node_name, []).append(PodInfo.of(pod))
         self._derived: dict[str, Any] = {}
         #: v1.36's pod-group cycle: the nodes of the placement being tried (None: every node), and the
         #: group's pods assumed in this snapshot during the cycle (by uid), which GangScheduling counts.
