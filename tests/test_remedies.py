@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -27,17 +28,26 @@ from kschedctl.cli.main import app
 from kschedctl.config import default_config
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.explain.margin import margin
+from kschedctl.explain.nearest import analyse_filters
 from kschedctl.explain.pending import pending_rows
 from kschedctl.explain.trace import NodeVerdict, Trace
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.runtime import Framework
+from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
+from kschedctl.plugins import in_tree_registry
 from kschedctl.render.causes import render_groups_table
-from kschedctl.render.remedies import render_whatif_sections
+from kschedctl.render.remedies import remedy_headline, render_whatif_sections
+from kschedctl.snapshot import strategicmerge as sm
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import load_cluster
-from kschedctl.snapshot.model import Pod
+from kschedctl.snapshot.model import Pod, Taint
+from kschedctl.whatif import changes as ch
 from kschedctl.whatif.causes import attach_remedies, group_by_cause, shared_remedy
 from kschedctl.whatif.changes import node_groups
+from kschedctl.whatif.patchcheck import check_node_patch, check_pod_patch
 from kschedctl.whatif.remedies import (
+    POD_KINDS,
     Budget,
     Remedy,
     Verdict,
@@ -318,6 +328,20 @@ def test_budget_seconds_default_and_environment(monkeypatch: pytest.MonkeyPatch)
     for value, seconds in (("2.5", 2.5), ("-1", 0.0), ("soon", 1.0)):
         monkeypatch.setenv("KSCHEDCTL_FIX_SECONDS", value)
         assert Budget().seconds == seconds
+    monkeypatch.setenv("KSCHEDCTL_FIX_SECONDS", "1")
+    assert Budget().total() == 4.0  # several pods' searches: four pods' seconds in all, unless set
+    monkeypatch.setenv("KSCHEDCTL_FIX_TOTAL_SECONDS", "6")
+    assert Budget().total() == 6.0
+
+
+@pytest.mark.parametrize(
+    ("pods", "workers", "seconds"),
+    # 6 s in all: 3 pods in a row get 1 s each (no more than a pod's own second); 13 pods on 2 workers: the
+    # first alone, then 12 two at a time, 7 in a row
+    [(3, 1, 1.0), (12, 1, 0.5), (13, 2, 0.857), (40, 2, 0.286), (0, 2, 1.0)],
+)
+def test_budget_share_of_the_total(pods: int, workers: int, seconds: float) -> None:
+    assert Budget(seconds=1.0, total_seconds=6.0).share(pods, workers).seconds == seconds
 
 
 def _state(cluster: Cluster, pod: Pod) -> Any:
@@ -346,6 +370,8 @@ def test_nothing_given_to_the_search_is_changed(case: Case) -> None:
 )
 def test_largest_fitting(current: int, fitting: int, expected: int | None) -> None:
     assert largest_fitting(current, lambda v: v <= fitting) == expected
+    for hint in (None, -1, 0, 1, fitting - 1, fitting, fitting + 1, current - 2, current, 50):  # a guess changes no answer
+        assert largest_fitting(current, lambda v: v <= fitting, hint) == expected
 
 
 @pytest.mark.parametrize(
@@ -354,6 +380,14 @@ def test_largest_fitting(current: int, fitting: int, expected: int | None) -> No
 )
 def test_smallest_fitting(lo: int, hi: int, needed: int, expected: int | None) -> None:
     assert smallest_fitting(lo, hi, lambda v: v >= needed) == expected
+
+
+def test_smallest_fitting_finds_every_answer_of_a_wide_range_in_few_probes() -> None:
+    for needed in [*range(2, 40), 1000, 19_999, 20_000, 20_001]:
+        probes: list[int] = []
+        assert smallest_fitting(2, 20_001, lambda v, n=needed, seen=probes: seen.append(v) is None and v >= n) == min(
+            needed, 20_001)
+        assert len(probes) <= 2 * max(2, needed - 1).bit_length() + 2
 
 
 def test_node_groups_by_group_label_and_most_common_shape() -> None:
@@ -602,3 +636,202 @@ def test_margin_against_a_node_an_extender_rejected() -> None:
     m = margin(trace, "n2")
     assert m is not None and m.rejected == {"plugin": "extender http://ext:8888", "code": "Unschedulable",
                                             "reasons": ["maintenance"]}
+
+
+# --------------------------------------------------------------------------- patches apply as written
+
+
+PRIORITY_CLASSES = [make_object("PriorityClass", "batch-low", value=100), make_object("PriorityClass", "never", value=50,
+                                                                                      preemptionPolicy="Never")]
+
+
+def _stored_pod() -> PodBuilder:
+    """A pod as the API server stores it: admission filled in priority and preemptionPolicy."""
+    return web("1").priority(0, "PreemptLowerPriority")
+
+
+@pytest.mark.parametrize(
+    ("patch", "refusal"),
+    [
+        ({"spec": {"priorityClassName": "batch-low"}},
+         'pods "web" is forbidden: the integer value of priority (0) must not be provided in pod spec; '
+         "priority admission controller computed 100 from the given PriorityClass name"),
+        ({"spec": {"priorityClassName": "never", "priority": None}},
+         'pods "web" is forbidden: the string value of PreemptionPolicy (PreemptLowerPriority) must not be provided in '
+         "pod spec; priority admission controller computed Never from the given PriorityClass name"),
+        ({"spec": {"priorityClassName": "nope", "priority": None}}, 'pods "web" is forbidden: no PriorityClass with name nope was found'),
+        ({"spec": {"priorityClassName": "batch-low", "priority": None}}, None),
+        ({"spec": {"containers": [{"name": "c0", "resources": {"requests": {"cpu": "-1"}}}]}},
+         "spec.containers[0].resources.requests[cpu]: Invalid value: \"-1\": must be greater than or equal to 0"),
+        ({"spec": {"containers": [{"image": "x"}]}}, "map: {'image': 'x'} does not contain declared merge key: name"),
+    ],
+)
+def test_pod_patches_are_checked_as_the_api_server_would(patch: dict[str, Any], refusal: str | None) -> None:
+    pod = _stored_pod().build()
+    check = check_pod_patch(make_cluster([make_node("n1")], [pod], PRIORITY_CLASSES), pod, patch)
+    assert check.refused == ([refusal] if refusal else [])
+    if refusal is None:
+        assert check.applied is not None and check.applied["spec"]["priorityClassName"] == "batch-low"
+        assert "priority" not in check.applied["spec"]
+
+
+def test_priority_class_patch_on_a_stored_pod_deletes_its_priority() -> None:
+    pod = _stored_pod().build()
+    cluster = make_cluster([make_node("n1").alloc(cpu="2", memory="8Gi", pods="110")],
+                           [busy("low", "n1", cpu="2", priority=0), pod], PRIORITY_CLASSES)
+    (r,) = [m for m in find_remedies(cluster, pod, CFG).remedies if m.kind == "priority-class"]
+    assert r.patch == {"spec": {"priorityClassName": "batch-low", "priority": None, "preemptionPolicy": None}}
+    assert r.helps and r.verified and r.check is not None and r.check.refused == []
+    assert (r.verdict.outcome, r.verdict.node) == ("preemption", "n1")
+    assert not r.check.in_place and "re-create the pod" in r.check.how  # a live pod's priority cannot change
+
+
+def test_a_refused_patch_is_not_shown_as_verified(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kschedctl.whatif import changes
+
+    def old_patch(pod: Pod, name: str, value: int) -> changes.Change:  # the patch before issue 19: priority kept
+        c = real(pod, name, value)
+        c.patch = {"spec": {"priorityClassName": name}}
+        return c
+
+    real = changes.set_priority_class
+    monkeypatch.setattr(changes, "set_priority_class", old_patch)
+    pod = _stored_pod().build()
+    cluster = make_cluster([make_node("n1").alloc(cpu="2", memory="8Gi", pods="110")],
+                           [busy("low", "n1", cpu="2", priority=0), pod], PRIORITY_CLASSES)
+    report = find_remedies(cluster, pod, CFG)
+    (r,) = [m for m in report.remedies if m.kind == "priority-class"]
+    assert not r.helps and not r.verified and r.verdict.outcome == "refused"
+    assert r.to_dict()["verified"] is None
+    assert r.verdict.text().startswith("not verified: the API server would refuse the patched object: pods \"web\" is "
+                                       "forbidden: the integer value of priority (0)")
+    data = {"details": {}, "remedies": [m.to_dict() for m in report.remedies], "remediesSearch": report.to_dict()}
+    buf = io.StringIO()
+    render_whatif_sections({**data, "details": {"margin": None}}, Console(file=buf, width=200, color_system=None))
+    assert "Tried, does not help:" in buf.getvalue() and "not verified" in buf.getvalue()
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c.kind in POD_KINDS], ids=[c.name for c in CASES if c.kind in POD_KINDS])
+def test_the_cycle_reruns_on_the_patched_stored_pod(case: Case) -> None:
+    cluster, pod = world(case)
+    r = the_remedy(case, find_remedies(cluster, pod, CFG).remedies)
+    assert r.check is not None and r.check.refused == [] and r.check.applied is not None
+    assert r.check.applied == sm.apply(pod.raw, r.patch, "Pod")
+    assert _pruned(r.check.applied["spec"]) == _pruned(case.fixed()[1].build().raw["spec"])  # the builders' fix
+
+
+def _pruned(v: Any) -> Any:
+    """Without empty maps and lists (``nodeSelector: {}`` selects as no nodeSelector does)."""
+    if isinstance(v, dict):
+        return {k: _pruned(x) for k, x in v.items() if _pruned(x) not in ({}, [])}
+    return [_pruned(x) for x in v] if isinstance(v, list) else v
+
+
+def test_how_a_pod_patch_applies() -> None:
+    tol = ch.add_toleration(web("1").build(), Taint("gpu", "x", "NoSchedule"))
+    bare = web("1").build()
+    cluster = make_cluster([make_node("n1")], [bare])
+    in_place = check_pod_patch(cluster, bare, tol.patch)
+    assert in_place.in_place and in_place.how.startswith("kubectl patch pod web -n default -p '{\"spec\":{\"tolerations\"")
+    lower = ch.set_request(bare, ch.RequestSite("cpu", "c0", Fraction(1)), "500m")
+    assert not check_pod_patch(cluster, bare, lower.patch).in_place
+    owned = web("1").owner("ReplicaSet", "web-7d9f").build()
+    rs = make_object("ReplicaSet", "web-7d9f", "default", metadata={
+        "name": "web-7d9f", "namespace": "default", "ownerReferences": [{"kind": "Deployment", "name": "web", "controller": True}]})
+    deploy = make_object("Deployment", "web", "default", spec={"template": {"spec": {"containers": [
+        {"name": "c0", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}})
+    check = check_pod_patch(make_cluster([make_node("n1")], [owned], [rs, deploy]), owned, lower.patch)
+    assert check.target == "Deployment default/web" and not check.refused
+    assert "kubectl patch deployment web -n default -p '{\"spec\":{\"template\":{\"spec\":{\"containers\"" in check.how
+    bad = {"spec": {"containers": [{"name": "c0", "resources": {"requests": {"cpu": "-1"}}}]}}
+    refused = check_pod_patch(make_cluster([make_node("n1")], [owned], [rs, deploy]), owned, bad).refused
+    assert any(e.startswith("spec.template.spec.containers[0].resources.requests[cpu]: Invalid value") for e in refused)
+
+
+def test_node_patches_are_checked() -> None:
+    node = make_node("n1").taint("a", "b").build()
+    assert check_node_patch(node, ch.remove_taint(node, node.taints[0]).patch, None).refused == []
+    bad = check_node_patch(node, {"spec": {"taints": [{"key": "a", "effect": "Sometimes"}]}}, None)
+    assert bad.refused and "Unsupported value: \"Sometimes\"" in bad.refused[0]
+
+
+# --------------------------------------------------------------------------- at scale
+
+
+def test_opened_nodes_are_capped_in_text_and_complete_in_json() -> None:
+    names = [f"n{i:03d}" for i in range(200)]
+    r = {"change": "tolerate taint x", "detail": {"opensNodes": names}}
+    assert remedy_headline(r) == "tolerate taint x (opens 200 nodes: n000, n001, n002, n003, n004 and 195 more)"
+    assert remedy_headline({**r, "detail": {"opensNodes": names[:5]}}) == "tolerate taint x (opens 5 nodes: n000, n001, n002, n003, n004)"
+    nodes = [make_node(f"n{i:02d}").taint("dedicated", "gpu") for i in range(12)]
+    cluster = make_cluster(nodes)
+    pod = web("1").build()
+    (tol,) = [m for m in find_remedies(cluster, pod, CFG).remedies if m.kind == "add-toleration"]
+    assert tol.to_dict()["detail"]["opensNodes"] == [f"n{i:02d}" for i in range(12)]  # JSON: every name
+
+
+def _node_state(s: Snapshot) -> list[Any]:
+    return [(ni.name, ni.node.raw, [p.pod.uid for p in ni.pods], ni.requested.milli_cpu, ni.requested.memory,
+             ni.image_states, dict(ni.pvc_ref_counts)) for ni in s.node_info_list]
+
+
+def test_a_snapshot_reusing_another_equals_one_built_afresh() -> None:
+    cluster = load_cluster([DEMO])
+    pending = cluster.pending_pods()[0]
+    base = Snapshot(cluster)
+    changed = ch.uncordon(cluster.nodes[3]).node
+    new = ch.new_node_like(ch.node_groups(cluster)[0], {n.name for n in cluster.nodes}).node
+    assert changed is not None and new is not None
+    for other in (cluster.copy_with(nodes=[changed]), cluster.copy_with(nodes=[new]), cluster):
+        for excluded in ((), (pending.uid,), (cluster.pods[0].uid,)):
+            reused = Snapshot(other, exclude_pod_uids=excluded, reuse=base)
+            fresh = Snapshot(other, exclude_pod_uids=excluded)
+            assert _node_state(reused) == _node_state(fresh)
+            assert (reused.nominated.keys(), reused.used_pvc_set) == (fresh.nominated.keys(), fresh.used_pvc_set)
+            assert [ni.name for ni in reused.have_pods_with_affinity_list] == [ni.name for ni in fresh.have_pods_with_affinity_list]
+    assert Snapshot(cluster.copy_with(nodes=[changed]), reuse=base).node_info_map[cluster.nodes[0].name] is \
+        base.node_info_map[cluster.nodes[0].name]  # unchanged nodes are shared
+    claims = make_cluster([make_node("n1"), make_node("n2")],
+                          [make_pod("db").node("n1").pvc("data"), make_pod("p").nominated("n2"), make_pod("q").node("n2")])
+    claims_base = Snapshot(claims)
+    for pod in claims.pods:  # a pod with a claim, or nominated, excluded by one snapshot only
+        reused = Snapshot(claims, exclude_pod_uids=(pod.uid,), reuse=claims_base)
+        fresh = Snapshot(claims, exclude_pod_uids=(pod.uid,))
+        assert (_node_state(reused), reused.used_pvc_set) == (_node_state(fresh), fresh.used_pvc_set)
+        assert {k: [p.pod.uid for p in v] for k, v in reused.nominated.items()} == \
+            {k: [p.pod.uid for p in v] for k, v in fresh.nominated.items()}
+
+
+def test_analyse_filters_whole_list_path_gives_the_per_node_verdicts() -> None:
+    cluster = load_cluster([DEMO])
+    for pod in cluster.pending_pods():
+        profile = CFG.profile_for(pod.scheduler_name)
+        assert profile is not None
+        fast = analyse_filters(cluster, pod, CFG)
+        fw = Framework(profile, in_tree_registry(), Snapshot(cluster, exclude_pod_uids=(pod.uid,)), fast_paths=False)
+        state = CycleState()
+        pre = fw.run_pre_filter(state, pod)
+        if not pre.status.is_success():
+            assert fast.pre_filter_rejection is not None
+            continue
+        want = {ni.name: [(pl.name, list(st.reasons) or [st.message()]) for pl in fw.filter_plugins
+                          if pl.name not in state.skip_filter_plugins
+                          for st in [fw.run_filter_plugin(pl, state, pod, ni)] if not st.is_success()]
+                for ni in fw.snapshot.node_info_list}
+        got = {n.node: [(r.plugin, r.reasons) for r in n.rejections if r.plugin != "PreFilter"] for n in fast.nodes}
+        assert got == want
+
+
+def test_parallel_search_gives_the_serial_answer(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kschedctl.whatif import causes
+
+    cluster = load_cluster([DEMO])
+    pods = cluster.pending_pods()
+
+    def searched(jobs: int) -> list[Any]:
+        rows = [r.to_dict() for r in pending_rows(cluster, pods, CFG, jobs=1)]
+        attach_remedies(rows, cluster, pods, CFG, jobs=jobs)
+        return [(r["pod"], [(m["change"], m["verdict"]) for m in r.get("remedies") or []]) for r in rows]
+
+    monkeypatch.setattr(causes, "MIN_PARALLEL_WORK", 0)
+    assert searched(2) == searched(1)

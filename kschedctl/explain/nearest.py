@@ -17,10 +17,12 @@ from dataclasses import dataclass, field
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.interfaces import FilterPlugin
 from kschedctl.framework.registry import Registry
-from kschedctl.framework.runtime import Framework
+from kschedctl.framework.runtime import FilterNodes, Framework
 from kschedctl.framework.snapshot import Snapshot
-from kschedctl.framework.status import Status
+from kschedctl.framework.status import Code, Status
+from kschedctl.framework.types import NodeInfo
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 
@@ -67,9 +69,11 @@ def analyse_filters(
     registry: Registry | None = None,
     *,
     snapshot: Snapshot | None = None,
+    only: frozenset[str] | None = None,
 ) -> FilterAnalysis:
     """Run PreFilter once, then every Filter plugin on every node PreFilter left (``snapshot``: the
-    cluster's snapshot without the pod, when the caller has one already)."""
+    cluster's snapshot without the pod, when the caller has one already; ``only``: ask just these
+    Filter plugins)."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
@@ -86,15 +90,34 @@ def analyse_filters(
         return FilterAnalysis(pre_filter_rejection=pre.status)
     allowed = pre.result.node_names if pre.result is not None else None
     narrowed_by = " ".join(sorted(pre.unschedulable_plugins))
-    plugins = [pl for pl in fw.filter_plugins if pl.name not in state.skip_filter_plugins]
-    out = FilterAnalysis()
-    for ni in snapshot.node_info_list:
-        verdict = NodeRejections(ni.name)
-        if allowed is not None and ni.name not in allowed:
-            verdict.rejections.append(Rejection("PreFilter", [f"node(s) didn't satisfy plugin(s) [{narrowed_by}]"]))
-        for pl in plugins:
-            st = fw.run_filter_plugin(pl, state, pod, ni)
-            if not st.is_success():
+    nodes = snapshot.node_info_list
+    out = FilterAnalysis([NodeRejections(ni.name) for ni in nodes])
+    if allowed is not None:
+        for ni, verdict in zip(nodes, out.nodes, strict=True):
+            if ni.name not in allowed:
+                verdict.rejections.append(Rejection("PreFilter", [f"node(s) didn't satisfy plugin(s) [{narrowed_by}]"]))
+    for pl, batch in fw.filter_paths:
+        if pl.name in state.skip_filter_plugins or (only is not None and pl.name not in only):
+            continue
+        for verdict, st in zip(out.nodes, _plugin_statuses(fw, pl, batch, state, pod, nodes), strict=True):
+            if st is not None and not st.is_success():
                 verdict.rejections.append(Rejection(pl.name, list(st.reasons) or [st.message()]))
-        out.nodes.append(verdict)
     return out
+
+
+def _plugin_statuses(
+    fw: Framework, pl: FilterPlugin, batch: FilterNodes | None, state: CycleState, pod: Pod, nodes: list[NodeInfo]
+) -> list[Status | None]:
+    """One Filter plugin's status on every node (None: Success): through its whole-list path when it has
+    one and the framework takes such paths (the same verdicts), else node by node; an answer only
+    the per-node path reports exactly (an error, a wrong length, an exception) is asked again there."""
+    if batch is not None and fw.fast_paths:
+        try:
+            statuses = batch(state, pod, nodes)
+        except Exception:  # the per-node path records it against the right node
+            statuses = None
+        if statuses is not None and len(statuses) == len(nodes) and all(
+            st is None or (type(st) is Status and (st.code == Code.SUCCESS or st.is_rejected())) for st in statuses
+        ):
+            return list(statuses)
+    return [fw.run_filter_plugin(pl, state, pod, ni) for ni in nodes]

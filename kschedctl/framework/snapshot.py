@@ -46,6 +46,30 @@ def node_tree_order(names_and_zones: Iterable[tuple[str, str]]) -> list[str]:
     return out
 
 
+def _shareable(base: Snapshot, cluster: Cluster, excluded: set[str]) -> dict[str, NodeInfo]:
+    """The NodeInfos of ``base`` that ``cluster``'s snapshot (without ``excluded``) would build equal:
+    same Node object and same pods. None (an empty map) when the clusters differ in more than Node
+    objects (pods, or nodes dropped), or when a pod excluded by one snapshot only is nominated or has
+    volumes (the nominated pods and the used claims are then the base's); the snapshot's own pods are
+    then those of the nodes it does not share."""
+    base_pods, pods = base.cluster.pods, cluster.pods
+    if len(base_pods) != len(pods) or any(a is not b for a, b in zip(base_pods, pods, strict=True)):
+        return {}
+    if any(cluster.node(name) is None for name in base.node_info_map):
+        return {}
+    differ = excluded ^ base.excluded
+    moved = [p for p in pods if p.uid in differ] if differ else []
+    if any((not p.node_name and p.nominated_node_name) or p.volumes for p in moved):
+        return {}
+    touched = {p.node_name for p in moved}
+    out: dict[str, NodeInfo] = {}
+    for node in cluster.nodes:
+        ni = base.node_info_map.get(node.name)
+        if ni is not None and ni.node is node and node.name not in touched:
+            out[node.name] = ni
+    return out
+
+
 def list_order(pods: list[Pod]) -> list[Pod]:
     """Pods in the order a list of them comes back (namespace, then name), as the informer hands
     them to the scheduler's cache at start-up."""
@@ -59,17 +83,23 @@ class Snapshot:
     """NodeInfo lister (``fwk.SharedLister``) plus the cluster objects plugins read."""
 
     @bulk_build()  # NodeInfos, PodInfos and aggregates of every pod: built in bulk, kept for the command
-    def __init__(self, cluster: Cluster, *, exclude_pod_uids: Iterable[str] = ()) -> None:
+    def __init__(self, cluster: Cluster, *, exclude_pod_uids: Iterable[str] = (), reuse: Snapshot | None = None) -> None:
+        """``reuse``: a snapshot of a cluster that differs from ``cluster`` only in some Node objects (as
+        ``Cluster.copy_with(nodes=...)`` makes): its NodeInfos of unchanged nodes are shared, not rebuilt.
+        Both snapshots are then only read, as cycles do (or changed on the nodes they do not share)."""
         self.cluster = cluster
         excluded = set(exclude_pod_uids)
+        self.excluded = excluded
         by_name: dict[str, NodeInfo] = {}
+        shared = _shareable(reuse, cluster, excluded) if reuse is not None else {}
         for node in cluster.nodes:
-            by_name[node.name] = NodeInfo(node)
-        self.used_pvc_set: set[str] = set()
+            by_name[node.name] = shared.get(node.name) or NodeInfo(node)
+        self.used_pvc_set: set[str] = set(reuse.used_pvc_set) if shared and reuse is not None else set()
         # The cache learns the pods from the informer's initial list, in the order the list came back:
         # that is the order of each NodeInfo's pods (preemption's victims keep it among equals). A live
         # read is that list already; the pods of files are ordered as a list of them would be.
-        pods = cluster.pods if cluster.pods_listed else list_order(cluster.pods)
+        listed = [p for p in cluster.pods if p.node_name not in shared] if shared else cluster.pods
+        pods = listed if cluster.pods_listed else list_order(listed)
         for pod in pods:
             if not pod.node_name or pod.uid in excluded:
                 continue
@@ -97,7 +127,10 @@ class Snapshot:
                 for n in img.names:
                     size, nodes = image_nodes[n]
                     states[n] = ImageStateSummary(size, len(nodes))
-            by_name[node.name].image_states = states
+            if by_name[node.name].image_states != states:  # a shared NodeInfo keeps its (equal) states
+                if node.name in shared:
+                    by_name[node.name] = by_name[node.name].snapshot()
+                by_name[node.name].image_states = states
         # The scheduler's cache learns the nodes from its informer's initial list: the node tree is built
         # in that order, by name (etcd key order) unless the run says otherwise (``Cluster.startup``).
         order = node_tree_order((n.name, zone_key(n)) for n in cluster.startup.insertion(cluster.nodes))
@@ -108,9 +141,12 @@ class Snapshot:
             ni for ni in self.node_info_list if ni.pods_with_required_anti_affinity
         ]
         self.nominated: dict[str, list[PodInfo]] = {}
-        for pod in pods:
-            if not pod.node_name and pod.nominated_node_name and pod.uid not in excluded:
-                self.nominated.setdefault(pod.nominated_node_name, []).append(PodInfo.of(pod))
+        if shared and reuse is not None:  # the same pods and no nominated pod excluded by one only
+            self.nominated = {k: list(v) for k, v in reuse.nominated.items()}
+        else:
+            for pod in pods:
+                if not pod.node_name and pod.nominated_node_name and pod.uid not in excluded:
+                    self.nominated.setdefault(pod.nominated_node_name, []).append(PodInfo.of(pod))
         self._derived: dict[str, Any] = {}
         #: v1.36's pod-group cycle: the nodes of the placement being tried (None: every node), and the
         #: group's pods assumed in this snapshot during the cycle (by uid), which GangScheduling counts.

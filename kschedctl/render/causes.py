@@ -106,5 +106,6 @@ def render_groups_markdown(groups: list[dict[str, Any]], search: dict[str, Any] 
 
 
 def search_summary(search: dict[str, Any]) -> str:
-    return (f"Remedies: each verified by re-running the cycle; budget {search['budgetText']}; used "
+    total = f" ({search['totalSeconds']:g} s in all)" if search.get("totalSeconds") is not None else ""
+    return (f"Remedies: each verified by re-running the cycle; budget {search['budgetText']}{total}; used "
             f"{search['reruns']} cycle re-runs and {search['probes']} Filter probes in {search['seconds']:.2f} s.")

@@ -87,12 +87,23 @@ def margin_markdown(m: dict[str, Any] | None) -> str:
 # --------------------------------------------------------------------------- what would make it fit
 
 
+#: Node names a headline lists before "and N more" (JSON keeps every name).
+MAX_NODE_NAMES = 5
+
+
+def names_text(names: list[str], limit: int = MAX_NODE_NAMES) -> str:
+    """``a, b, c`` for a few names; the first ``limit`` and "and N more" for a long list."""
+    shown = ", ".join(names[:limit])
+    rest = len(names) - limit
+    return f"{shown} and {rest} more" if rest > 0 else shown
+
+
 def remedy_headline(r: dict[str, Any]) -> str:
     d = r.get("detail") or {}
     extra = ""
     if "opensNodes" in d:
         n = len(d["opensNodes"])
-        extra = f" (opens {n} node{'s' if n != 1 else ''}" + (f": {', '.join(d['opensNodes'])})" if n else ")")
+        extra = f" (opens {n} node{'s' if n != 1 else ''}" + (f": {names_text(d['opensNodes'])})" if n else ")")
     if "copies" in d:
         c = d["copies"]
         extra = f" (this one node takes {c}{'+' if d.get('copiesCapped') else ''} cop{'ies' if c != 1 else 'y'} of the pod)"
@@ -100,10 +111,29 @@ def remedy_headline(r: dict[str, Any]) -> str:
 
 
 def patch_heading(r: dict[str, Any]) -> str:
+    """What the patch is for and how it is applied (``apply``: the remedy's patch check, when it has one)."""
     if r["kind"] == "add-node":
         return f"{r['target']}, shaped like the node group's most common node:"
-    where = " (or its controller's spec.template)" if r["side"] == "pod" else ""
-    return f"strategic-merge patch for {r['target']}{where}:"
+    a = r.get("apply")
+    if r["side"] != "pod":
+        return f"strategic-merge patch for {r['target']}:"
+    if a is None:
+        return f"strategic-merge patch for {r['target']} (or its controller's spec.template):"
+    if a["target"] != r["target"]:
+        return f"strategic-merge patch for {r['target']}: apply it to the pod template of {a['target']} (under spec.template):"
+    if a["inPlace"]:
+        return f"strategic-merge patch for {r['target']} (the API server takes it on the live pod):"
+    return f"strategic-merge patch for {r['target']} (a live pod's spec cannot change this way: re-create the pod with it applied):"
+
+
+def patch_command(r: dict[str, Any]) -> str | None:
+    """The command that makes the change: a node's kubectl command, or the patch of a pod it applies to in place."""
+    a = r.get("apply")
+    if r.get("command"):
+        return str(r["command"])
+    if r["side"] == "pod" and a is not None and a["inPlace"]:
+        return str(a["how"])
+    return None
 
 
 def search_line(search: dict[str, Any]) -> str:
@@ -142,8 +172,9 @@ def render_remedies(t: dict[str, Any], console: Console, notes_console: Console 
     for i, r in enumerate(helpful, 1):
         console.print(Text(f"{i:>2}. ", style="bold green"), Text(remedy_headline(r), style="bold green"), sep="")
         indented(console, f"→ {r['verdict']['text']} — {VERIFIED}")
-        if r.get("command"):
-            indented(console, f"$ {r['command']}")
+        command = patch_command(r)
+        if command:
+            indented(console, f"$ {command}")
         indented(console, patch_heading(r))
         indented(console, to_yaml(r["patch"]).rstrip(), 6)
     failed = [r for r in remedies if not r["helps"]]
@@ -165,8 +196,9 @@ def remedies_markdown(t: dict[str, Any]) -> str:
     out = ["#### What would make it fit", "", f"Single changes, each {VERIFIED}.", ""]
     for i, r in enumerate([r for r in t["remedies"] if r["helps"]], 1):
         out += [f"{i}. **{remedy_headline(r)}** → {r['verdict']['text']}", ""]
-        if r.get("command"):
-            out += [f"   `{r['command']}`", ""]
+        command = patch_command(r)
+        if command:
+            out += [f"   `{command}`", ""]
         out += [f"   {patch_heading(r)}", "", "   ```yaml", *("   " + ln for ln in to_yaml(r["patch"]).rstrip().splitlines()),
                 "   ```", ""]
     failed = [r for r in t["remedies"] if not r["helps"]]

@@ -138,8 +138,12 @@ class Cluster:
                 c.add_node(replacing.pop(n.name, n))
         for n in replacing.values():
             c.add_node(n)
-        for p in self.pods if pods is None else pods:
-            c.add_pod(p)
+        if pods is None:  # this cluster's pods hold no terminal pod and no key twice: copied as they are
+            c.pods = list(self.pods)
+            c._pods_by_key = dict(self._pods_by_key)
+        else:
+            for p in pods:
+                c.add_pod(p)
         for objs in self.objects.values():
             for o in objs:
                 c.add_object(o)

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
+from kschedctl.explain.pending import MIN_PARALLEL_WORK, Snapshots
 from kschedctl.framework.registry import Registry
+from kschedctl.parallel import run_jobs, worker_count
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 from kschedctl.whatif.remedies import Budget, find_remedies
@@ -91,6 +93,10 @@ def shared_remedy(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
     return None
 
 
+#: Cycles one pod's remedy search runs, about (for deciding whether worker processes pay).
+CYCLES_PER_SEARCH = 20
+
+
 def attach_remedies(
     rows: list[dict[str, Any]],
     cluster: Cluster,
@@ -98,22 +104,32 @@ def attach_remedies(
     config: SchedulerConfig,
     registry: Registry | None = None,
     budget: Budget | None = None,
+    *,
+    jobs: int | None = None,
 ) -> dict[str, Any]:
     """Search remedies for every unschedulable row's pod: ``row["remedies"]`` (the list, as ``explain pod
-    --fix`` gives it) and ``row["remediesSearch"]`` (budget, use, notes); returns the totals."""
+    --fix`` gives it) and ``row["remediesSearch"]`` (budget, use, notes); returns the totals. The pods'
+    searches are independent: on ``jobs`` worker processes (None: the usable CPUs) when there is enough
+    work, all on one snapshot of the cluster (built once, by the first search, before the workers fork).
+    Each pod gets its share of the budget's total seconds (``Budget.share``), so that many pending pods
+    cost a bounded time."""
     by_key = {p.key: p for p in pods}
     budget = budget or Budget()
     started = time.monotonic()
+    todo = [row for row in rows if row["pod"] in by_key and row["outcome"] == "unschedulable"]
+    if len(todo) * max(1, len(cluster.nodes)) * CYCLES_PER_SEARCH < MIN_PARALLEL_WORK:
+        jobs = 1
+    snapshots = Snapshots(cluster)
+    each = budget.share(len(todo), worker_count(jobs, len(todo)))
+
+    def search(row: dict[str, Any]) -> dict[str, Any]:
+        return find_remedies(cluster, by_key[row["pod"]], config, registry, budget=each, snapshots=snapshots).to_dict()
+
     reruns = probes = 0
-    for row in rows:
-        pod = by_key.get(row["pod"])
-        if pod is None or row["outcome"] != "unschedulable":
-            continue
-        report = find_remedies(cluster, pod, config, registry, budget=budget)
-        found = report.to_dict()
+    for row, found in zip(todo, run_jobs(search, todo, jobs=jobs), strict=True):
         row["remedies"] = found.pop("remedies")
         row["remediesSearch"] = found
-        reruns += report.reruns
-        probes += report.probes
-    return {"budget": budget.to_dict(), "budgetText": budget.text(), "reruns": reruns, "probes": probes,
-            "seconds": round(time.monotonic() - started, 3)}
+        reruns += found["used"]["reruns"]
+        probes += found["used"]["probes"]
+    return {"budget": each.to_dict(), "budgetText": each.text(), "totalSeconds": each.total(), "reruns": reruns,
+            "probes": probes, "seconds": round(time.monotonic() - started, 3)}

@@ -7,9 +7,11 @@ defaulting included), and returned with the strategic-merge patch that makes the
 on the real object. Nothing here touches the objects it was given: the caller's Pod, Node and
 Cluster stay exactly as they were loaded.
 
-Patches follow kubectl's strategic merge rules for these fields: containers merge by name,
-``topologySpreadConstraints`` by ``topologyKey``; tolerations, node-selector terms,
-pod-affinity terms and node taints have no merge key, so their patch carries the whole new list.
+Patches follow kubectl's strategic merge rules for these fields (``snapshot.strategicmerge``):
+containers merge by name, ``topologySpreadConstraints`` by ``topologyKey``; tolerations,
+node-selector terms, pod-affinity terms and node taints have no merge key, so their patch carries
+the whole new list. ``whatif.patchcheck`` applies each patch to the stored object and the cycle is
+re-run on that result, so the edit here and the patch must make the same change (tested).
 """
 
 from __future__ import annotations
@@ -309,7 +311,14 @@ def _selector_text(sel: dict[str, Any]) -> str:
 
 
 def set_priority_class(pod: Pod, name: str, value: int) -> Change:
-    """Use another PriorityClass: priority and preemptionPolicy are re-derived by admission."""
+    """Use another PriorityClass: priority and preemptionPolicy are re-derived by admission.
+
+    The Priority admission plugin refuses a pod that states a priority (or preemption policy) other
+    than its class's, and a stored pod states the ones admission gave it for its old class: the
+    patch deletes them (``null``) so that admission computes them again."""
+    spec = _spec(pod.raw)
+    patch: dict[str, Any] = {"priorityClassName": name}
+    patch.update({k: None for k in ("priority", "preemptionPolicy") if k in spec})
 
     def edit(raw: dict[str, Any]) -> None:
         spec = _spec(raw)
@@ -318,7 +327,7 @@ def set_priority_class(pod: Pod, name: str, value: int) -> Change:
         spec.pop("preemptionPolicy", None)
 
     return Change("priority-class", f"use PriorityClass {name} (priority {value}, now {pod.effective_priority})",
-                  f"pod {pod.key}", {"spec": {"priorityClassName": name}}, pod=changed_pod(pod, edit),
+                  f"pod {pod.key}", {"spec": patch}, pod=changed_pod(pod, edit),
                   detail={"priorityClass": name, "priority": value})
 
 

@@ -22,10 +22,16 @@ InterPodAffinity    drop one required (anti-)affinity term; add a node
 PostFilter          a higher PriorityClass whose preemption would place the pod (its victims)
 ==================  ==========================================================================
 
+A remedy is verified only if its printed patch applies as written: the patch is applied to the
+stored pod (strategic merge) and checked as the API server would (``whatif.patchcheck``), and the
+cycle re-runs on that patched pod; a refused patch is reported as not verified.
+
 The work is bounded by a ``Budget`` (cycle re-runs, Filter probes, seconds) that the report
 states; what the budget cut off is listed. Nothing given to the search is changed: pods and
 nodes are changed on deep copies, and a changed node goes into a new Cluster that shares the
-other (read-only) objects.
+other (read-only) objects. The cycles only read their snapshot, so the cluster's snapshot is
+built once and shared (by the searches of several pods too), and a changed cluster's snapshot
+shares the NodeInfos of the nodes it did not change (``Snapshot(reuse=...)``).
 """
 
 from __future__ import annotations
@@ -35,18 +41,23 @@ import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
-from kschedctl.explain.cycle import explain_pod
+from kschedctl.explain.cycle import explain_pod, run_cycle
 from kschedctl.explain.nearest import FilterAnalysis, Rejection, analyse_filters
+from kschedctl.explain.pending import Snapshots
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.registry import Registry
+from kschedctl.framework.resources import Resource
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.types import NodeInfo
+from kschedctl.parallel import WARM_UP_FRACTION
 from kschedctl.plugins.defaultpreemption import NO_VICTIMS_MSG
 from kschedctl.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
@@ -57,7 +68,10 @@ from kschedctl.snapshot.model import Node, Pod, Taint, tolerations_tolerate
 from kschedctl.snapshot.selectors import parse_node_selector_term
 from kschedctl.whatif import changes as ch
 from kschedctl.whatif.changes import Change
+from kschedctl.whatif.patchcheck import PatchCheck, check_new_node, check_node_patch, check_pod_patch
 
+#: What "verified" means: the printed patch, applied to the stored object, passes the API server's
+#: checks (``whatif.patchcheck``), and the cycle re-run on the result concluded the verdict shown.
 VERIFIED = "verified by re-running the cycle"
 
 #: The order remedies of equal effect are listed in: the smallest, most reversible changes first.
@@ -90,11 +104,16 @@ NODES_PER_KIND = 3
 GROUPS_TRIED = 4
 #: At most this many copies are counted on a new node.
 MAX_COPIES = 110
+#: Nodes a Filter probe checks at once (it stops at the first chunk with a feasible node).
+PROBE_CHUNK = 512
 _FILTER_EFFECTS = ("NoSchedule", "NoExecute")
 _RANK = {"scheduled": 0, "preemption": 1}
 
 
 SECONDS_ENV = "KSCHEDCTL_FIX_SECONDS"
+TOTAL_SECONDS_ENV = "KSCHEDCTL_FIX_TOTAL_SECONDS"
+#: Without ``KSCHEDCTL_FIX_TOTAL_SECONDS``, several pods' searches get this many times one pod's seconds.
+TOTAL_PODS = 4
 
 
 def _env_seconds(name: str, default: float) -> float:
@@ -113,6 +132,23 @@ class Budget:
     #: Wall-clock seconds per pod: 1, or ``KSCHEDCTL_FIX_SECONDS`` (the test suite raises it, so that
     #: a loaded machine cannot cut a search short that the two counted limits above would finish).
     seconds: float = field(default_factory=lambda: _env_seconds(SECONDS_ENV, 1.0))
+    #: Wall-clock seconds for the searches of several pods together (``explain pending --fix``): each
+    #: pod gets at most its share (``share``). ``KSCHEDCTL_FIX_TOTAL_SECONDS``, else ``TOTAL_PODS`` × seconds.
+    total_seconds: float | None = None
+
+    def total(self) -> float:
+        if self.total_seconds is not None:
+            return self.total_seconds
+        return _env_seconds(TOTAL_SECONDS_ENV, TOTAL_PODS * self.seconds)
+
+    def share(self, pods: int, workers: int) -> Budget:
+        """This budget for one of ``pods`` searches run on ``workers`` processes within ``total()`` seconds
+        (with several workers, the first search runs before they start: ``parallel.run_jobs``)."""
+        if pods <= 0:
+            return replace(self, total_seconds=self.total())
+        first = max(1, pods // WARM_UP_FRACTION) if workers > 1 else 0
+        in_a_row = first + -(-(pods - first) // max(1, workers))
+        return replace(self, seconds=round(min(self.seconds, self.total() / in_a_row), 3), total_seconds=self.total())
 
     def text(self) -> str:
         return f"{self.reruns} cycle re-runs, {self.probes} Filter probes, {self.seconds:g} s per pod"
@@ -151,6 +187,8 @@ class Verdict:
         return _RANK.get(self.outcome, 2)
 
     def text(self) -> str:
+        if self.outcome == "refused":
+            return f"not verified: the API server would refuse the patched object: {self.reason}"
         if self.outcome == "scheduled":
             if self.score is None:
                 return f"schedulable on {self.node} (the only feasible node: not scored)"
@@ -188,6 +226,13 @@ class Remedy:
     helps: bool
     command: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
+    #: The patch applied to its target and checked as the API server would (None: not checked).
+    check: PatchCheck | None = None
+
+    @property
+    def verified(self) -> bool:
+        """The patch applies as written and the cycle was re-run on the result."""
+        return self.verdict.outcome != "refused"
 
     @property
     def side(self) -> str:
@@ -201,7 +246,7 @@ class Remedy:
         if "copies" in self.detail:
             c = self.detail["copies"]
             extra = f" [the new node takes {c}{'+' if self.detail.get('copiesCapped') else ''} cop{'ies' if c != 1 else 'y'}]"
-        return f"{self.text}{extra} → {self.verdict.text()} — {VERIFIED}"
+        return f"{self.text}{extra} → {self.verdict.text()}" + (f" — {VERIFIED}" if self.verified else "")
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -214,7 +259,8 @@ class Remedy:
             "command": self.command,
             "verdict": self.verdict.to_dict(),
             "helps": self.helps,
-            "verified": VERIFIED,
+            "verified": VERIFIED if self.verified else None,
+            "apply": self.check.to_dict() if self.check is not None else None,
             "detail": self.detail,
         }
 
@@ -265,20 +311,27 @@ def find_remedies(
     *,
     trace: Trace | None = None,
     budget: Budget | None = None,
+    snapshots: Snapshots | None = None,
 ) -> RemedyReport:
-    """The verified single changes that would make ``pod`` schedulable (or preempt for it)."""
+    """The verified single changes that would make ``pod`` schedulable (or preempt for it); ``snapshots``:
+    the cluster's snapshots, shared by the searches of several pods of one cluster."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
         registry = in_tree_registry()
-    return RemedySearch(cluster, pod, config, registry, budget or Budget()).run(trace)
+    return RemedySearch(cluster, pod, config, registry, budget or Budget(), snapshots).run(trace)
 
 
 class RemedySearch:
     """One pod's search: the tries, the budget they spend, and the report they fill."""
 
-    def __init__(self, cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: Registry, budget: Budget) -> None:
+    def __init__(
+        self, cluster: Cluster, pod: Pod, config: SchedulerConfig, registry: Registry, budget: Budget,
+        snapshots: Snapshots | None = None,
+    ) -> None:
         self.cluster = cluster
+        self.snapshots = snapshots if snapshots is not None else Snapshots(cluster)
+        self._base: Snapshot | None = None
         self.pod = pod
         self.config = config
         self.registry = registry
@@ -304,17 +357,53 @@ class RemedySearch:
             r.probes += 1
 
     # -- running the real cycle --------------------------------------------------------------------
+    def base_snapshot(self) -> Snapshot:
+        """The cluster's snapshot without the pod, built once and only read (by cycles and probes)."""
+        if self._base is None:
+            self._base = self.snapshots.without(self.pod)
+        return self._base
+
+    def snapshot_of(self, cluster: Cluster) -> Snapshot:
+        """The snapshot ``explain_pod`` would build for the pod on ``cluster`` (the search's cluster, or a
+        copy of it with changed nodes): the NodeInfos of unchanged nodes are the base snapshot's."""
+        if cluster is self.cluster:
+            return self.base_snapshot()
+        return Snapshot(cluster, exclude_pod_uids=(self.pod.uid,), reuse=self.base_snapshot())
+
+    def cycle(self, cluster: Cluster, pod: Pod) -> Trace:
+        """``explain_pod`` of ``pod`` on ``cluster``, on the snapshot ``snapshot_of`` gives."""
+        profile = self.config.profile_for(pod.scheduler_name)
+        if profile is None:
+            return explain_pod(cluster, pod, self.config, self.registry)  # which says why not
+        cluster.default_priority(pod)
+        return run_cycle(Framework(profile, self.registry, self.snapshot_of(cluster)), pod, self.config)
+
     def verify(self, change: Change) -> Remedy:
-        """Re-run the whole cycle on the changed pod or cluster; the verdict is what it concludes."""
-        self._spend("rerun")
-        cluster = self.cluster.copy_with(nodes=[change.node]) if change.node is not None else self.cluster
-        pod = change.pod if change.pod is not None else self._copy()
-        verdict = Verdict.of(explain_pod(cluster, pod, self.config, self.registry))
+        """Apply the change's patch to the stored object and check it as the API server would; then re-run
+        the whole cycle on the patched pod (or the changed cluster): the verdict is what it concludes."""
+        check = self.check_patch(change)
+        if check.refused:
+            verdict = Verdict("refused", reason=check.refused[0])
+        else:
+            self._spend("rerun")
+            cluster = self.cluster.copy_with(nodes=[change.node]) if change.node is not None else self.cluster
+            pod = Pod.from_raw(check.applied) if change.pod is not None and check.applied is not None else self._copy()
+            verdict = Verdict.of(self.cycle(cluster, pod))
         helps = verdict.rank < self.before_rank or (change.kind == "priority-class" and verdict.rank < 2)
         remedy = Remedy(change.kind, change.text, change.target, change.patch, verdict, helps, change.command,
-                        dict(change.detail))
+                        dict(change.detail), check)
         self.report.remedies.append(remedy)
         return remedy
+
+    def check_patch(self, change: Change) -> PatchCheck:
+        """The change's patch applied to what it targets: the stored pod, the stored node, or a new node."""
+        if change.pod is not None:
+            return check_pod_patch(self.cluster, self.pod, change.patch)
+        assert change.node is not None
+        stored = self.cluster.node(change.node.name)
+        if stored is None:
+            return check_new_node(change.node)
+        return check_node_patch(stored, change.patch, change.command)
 
     def _copy(self) -> Pod:
         return Pod.from_raw(copy.deepcopy(self.pod.raw))
@@ -329,24 +418,38 @@ class RemedySearch:
         if not pre.status.is_success():
             return False
         allowed = pre.result.node_names if pre.result is not None else None
-        for ni in fw.snapshot.node_info_list:
-            if allowed is not None and ni.name not in allowed:
-                continue
-            if fw.run_filter_plugins_with_nominated_pods(state, pod, ni).is_success():
+        nodes = [ni for ni in fw.snapshot.node_info_list if allowed is None or ni.name in allowed]
+        for start in range(0, len(nodes), PROBE_CHUNK):
+            if self._any_passes(fw, state, pod, nodes[start:start + PROBE_CHUNK]):
                 return True
         return False
+
+    @staticmethod
+    def _any_passes(fw: Framework, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> bool:
+        """Whether the real Filter passes one of ``nodes``: nodes without nominated pods through the
+        framework's whole-list path (the same verdicts), the others (and all, when that path declines)
+        one by one with their nominated pods."""
+        plain = [ni for ni in nodes if not fw.has_nominated_pods(ni)]
+        statuses = fw.run_filter_plugins_for_nodes(state, pod, plain) if plain else []
+        if statuses is None:
+            plain, statuses = [], []
+        if any(st is None for st in statuses):
+            return True
+        done = {ni.name for ni in plain}
+        return any(fw.run_filter_plugins_with_nominated_pods(state, pod, ni).is_success()
+                   for ni in nodes if ni.name not in done)
 
     def _probe_framework(self) -> Framework:
         if self._framework is None:
             profile = self.config.profile_for(self.pod.scheduler_name)
             assert profile is not None
-            self._framework = Framework(profile, self.registry, Snapshot(self.cluster, exclude_pod_uids=(self.pod.uid,)))
+            self._framework = Framework(profile, self.registry, self.base_snapshot())
         return self._framework
 
     # -- the search -------------------------------------------------------------------------------
     def run(self, trace: Trace | None) -> RemedyReport:
         if trace is None:
-            trace = explain_pod(self.cluster, self._copy(), self.config, self.registry)
+            trace = self.cycle(self.cluster, self._copy())
         self.trace = trace
         before = self.report.before = Verdict.of(trace)
         self.before_rank = before.rank
@@ -354,7 +457,8 @@ class RemedySearch:
             self.report.notes.append(f"nothing to fix: the pod is {before.text()}")
             return self._finish()
         try:
-            self.analysis = analyse_filters(self.cluster, self._copy(), self.config, self.registry)
+            self.analysis = analyse_filters(self.cluster, self._copy(), self.config, self.registry,
+                                            snapshot=self.base_snapshot())
         except UsageError as e:
             self.report.notes.append(str(e))
             return self._finish()
@@ -376,6 +480,10 @@ class RemedySearch:
         return r
 
     def _tries(self) -> list[tuple[str, Callable[[], None]]]:
+        """The kinds to try, in the order they are tried: uncordoning (one node, the most reversible), then
+        the pod's own changes (re-run on the shared snapshot), then the other node changes (each re-run
+        on a changed snapshot). The order matters only when the budget cuts the search: the report
+        sorts what was found."""
         plugins = self._rejecting_plugins()
         out: list[tuple[str, Callable[[], None]]] = []
         if "NodeUnschedulable" in plugins:
@@ -384,14 +492,16 @@ class RemedySearch:
             out.append(("add-toleration", self.try_tolerations))
         if "NodeResourcesFit" in plugins:
             out.append(("lower-request", self.try_lower_requests))
-        if "TaintToleration" in plugins:
-            out.append(("remove-taint", self.try_remove_taints))
         if "NodeAffinity" in plugins:
-            out += [("relax-node-affinity", self.try_node_affinity), ("label-node", self.try_label_nodes)]
+            out.append(("relax-node-affinity", self.try_node_affinity))
         if "PodTopologySpread" in plugins:
             out.append(("spread", self.try_spread))
         if "InterPodAffinity" in plugins:
             out.append(("drop-pod-affinity-term", self.try_pod_affinity))
+        if "TaintToleration" in plugins:
+            out.append(("remove-taint", self.try_remove_taints))
+        if "NodeAffinity" in plugins:
+            out.append(("label-node", self.try_label_nodes))
         if plugins & set(CAPACITY_PLUGINS):
             out.append(("add-node", self.try_add_node))
         if self.report.before.outcome == "unschedulable":
@@ -494,7 +604,7 @@ class RemedySearch:
     def copies_on(self, node: Node) -> tuple[int, bool]:
         """How many copies of the pod the (new) node takes: copies placed one by one through the real Filter."""
         cluster = self.cluster.copy_with(nodes=[node])
-        snapshot = Snapshot(cluster, exclude_pod_uids=(self.pod.uid,))
+        snapshot = self.snapshot_of(cluster)  # the copies are assumed only on the new node, which it does not share
         profile = self.config.profile_for(self.pod.scheduler_name)
         assert profile is not None
         fw = Framework(profile, self.registry, snapshot)
@@ -542,7 +652,8 @@ class RemedySearch:
     def _opened(self, pod: Pod, plugin: str) -> list[str]:
         """Nodes ``plugin`` rejected before and does not reject for the changed pod (the real Filter)."""
         self._spend("probe")
-        after = analyse_filters(self.cluster, pod, self.config, self.registry)
+        after = analyse_filters(self.cluster, pod, self.config, self.registry, snapshot=self.base_snapshot(),
+                                only=frozenset({plugin}))
         still = {n.node for n in after.nodes if any(r.plugin == plugin for r in n.rejections)}
         return [n.node for n in self.analysis.nodes if any(r.plugin == plugin for r in n.rejections) and n.node not in still]
 
@@ -560,13 +671,26 @@ class RemedySearch:
             def fits(units: int, site: ch.RequestSite = site) -> bool:
                 return self.fits_somewhere(_pod_of(ch.set_request(self.pod, site, ch.quantity_text(units, site.resource))))
 
-            units = largest_fitting(int(site.current / ch.request_unit(resource)), fits)
+            units = largest_fitting(int(site.current / ch.request_unit(resource)), fits, hint=self._room_hint(site))
             if units is None:
                 self.report.notes.append(
                     f"lowering the {resource} request alone does not make the pod fit any node "
                     "(searched down to 0 with the real Filter)")
                 continue
             self.verify(ch.set_request(self.pod, site, ch.quantity_text(units, resource)))
+
+    def _room_hint(self, site: ch.RequestSite) -> int | None:
+        """A guess of the largest request at ``site`` that fits somewhere (in ``request_unit`` steps): the
+        most free room of that resource on a node, less what the pod's other regular containers ask. It
+        only orders the binary search's first probes; the answer is what the real Filter says."""
+        name = site.resource
+        free = max((_amount(ni.allocatable, name) - _amount(ni.requested, name) for ni in self.base_snapshot().node_info_list),
+                   default=None)
+        if free is None:
+            return None
+        others = sum((c.requests.get(name, Fraction(0)) for c in self.pod.containers if c.name != site.container), Fraction(0))
+        scale = Fraction(1, 1000) if name == "cpu" else Fraction(1)
+        return int((free * scale - others) / ch.request_unit(name))
 
     def try_node_affinity(self) -> None:
         for key, want in self.pod.node_selector.items():
@@ -638,16 +762,39 @@ def _pod_of(change: Change) -> Pod:
     return change.pod
 
 
-def largest_fitting(current: int, fits: Callable[[int], bool]) -> int | None:
-    """The largest value below ``current`` for which ``fits`` holds (monotone: smaller fits better)."""
+def _amount(res: Resource, name: str) -> int:
+    """One resource of a ``Resource`` in its integer unit (millicores for cpu)."""
+    if name == "cpu":
+        return res.milli_cpu
+    if name == "memory":
+        return res.memory
+    if name == "ephemeral-storage":
+        return res.ephemeral_storage
+    return res.scalar.get(name, 0)
+
+
+def largest_fitting(current: int, fits: Callable[[int], bool], hint: int | None = None) -> int | None:
+    """The largest value below ``current`` for which ``fits`` holds (monotone: smaller fits better).
+
+    ``hint``, a guess of the answer, is probed first (and the value above it): a good guess ends the
+    search in two probes, a wrong one still narrows it; the answer is the same either way."""
     if current <= 0:
         return None
     hi = current - 1
     if fits(hi):
         return hi
-    if not fits(0):
-        return None
-    lo = 0  # fits(lo) holds, fits(hi) does not
+    lo: int | None = None
+    if hint is not None and 0 <= hint < hi:
+        if not fits(hint):
+            hi = hint
+        elif hint + 1 == hi or not fits(hint + 1):
+            return hint
+        else:
+            lo = hint + 1
+    if lo is None:
+        if not fits(0):
+            return None
+        lo = 0  # fits(lo) holds, fits(hi) does not
     while hi - lo > 1:
         mid = (lo + hi) // 2
         if fits(mid):
@@ -658,11 +805,21 @@ def largest_fitting(current: int, fits: Callable[[int], bool]) -> int | None:
 
 
 def smallest_fitting(lo: int, hi: int, fits: Callable[[int], bool]) -> int | None:
-    """The smallest value in [lo, hi] for which ``fits`` holds (monotone: larger fits better)."""
+    """The smallest value in [lo, hi] for which ``fits`` holds (monotone: larger fits better).
+
+    The range is wide (a maxSkew up to the number of pods) and the answer usually near its bottom:
+    steps doubling from ``lo`` find a fitting bound first, then the search halves below it."""
     if lo > hi or not fits(hi):
         return None
     if fits(lo):
         return lo
+    step = 1
+    while lo + step < hi:  # fits(hi) holds, fits(lo) does not
+        if fits(lo + step):
+            hi = lo + step
+            break
+        lo += step
+        step *= 2
     while hi - lo > 1:  # fits(hi) holds, fits(lo) does not
         mid = (lo + hi) // 2
         if fits(mid):

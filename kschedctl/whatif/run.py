@@ -215,7 +215,7 @@ def explain_pending(request: PendingRequest, hooks: Hooks | None = None) -> Pend
     result = PendingResult([r.to_dict() for r in rows])
     if request.fix:
         hooks.progress.phase("verifying remedies")
-        result.search = attach_remedies(result.rows, cluster, pods, request.config, request.registry)
+        result.search = attach_remedies(result.rows, cluster, pods, request.config, request.registry, jobs=request.jobs)
     return result
 
 
