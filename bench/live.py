@@ -30,7 +30,6 @@ import base64
 import json
 import os
 import random
-import resource
 import subprocess
 import sys
 import tempfile
@@ -291,15 +290,6 @@ class FakeAPIServer:
         assert self._httpd is not None
         return f"http://127.0.0.1:{self._httpd.server_address[1]}"
 
-    def kubeconfig(self, path: Path) -> Path:
-        path.write_text(json.dumps({
-            "apiVersion": "v1", "kind": "Config", "current-context": "bench",
-            "clusters": [{"name": "bench", "cluster": {"server": self.url}}],
-            "users": [{"name": "bench", "user": {"token": "bench-token"}}],
-            "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}],
-        }))
-        return path
-
     def answer(self, raw: str) -> tuple[int, bytes]:
         with self._lock:
             self.requests += 1
@@ -375,6 +365,17 @@ class FakeAPIServer:
                                 "message": "the server could not find the requested resource", "code": 404}).encode()
 
 
+def kubeconfig(path: Path, url: str) -> Path:
+    """A kubeconfig whose current context is the server at ``url`` (a bearer token, as a ServiceAccount's)."""
+    path.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "bench",
+        "clusters": [{"name": "bench", "cluster": {"server": url}}],
+        "users": [{"name": "bench", "user": {"token": "bench-token"}}],
+        "contexts": [{"name": "bench", "context": {"cluster": "bench", "user": "bench"}}],
+    }))
+    return path
+
+
 def _handler(server: FakeAPIServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the real server
@@ -434,16 +435,15 @@ class Run:
 
 def run(argv: list[str], env: dict[str, str]) -> Run:
     """One subprocess: wall time and peak RSS (ru_maxrss of the child, from wait4)."""
-    out = tempfile.TemporaryFile()
-    err = tempfile.TemporaryFile()
-    t = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=REPO, env=env, stdout=out, stderr=err)
-    _, status, usage = os.wait4(proc.pid, 0)
-    secs = time.perf_counter() - t
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    out.seek(0)
-    err.seek(0)
-    stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        t = time.perf_counter()
+        proc = subprocess.Popen(argv, cwd=env["PYTHONPATH"], env=env, stdout=out, stderr=err)
+        _, status, usage = os.wait4(proc.pid, 0)
+        secs = time.perf_counter() - t
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv[:6])}... failed ({proc.returncode}): {stderr[-2000:]}")
     return Run(secs, usage.ru_maxrss / 1024, stdout, stderr)
@@ -471,23 +471,55 @@ TARGETS = {
 }
 
 
-def measure(args: argparse.Namespace) -> dict[str, Any]:
+def serve(args: argparse.Namespace) -> None:
+    """``--serve``: generate the cluster, serve it, print one JSON line saying where; serve until stdin closes."""
     t = time.perf_counter()
     cluster = generate(args.nodes, args.pods, args.pending, args.seed)
     made = time.perf_counter() - t
-    with tempfile.TemporaryDirectory(prefix="kschedctl-bench-live-") as tmp_s, FakeAPIServer(cluster) as srv:
+    with FakeAPIServer(cluster) as srv:
+        for res in RESOURCES:  # encode the pages once, before anything is timed
+            srv.answer(f"{res.list_path()}?limit=500")
+        print(json.dumps({"url": srv.url, "pending": cluster.pending, "objects": cluster.objects,
+                          "seconds": round(made, 2)}), flush=True)
+        sys.stdin.read()
+
+
+def measure(args: argparse.Namespace) -> dict[str, Any]:
+    """Each command against a server in its own process (a child's peak RSS counts its parent's pages
+    at fork time, so this process stays small)."""
+    server = subprocess.Popen(
+        [sys.executable, __file__, "--serve", "--nodes", str(args.nodes), "--pods", str(args.pods),
+         "--pending", str(args.pending), "--seed", str(args.seed)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert server.stdout is not None
+        where = json.loads(server.stdout.readline())
+        return _measure(args, where)
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait()
+
+
+def _measure(args: argparse.Namespace, where: dict[str, Any]) -> dict[str, Any]:
+    url = str(where["url"])
+    ns, name = where["pending"]
+    with tempfile.TemporaryDirectory(prefix="kschedctl-bench-live-") as tmp_s:
         tmp = Path(tmp_s)
-        env = {**os.environ, "PYTHONPATH": str(REPO), "KUBECONFIG": str(srv.kubeconfig(tmp / "kubeconfig")),
-               "COLUMNS": "200", "XDG_CACHE_HOME": str(tmp / "cache")}
-        env.pop("KSCHEDCTL_NO_CACHE", None)
-        ns, name = cluster.pending
+        repo = Path(args.repo).resolve()
+        env = {**os.environ, "PYTHONPATH": str(repo), "KUBECONFIG": str(kubeconfig(tmp / "kubeconfig", url)),
+               "COLUMNS": "200", "XDG_CACHE_HOME": str(tmp / "cache"), "PYTHONPYCACHEPREFIX": str(tmp / "pycache")}
+        for var in ("KSCHEDCTL_NO_CACHE", "PYTHONDONTWRITEBYTECODE"):
+            env.pop(var, None)
+        # byte-code, as an installed package has it: compiled once, before anything is timed
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(repo / "kschedctl")], env=env, check=True)
         snap = tmp / "cluster.yaml"
         kctl = [sys.executable, "-c", MAIN]
-        host, port = srv.url.removeprefix("http://").split(":")
+        host, port = url.removeprefix("http://").split(":")
         paths = [res.list_path() for res in RESOURCES]
-        srv.answer(f"{paths[3]}?limit=500")  # encode the pages once, before anything is timed
         results: dict[str, Any] = {"generated": {"nodes": args.nodes, "pods": args.pods, "pending": args.pending,
-                                                 "objects": cluster.objects, "seconds": round(made, 2)}}
+                                                 "objects": where["objects"], "seconds": where["seconds"]}}
         steps: list[tuple[str, Callable[[], Run]]] = [
             ("raw", lambda: run([sys.executable, "-c", RAW_FETCH, host, port, *paths], env)),
             ("snapshot", lambda: run([*kctl, "snapshot", "-o", str(snap)], env)),
@@ -496,12 +528,15 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             ("first-parse", lambda: _first_parse(kctl, name, ns, snap, env, tmp)),
         ]
         for key, once in steps:
+            if args.only and key not in args.only and key != "raw":
+                continue
             r, all_secs = best(args.repeat, once)
             results[key] = {"seconds": round(r.seconds, 2), "rss_mb": round(r.rss_mb), "runs": [round(s, 2) for s in all_secs]}
             if key == "raw":
                 results[key]["objects"] = int(r.stdout.strip() or 0)
             print(f"  {key}: {r.seconds:.2f} s, {r.rss_mb:.0f} MB", file=sys.stderr)
-        results["snapshot"]["file_mb"] = round(snap.stat().st_size / 1e6, 1)
+        if snap.is_file():
+            results["snapshot"]["file_mb"] = round(snap.stat().st_size / 1e6, 1)
     return results
 
 
@@ -514,7 +549,9 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
     raw = results["raw"]["seconds"]
     rows = []
     for key, target in TARGETS.items():
-        r = results[key]
+        r = results.get(key)
+        if r is None:
+            continue
         limit = target.seconds if target.seconds is not None else raw * (target.ratio or 1)
         ok = r["seconds"] <= limit and (target.rss_mb is None or r["rss_mb"] < target.rss_mb)
         want = f"≤ {target.ratio:g}× raw ({limit:.2f} s)" if target.ratio else f"< {limit:g} s"
@@ -530,7 +567,7 @@ def table(results: dict[str, Any]) -> str:
     raw = results["raw"]
     lines = [
         f"{g['nodes']} nodes, {g['pods']} bound pods, {g['pending']} pending: {g['objects']} objects served; "
-        f"snapshot file {results['snapshot'].get('file_mb', 0)} MB",
+        f"snapshot file {results.get('snapshot', {}).get('file_mb', '-')} MB",
         f"reference (the same lists GET page by page and decoded with json.loads): {raw['seconds']:.2f} s, "
         f"{raw['rss_mb']} MB",
         "",
@@ -551,7 +588,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--repeat", type=int, default=1, help="runs of each command; the fastest counts")
     ap.add_argument("--json", action="store_true", help="the figures and verdicts as JSON")
+    ap.add_argument("--only", action="append", choices=list(TARGETS), help="time only this command (and the reference)")
+    ap.add_argument("--repo", default=str(REPO), help="the kschedctl checkout to time (default: this one)")
+    ap.add_argument("--serve", action="store_true", help="only serve the generated cluster (the URL on stdout)")
     args = ap.parse_args(argv)
+    if args.serve:
+        serve(args)
+        return 0
     results = measure(args)
     results["targets"] = verdicts(results)
     print(json.dumps(results, indent=1) if args.json else table(results))
