@@ -220,9 +220,8 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
     if stripped.startswith("{") or stripped.startswith("["):
         docs = _parse_json(source, text, check_keys=not validated)
     else:
-        docs = _json_behind_comments(source, text, validated)
-        if docs is None:
-            docs = _parse_yaml(source, text, key)
+        behind = _json_behind_comments(source, text, validated)
+        docs = _parse_yaml(source, text, key) if behind is None else behind
     n = 0
     for doc in docs:
         if doc is None:
