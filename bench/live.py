@@ -429,6 +429,7 @@ print(n)
 class Run:
     seconds: float
     rss_mb: float
+    cpu: float  # user + system seconds (a busy machine stretches the wall time, not this)
     stdout: str
     stderr: str
 
@@ -446,7 +447,7 @@ def run(argv: list[str], env: dict[str, str]) -> Run:
         stdout, stderr = out.read().decode(errors="replace"), err.read().decode(errors="replace")
     if proc.returncode not in (0, 1):
         raise SystemExit(f"{' '.join(argv[:6])}... failed ({proc.returncode}): {stderr[-2000:]}")
-    return Run(secs, usage.ru_maxrss / 1024, stdout, stderr)
+    return Run(secs, usage.ru_maxrss / 1024, usage.ru_utime + usage.ru_stime, stdout, stderr)
 
 
 def best(n: int, once: Callable[[], Run]) -> tuple[Run, list[float]]:
@@ -531,10 +532,11 @@ def _measure(args: argparse.Namespace, where: dict[str, Any]) -> dict[str, Any]:
             if args.only and key not in args.only and key != "raw":
                 continue
             r, all_secs = best(args.repeat, once)
-            results[key] = {"seconds": round(r.seconds, 2), "rss_mb": round(r.rss_mb), "runs": [round(s, 2) for s in all_secs]}
+            results[key] = {"seconds": round(r.seconds, 2), "cpu": round(r.cpu, 2), "rss_mb": round(r.rss_mb),
+                            "runs": [round(s, 2) for s in all_secs]}
             if key == "raw":
                 results[key]["objects"] = int(r.stdout.strip() or 0)
-            print(f"  {key}: {r.seconds:.2f} s, {r.rss_mb:.0f} MB", file=sys.stderr)
+            print(f"  {key}: {r.seconds:.2f} s (cpu {r.cpu:.2f} s), {r.rss_mb:.0f} MB", file=sys.stderr)
         if snap.is_file():
             results["snapshot"]["file_mb"] = round(snap.stat().st_size / 1e6, 1)
     return results
@@ -558,7 +560,7 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
         if target.rss_mb:
             want += f", < {target.rss_mb:g} MB"
         rows.append({"command": target.command, "before": target.before, "target": want,
-                     "now": f"{r['seconds']:.2f} s, {r['rss_mb']} MB", "met": ok})
+                     "now": f"{r['seconds']:.2f} s ({r['cpu']:.2f} s CPU), {r['rss_mb']} MB", "met": ok})
     return rows
 
 
@@ -568,8 +570,8 @@ def table(results: dict[str, Any]) -> str:
     lines = [
         f"{g['nodes']} nodes, {g['pods']} bound pods, {g['pending']} pending: {g['objects']} objects served; "
         f"snapshot file {results.get('snapshot', {}).get('file_mb', '-')} MB",
-        f"reference (the same lists GET page by page and decoded with json.loads): {raw['seconds']:.2f} s, "
-        f"{raw['rss_mb']} MB",
+        f"reference (the same lists GET page by page and decoded with json.loads): {raw['seconds']:.2f} s "
+        f"({raw['cpu']:.2f} s CPU), {raw['rss_mb']} MB; load average {results['load']}",
         "",
         "| command | issue 19 (before) | target | now | met |",
         "|---|---|---|---|---|",
@@ -595,7 +597,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.serve:
         serve(args)
         return 0
+    before = os.getloadavg()[0]
     results = measure(args)
+    results["load"] = f"{before:.1f} before, {os.getloadavg()[0]:.1f} after"
     results["targets"] = verdicts(results)
     print(json.dumps(results, indent=1) if args.json else table(results))
     return 0
