@@ -538,6 +538,7 @@ def _measure(args: argparse.Namespace, where: dict[str, Any]) -> dict[str, Any]:
                 results[key]["objects"] = int(r.stdout.strip() or 0)
             print(f"  {key}: {r.seconds:.2f} s (cpu {r.cpu:.2f} s), {r.rss_mb:.0f} MB", file=sys.stderr)
         if snap.is_file():
+            results["snapshot"]["file_bytes"] = snap.stat().st_size
             results["snapshot"]["file_mb"] = round(snap.stat().st_size / 1e6, 1)
     return results
 
