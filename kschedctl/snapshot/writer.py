@@ -46,7 +46,7 @@ def _escape(m: re.Match[str]) -> str:
     return f"\\u{ord(m.group()):04x}"
 
 
-_ENCODE = json.JSONEncoder(ensure_ascii=False).encode
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode  # decoded JSON has no cycles
 
 
 def to_line(obj: Any) -> str:
@@ -112,7 +112,7 @@ class SnapshotWriter:
         if not items:
             return
         text = ",\n".join(map(_ENCODE, items))
-        if _NOT_YAML_SAFE.search(text):
+        if "\x7f" in text if text.isascii() else _NOT_YAML_SAFE.search(text):  # (isascii: a fast scan)
             text = _NOT_YAML_SAFE.sub(_escape, text)
         self._out.write(("\n" if self._first else ",\n") + text)
         self._first = False
