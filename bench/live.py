@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
@@ -46,6 +46,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from kschedctl.snapshot.source import RESOURCES, recording_name  # noqa: E402
+from tests.apiserver import ThreadedServer  # noqa: E402
 
 RECORDINGS = [Path("/work/shared/recordings/003-medium-30n150p"), REPO / "tests" / "recordings" / "003-medium-30n150p"]
 MAIN = "import sys; from kschedctl.cli.main import main; sys.argv[0] = 'kschedctl'; main()"
@@ -263,7 +264,7 @@ def _token(offset: int) -> str:
     return base64.urlsafe_b64encode(json.dumps({"offset": offset}).encode()).decode()
 
 
-class FakeAPIServer:
+class FakeAPIServer(ThreadedServer):
     """``with FakeAPIServer(cluster) as srv:`` answers GETs at ``srv.url`` as a kube-apiserver does."""
 
     def __init__(self, cluster: Cluster, recordings: Path | None = None) -> None:
@@ -272,23 +273,9 @@ class FakeAPIServer:
         self.requests = 0
         self._pages: dict[tuple[str, int, int], bytes] = {}
         self._lock = threading.Lock()
-        self._httpd: ThreadingHTTPServer | None = None
 
-    def __enter__(self) -> FakeAPIServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._httpd is not None:
-            self._httpd.shutdown()
-            self._httpd.server_close()
-
-    @property
-    def url(self) -> str:
-        assert self._httpd is not None
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler(self)
 
     def answer(self, raw: str) -> tuple[int, bytes]:
         with self._lock:
