@@ -200,6 +200,12 @@ def test_a_failed_snapshot_leaves_no_file(isolated: Path, monkeypatch: pytest.Mo
     assert out.read_text() == "an older snapshot\n" and sorted(p.name for p in isolated.iterdir()) == ["c.yaml", "kubeconfig"]
 
 
+@pytest.mark.parametrize(("name", "why"), [("missing/c.yaml", "No such file or directory"), (".", "Is a directory")])
+def test_a_snapshot_that_cannot_be_written(server: RecordedAPIServer, tmp_path: Path, name: str, why: str) -> None:
+    out = tmp_path / name
+    assert one_error_line(invoke("snapshot", "-o", str(out))) == f"error: cannot write {out}: {why}"
+
+
 def test_namespace_and_selector_narrow_the_snapshot(server: RecordedAPIServer, tmp_path: Path) -> None:
     out = tmp_path / "shop.yaml"
     r = invoke("snapshot", "-n", "shop", "-l", "app=web", "-o", str(out))

@@ -116,6 +116,17 @@ def test_a_failed_read_leaves_the_old_file(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["c.yaml"]
 
 
+def test_a_link_is_written_through_and_a_directory_refused(tmp_path: Path) -> None:
+    real = tmp_path / "real.yaml"
+    real.write_text("old\n")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(real)
+    write(link, {"Node": [[make_node("n0").raw]]})
+    assert link.is_symlink() and yaml.load(real.read_text(), Loader=_Loader)["items"][0]["metadata"]["name"] == "n0"
+    with pytest.raises(IsADirectoryError):
+        write(tmp_path, {"Node": [[]]})
+
+
 def test_standard_output_gets_the_whole_file_at_the_end(capsys: pytest.CaptureFixture[str]) -> None:
     with SnapshotWriter("-", header=["h"], server_version=None, as_json=False) as w:
         w.take(NODE, [[make_node("n0").raw]])

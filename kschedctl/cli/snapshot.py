@@ -112,8 +112,11 @@ def snapshot_cmd(
         source = LiveSource(where.live(redact=not no_redact))
         version = source.server_version()
         header = _header(source.description, version, no_redact)
-        with _writer(output_file, header, version) as out, ProgressBar() as bar:
-            fetched = source.fetch(namespace=namespace, pod_selector=selector, progress=bar, sink=out)
+        try:
+            with _writer(output_file, header, version) as out, ProgressBar() as bar:
+                fetched = source.fetch(namespace=namespace, pod_selector=selector, progress=bar, sink=out)
+        except OSError as e:  # writing (listing turns its own failures into ClusterAccessError)
+            raise UsageError(f"cannot write {output_file}: {e.strerror or e}") from None
         _notes(fetched, namespace, selector)
         if output_file != "-":
             counts = out.counts
@@ -127,10 +130,7 @@ def _writer(output_file: str, header: list[str], version: str | None) -> Snapsho
     """The snapshot file, written as the lists arrive (JSON when FILE ends in .json, else YAML)."""
     from kschedctl.snapshot.writer import SnapshotWriter
 
-    try:
-        return SnapshotWriter(output_file, header=header, server_version=version, as_json=output_file.endswith(".json"))
-    except OSError as e:
-        raise UsageError(f"cannot write {output_file}: {e.strerror or e}") from None
+    return SnapshotWriter(output_file, header=header, server_version=version, as_json=output_file.endswith(".json"))
 
 
 def _notes(fetched: Fetched, namespace: str | None, selector: str | None) -> None:

@@ -25,6 +25,7 @@ leaves a truncated snapshot behind.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import re
@@ -56,12 +57,15 @@ def to_line(obj: Any) -> str:
 
 
 def _open(path: str) -> tuple[IO[str], str | None]:
-    """Where the snapshot is written as it streams, and the temporary file to move over ``path`` at the
-    end (None: copied to standard output, or to a path that is not a regular file, such as /dev/null)."""
+    """Where the snapshot is written as it streams, and the temporary file to move over ``path`` (the
+    file it names, through a symbolic link) at the end. None: copied at the end, to standard output or
+    to a path that is not a regular file, such as /dev/null."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
     if path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
         return tempfile.TemporaryFile("w+", encoding="utf-8"), None
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    target = os.path.realpath(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     umask = os.umask(0)
     os.umask(umask)
     os.fchmod(fd, 0o666 & ~umask)  # the mode open() would have given it
@@ -69,7 +73,7 @@ def _open(path: str) -> tuple[IO[str], str | None]:
 
 
 class SnapshotWriter:
-    """``with SnapshotWriter(path, ...) as w: w.add(res, items) ...``: the snapshot file, written as it
+    """``with SnapshotWriter(path, ...) as w: w.take(res, pages) ...``: the snapshot file, written as it
     streams (``path`` ``-``: standard output, at the end). A ``source.Sink``."""
 
     def __init__(self, path: str, *, header: list[str], server_version: str | None, as_json: bool) -> None:
@@ -128,7 +132,7 @@ class SnapshotWriter:
         self._out.write("\n]}\n")
         if self._tmp is not None:
             self._out.close()
-            os.replace(self._tmp, self.path)
+            os.replace(self._tmp, os.path.realpath(self.path))
             return
         self._out.seek(0)
         if self.path == "-":
