@@ -17,12 +17,10 @@ from dataclasses import dataclass, field
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
 from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.interfaces import FilterPlugin
 from kschedctl.framework.registry import Registry
-from kschedctl.framework.runtime import FilterNodes, Framework
+from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
-from kschedctl.framework.status import Code, Status
-from kschedctl.framework.types import NodeInfo
+from kschedctl.framework.status import Status
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 
@@ -88,35 +86,15 @@ def analyse_filters(
         return FilterAnalysis(pre_filter_rejection=pre.status)
     allowed = pre.result.node_names if pre.result is not None else None
     narrowed_by = " ".join(sorted(pre.unschedulable_plugins))
-    nodes = snapshot.node_info_list
-    out = FilterAnalysis([NodeRejections(ni.name) for ni in nodes])
-    if allowed is not None:
-        for verdict in out.nodes:
-            if verdict.node not in allowed:
-                verdict.rejections.append(Rejection("PreFilter", [f"node(s) didn't satisfy plugin(s) [{narrowed_by}]"]))
-    for pl, batch in fw.filter_paths:
-        if pl.name in state.skip_filter_plugins:
-            continue
-        for verdict, st in zip(out.nodes, _verdicts(fw, pl, batch, state, pod, nodes), strict=True):
-            if st is not None and not st.is_success():
+    plugins = [pl for pl in fw.filter_plugins if pl.name not in state.skip_filter_plugins]
+    out = FilterAnalysis()
+    for ni in snapshot.node_info_list:
+        verdict = NodeRejections(ni.name)
+        if allowed is not None and ni.name not in allowed:
+            verdict.rejections.append(Rejection("PreFilter", [f"node(s) didn't satisfy plugin(s) [{narrowed_by}]"]))
+        for pl in plugins:
+            st = fw.run_filter_plugin(pl, state, pod, ni)
+            if not st.is_success():
                 verdict.rejections.append(Rejection(pl.name, list(st.reasons) or [st.message()]))
+        out.nodes.append(verdict)
     return out
-
-
-def _verdicts(
-    fw: Framework, pl: FilterPlugin, batch: FilterNodes | None, state: CycleState, pod: Pod, nodes: list[NodeInfo]
-) -> list[Status | None]:
-    """One Filter plugin's status on every node (None: Success): through its ``filter_nodes`` over the
-    whole list when it has one and answers with successes and rejections only (the same verdicts,
-    ``Framework.run_filter_plugins_for_nodes``), else node by node, the reference path that reports
-    a failing plugin exactly."""
-    if batch is not None and fw.fast_paths:
-        try:
-            statuses: list[Status | None] | None = batch(state, pod, nodes)
-        except Exception:
-            statuses = None
-        if statuses is not None and len(statuses) == len(nodes) and all(
-            st is None or (type(st) is Status and (st.code == Code.SUCCESS or st.is_rejected())) for st in statuses
-        ):
-            return statuses
-    return [fw.run_filter_plugin(pl, state, pod, ni) for ni in nodes]
