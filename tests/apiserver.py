@@ -26,7 +26,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 from urllib.parse import parse_qsl, urlsplit
 
 import yaml
@@ -102,31 +102,17 @@ def classify(method: str, path: str, query: dict[str, str]) -> Seen:
     return Seen(method, path, query, group, resource, verb, namespace)
 
 
-@dataclass
-class RecordedAPIServer:
-    """``with RecordedAPIServer() as srv:`` serves the recordings at ``srv.url`` until the block ends."""
+class ThreadedServer:
+    """``with server:`` serves ``handler()`` on a free local port from a daemon thread until the block
+    ends; ``url`` says where."""
 
-    recordings: Path = RECORDINGS
-    rules: list[dict[str, Any]] = field(default_factory=load_rules)
-    #: Answer every request with 401, as a server does for an expired token.
-    unauthorized: bool = False
-    #: Seconds to wait before answering (longer than --request-timeout: a timeout).
-    delay: float = 0.0
-    #: Path prefixes answered with 404, as by a server that does not serve those APIs.
-    unserved: tuple[str, ...] = ()
-    #: Answer the first request that carries a continue token with 410 Expired.
-    expire_continue_once: bool = False
-    seen: list[Seen] = field(default_factory=list)
+    _httpd: ThreadingHTTPServer | None = None
 
-    def __post_init__(self) -> None:
-        self._httpd: ThreadingHTTPServer | None = None
-        self._expired = False
-        self._lock = threading.Lock()
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        raise NotImplementedError
 
-    # lifecycle -------------------------------------------------------------------------
-    def __enter__(self) -> RecordedAPIServer:
-        handler = _handler_for(self)
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    def __enter__(self) -> Self:
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self.handler())
         self._httpd.daemon_threads = True
         self._httpd.block_on_close = False
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
@@ -142,6 +128,30 @@ class RecordedAPIServer:
         assert self._httpd is not None
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}"
+
+
+@dataclass
+class RecordedAPIServer(ThreadedServer):
+    """``with RecordedAPIServer() as srv:`` serves the recordings at ``srv.url`` until the block ends."""
+
+    recordings: Path = RECORDINGS
+    rules: list[dict[str, Any]] = field(default_factory=load_rules)
+    #: Answer every request with 401, as a server does for an expired token.
+    unauthorized: bool = False
+    #: Seconds to wait before answering (longer than --request-timeout: a timeout).
+    delay: float = 0.0
+    #: Path prefixes answered with 404, as by a server that does not serve those APIs.
+    unserved: tuple[str, ...] = ()
+    #: Answer the first request that carries a continue token with 410 Expired.
+    expire_continue_once: bool = False
+    seen: list[Seen] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._expired = False
+        self._lock = threading.Lock()
+
+    def handler(self) -> type[BaseHTTPRequestHandler]:
+        return _handler_for(self)
 
     def kubeconfig(self, path: Path, *, namespace: str | None = None, context: str = "recorded") -> Path:
         return write_kubeconfig(path, self.url, namespace=namespace, context=context)

@@ -91,7 +91,7 @@ def test_the_file_reads_a_live_cluster(single_file: Path, tmp_path: Path) -> Non
         kubeconfig = server.kubeconfig(tmp_path / "kubeconfig")
         r = run(single_file, "snapshot", cwd=empty, home=home, python=system_python(), KUBECONFIG=str(kubeconfig))
     assert r.returncode == 0, r.stderr
-    assert r.stdout.startswith("# kschedctl snapshot of context ") and "kind: List" in r.stdout
+    assert r.stdout.startswith("# kschedctl snapshot of context ") and '"kind": "List"' in r.stdout
 
 
 def test_the_file_answers_kubectl_completion_under_that_name(single_file: Path, tmp_path: Path) -> None:

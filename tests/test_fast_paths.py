@@ -367,3 +367,28 @@ def test_an_in_tree_guard_never_hides_a_rejection(name: str) -> None:
     assert not pl.only_when(plain)
     verdict = pl.node_verdict(CycleState(), make_pod("p").build())
     assert verdict is None or verdict(plain) is None
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(scenarios())
+def test_nearest_nodes_are_the_same_on_both_paths(scenario: Any) -> None:
+    """``analyse_filters`` (every Filter plugin on every node, for ``explain pending``'s nearest nodes)
+    runs each plugin over the whole node list when it can: the same rejections as node by node."""
+    import functools
+
+    from kschedctl.config import default_config
+    from kschedctl.explain import nearest
+
+    node_builders, pod_builders, incoming, _, _ = scenario
+    cluster = make_cluster(node_builders, pod_builders, [make_object("Namespace", "default"), make_object("Namespace", "other")])
+    pod = incoming.build()
+    cluster.default_priority(pod)
+    config = default_config()
+    fast = nearest.analyse_filters(cluster, pod, config, registry)
+    original = nearest.Framework
+    try:
+        nearest.Framework = functools.partial(original, fast_paths=False)  # type: ignore[misc]
+        reference = nearest.analyse_filters(cluster, pod, config, registry)
+    finally:
+        nearest.Framework = original  # type: ignore[misc]
+    assert fast == reference

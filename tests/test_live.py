@@ -160,6 +160,52 @@ def test_expired_continue_token_restarts_the_list(isolated: Path, monkeypatch: p
     assert [("continue" in s.query) for s in srv.seen if s.path == "/api/v1/pods"] == [False, True, False, True]
 
 
+def test_recorded_pages_read_as_the_unpaged_list(server: RecordedAPIServer) -> None:
+    """The real server's pages (limit=100: page 1 with continue and remainingItemCount, page 2 with
+    neither) give the unpaged list's pods, in its order, each with kind and apiVersion, redacted."""
+    page1 = json.loads((RECORDINGS / "api_v1_pods__limit=100_page1.json").read_text())
+    page2 = json.loads((RECORDINGS / "api_v1_pods__limit=100_page2.json").read_text())
+    assert page1["metadata"]["remainingItemCount"] == len(page2["items"]) and "continue" not in page2["metadata"]
+    pages = list(LiveCluster(LiveOptions(chunk_size=100)).list_pages(POD))
+    assert [len(p or []) for p in pages] == [100, 50]
+    whole = LiveCluster(LiveOptions(chunk_size=500)).list_items(POD)
+    assert whole is not None and [i for p in pages for i in p or []] == whole
+    unpaged = json.loads((RECORDINGS / "api_v1_pods.json").read_text())["items"]
+    assert [i["metadata"]["uid"] for i in whole] == [i["metadata"]["uid"] for i in unpaged]
+    assert all(i["kind"] == "Pod" and i["apiVersion"] == "v1" and "managedFields" not in i["metadata"] for i in whole)
+
+
+def test_a_snapshot_whose_list_starts_again_holds_it_once(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An expired continue token mid-way: the pods already written are taken back and listed again."""
+    srv = serve(monkeypatch, isolated, expire_continue_once=True)
+    try:
+        r = invoke("snapshot", "-o", str(isolated / "c.yaml"), "--chunk-size", "100")
+    finally:
+        srv.__exit__()
+    assert r.exit_code == 0, r.output
+    pods = [i for i in load_yaml((isolated / "c.yaml").read_text())["items"] if i["kind"] == "Pod"]
+    assert len(pods) == len({p["metadata"]["uid"] for p in pods}) == 150
+
+
+def test_a_failed_snapshot_leaves_no_file(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes are written before pods are listed; a refused pod list leaves the older snapshot as it was."""
+    out = isolated / "c.yaml"
+    out.write_text("an older snapshot\n")
+    srv = serve(monkeypatch, isolated, rules=_rules_without("pods", "list"))
+    try:
+        line = one_error_line(invoke("snapshot", "-o", str(out)))
+    finally:
+        srv.__exit__()
+    assert 'cannot list resource "pods"' in line
+    assert out.read_text() == "an older snapshot\n" and sorted(p.name for p in isolated.iterdir()) == ["c.yaml", "kubeconfig"]
+
+
+@pytest.mark.parametrize(("name", "why"), [("missing/c.yaml", "No such file or directory"), (".", "Is a directory")])
+def test_a_snapshot_that_cannot_be_written(server: RecordedAPIServer, tmp_path: Path, name: str, why: str) -> None:
+    out = tmp_path / name
+    assert one_error_line(invoke("snapshot", "-o", str(out))) == f"error: cannot write {out}: {why}"
+
+
 def test_namespace_and_selector_narrow_the_snapshot(server: RecordedAPIServer, tmp_path: Path) -> None:
     out = tmp_path / "shop.yaml"
     r = invoke("snapshot", "-n", "shop", "-l", "app=web", "-o", str(out))

@@ -6,9 +6,8 @@ progress bars, prints its notes and writes the file with a header saying what it
 
 from __future__ import annotations
 
-import sys
 from types import TracebackType
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -28,6 +27,7 @@ if TYPE_CHECKING:  # imported when the command runs: --help and other commands d
     from rich.progress import Progress, TaskID
 
     from kschedctl.snapshot.source import Fetched
+    from kschedctl.snapshot.writer import SnapshotWriter
 
 
 class ProgressBar:
@@ -110,14 +110,27 @@ def snapshot_cmd(
             parse_selector_string(selector)
         where = ClusterOptions(None, kubeconfig, context, request_timeout, chunk_size)
         source = LiveSource(where.live(redact=not no_redact))
-        with ProgressBar() as bar:
-            fetched = source.fetch(namespace=namespace, pod_selector=selector, progress=bar)
+        version = source.server_version()
+        header = _header(source.description, version, no_redact)
+        try:
+            with _writer(output_file, header, version) as out, ProgressBar() as bar:
+                fetched = source.fetch(namespace=namespace, pod_selector=selector, progress=bar, sink=out)
+        except OSError as e:  # writing (listing turns its own failures into ClusterAccessError)
+            raise UsageError(f"cannot write {output_file}: {e.strerror or e}") from None
         _notes(fetched, namespace, selector)
-        header = _header(source.description, fetched, no_redact)
-        _write(_serialise(fetched.as_list(), header, as_json=output_file.endswith(".json")), output_file, fetched)
+        if output_file != "-":
+            counts = out.counts
+            err(f"wrote {sum(counts.values())} objects of {len([c for c in counts.values() if c])} kinds to {output_file}")
         return EXIT_OK
 
     guarded(body)
+
+
+def _writer(output_file: str, header: list[str], version: str | None) -> SnapshotWriter:
+    """The snapshot file, written as the lists arrive (JSON when FILE ends in .json, else YAML)."""
+    from kschedctl.snapshot.writer import SnapshotWriter
+
+    return SnapshotWriter(output_file, header=header, server_version=version, as_json=output_file.endswith(".json"))
 
 
 def _notes(fetched: Fetched, namespace: str | None, selector: str | None) -> None:
@@ -135,43 +148,18 @@ def _notes(fetched: Fetched, namespace: str | None, selector: str | None) -> Non
         note(f'only pods matching "{selector}": the others are missing from node usage, spreading and affinity')
 
 
-def _header(description: str, fetched: Fetched, no_redact: bool) -> list[str]:
+def _header(description: str, version: str | None, no_redact: bool) -> list[str]:
     from kschedctl.snapshot.source import REDACTED
 
     return [
-        f"kschedctl snapshot of {description}"
-        + (f", Kubernetes {fetched.server_version}" if fetched.server_version else ""),
+        f"kschedctl snapshot of {description}" + (f", Kubernetes {version}" if version else ""),
         f"taken {_now()}; "
         + ("nothing redacted (--no-redact)" if no_redact else f"redacted: {REDACTED}"),
         "read it back with: kschedctl explain pod NAME -n NAMESPACE --snapshot FILE",
     ]
 
 
-def _write(text: str, output_file: str, fetched: Fetched) -> None:
-    """To stdout, or to the file with a line on stderr saying how much was written."""
-    if output_file == "-":
-        sys.stdout.write(text)
-        return
-    try:
-        with open(output_file, "w", encoding="utf-8") as f:
-            f.write(text)
-    except OSError as e:
-        raise UsageError(f"cannot write {output_file}: {e.strerror or e}") from None
-    counts = fetched.counts()
-    err(f"wrote {sum(counts.values())} objects of {len([c for c in counts.values() if c])} kinds to {output_file}")
-
-
 def _now() -> str:
     from datetime import UTC, datetime
 
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _serialise(doc: dict[str, Any], header: list[str], *, as_json: bool) -> str:
-    if as_json:
-        import json
-
-        return json.dumps(doc, indent=1) + "\n"
-    from kschedctl.render.data import to_yaml
-
-    return "".join(f"# {h}\n" for h in header) + to_yaml(doc)

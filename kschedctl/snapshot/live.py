@@ -17,12 +17,14 @@ import contextlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kschedctl.errors import NESTED_TOO_DEEPLY, ClusterAccessError, UsageError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
+from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.source import (
     POD,
@@ -30,6 +32,7 @@ from kschedctl.snapshot.source import (
     APIResource,
     Fetched,
     Progress,
+    Sink,
     Warn,
     list_items,
     pod_not_found_in,
@@ -69,6 +72,10 @@ class Request:
 
 class NotFound(ClusterAccessError):
     """404: the object does not exist, or the server does not serve the resource."""
+
+
+class NotServed(NotFound):
+    """404 to the first page of a list: the server does not serve that resource."""
 
 
 class Expired(ClusterAccessError):
@@ -320,7 +327,7 @@ class LiveCluster:
             self._git_version: str | None = str(data.get("gitVersion") or "") or None
         return self._git_version
 
-    def list_items(
+    def list_pages(
         self,
         res: APIResource,
         *,
@@ -328,13 +335,15 @@ class LiveCluster:
         label_selector: str | None = None,
         field_selector: str | None = None,
         progress: Progress | None = None,
-    ) -> list[dict[str, Any]] | None:
-        """Every object of one resource, paged with limit/continue; None when the server does not serve it."""
+    ) -> Iterator[list[dict[str, Any]] | None]:
+        """The objects of one resource, one page (limit/continue) at a time, each page's answer decoded
+        and dropped before the next is asked for. ``None`` among the pages: the list starts again (its
+        ``continue`` token expired), forget the pages before. NotServed when the server does not serve it."""
         path = res.list_path(namespace)
         req = Request(path, "list", res.plural, res.group, namespace if res.namespaced else None)
-        items: list[dict[str, Any]] = []
         token: str | None = None
         restarted = False
+        done = 0
         while True:
             query = [("limit", str(self.options.chunk_size))]
             if label_selector:
@@ -347,7 +356,7 @@ class LiveCluster:
                 answer = self.get_json(req, query)
             except NotFound:
                 if token is None:
-                    return None
+                    raise NotServed(res.group_resource) from None
                 raise
             except Expired:
                 if token is None or restarted:
@@ -355,17 +364,41 @@ class LiveCluster:
                         f"listing {res.group_resource}: the list changed faster than it could be paged; try again "
                         "or raise --chunk-size"
                     ) from None
-                restarted, token, items = True, None, []
+                restarted, token, done = True, None, 0
+                yield None
                 continue
-            items.extend(list_items(res, answer, redacted=self.options.redact))
+            page = list_items(res, answer, redacted=self.options.redact)
             meta = answer.get("metadata") or {}
+            del answer
             token = str(meta.get("continue") or "") or None
             remaining = meta.get("remainingItemCount")
+            done += len(page)
+            yield page
             if progress is not None:
-                total = len(items) + remaining if isinstance(remaining, int) else (None if token else len(items))
-                progress(res.group_resource, len(items), total)
+                total = done + remaining if isinstance(remaining, int) else (None if token else done)
+                progress(res.group_resource, done, total)
             if token is None:
-                return items
+                return
+
+    def list_items(
+        self,
+        res: APIResource,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        progress: Progress | None = None,
+    ) -> list[dict[str, Any]] | None:
+        """Every object of one resource (``list_pages`` gathered); None when the server does not serve it."""
+        fetched = Fetched(self.server)
+        pages = self.list_pages(
+            res, namespace=namespace, label_selector=label_selector, field_selector=field_selector, progress=progress
+        )
+        try:
+            fetched.take(res, pages)
+        except NotServed:
+            return None
+        return fetched.lists[0][1]
 
     def get_pod(self, namespace: str, name: str) -> dict[str, Any] | None:
         """One pod by name (GET, verb get); None when it does not exist."""
@@ -390,29 +423,35 @@ class LiveCluster:
         namespace: str | None = None,
         pod_selector: str | None = None,
         progress: Progress | None = None,
+        sink: Sink | None = None,
     ) -> Fetched:
-        """Every resource of ``RESOURCES``: the whole cluster, or one namespace's namespaced objects."""
+        """Every resource of ``RESOURCES``: the whole cluster, or one namespace's namespaced objects.
+
+        The objects go to ``sink`` page by page as they arrive (a snapshot file being written), or when
+        it is None are kept in the Fetched returned; its notes and server version are set either way."""
         fetched = Fetched(self.server)
         fetched.server_version = self.server_version()
+        into: Sink = fetched if sink is None else sink
+        with bulk_build():  # no cycles among decoded JSON: the collector would only walk every page again
+            self._fetch_into(into, fetched, namespace, pod_selector, progress)
+        return fetched
+
+    def _fetch_into(
+        self, into: Sink, fetched: Fetched, namespace: str | None, pod_selector: str | None, progress: Progress | None
+    ) -> None:
         for res in RESOURCES:
+            pages = self.list_pages(
+                res, namespace=namespace, label_selector=pod_selector if res is POD else None, progress=progress
+            )
             try:
-                items = self.list_items(
-                    res,
-                    namespace=namespace,
-                    label_selector=pod_selector if res is POD else None,
-                    progress=progress,
-                )
+                into.take(res, pages)
             except Forbidden as e:
                 if not res.optional:
                     raise
                 # an alpha API (pod groups) a role written before it existed does not grant: read without it
                 fetched.notes.append(f"{e}; the snapshot has no {res.kind} objects")
-                continue
-            if items is None:
+            except NotServed:
                 fetched.not_served(res)
-                continue
-            fetched.lists.append((res, items))
-        return fetched
 
 
 def forbidden_message(status: dict[str, Any], req: Request) -> str:
@@ -456,9 +495,14 @@ class LiveSource:
             raise UsageError(f'pod "{name}" in namespace "{namespace}" has finished ({phase}): kube-scheduler ignores it')
 
     def fetch(
-        self, *, namespace: str | None = None, pod_selector: str | None = None, progress: Progress | None = None
+        self,
+        *,
+        namespace: str | None = None,
+        pod_selector: str | None = None,
+        progress: Progress | None = None,
+        sink: Sink | None = None,
     ) -> Fetched:
-        return self.cluster.fetch(namespace=namespace, pod_selector=pod_selector, progress=progress)
+        return self.cluster.fetch(namespace=namespace, pod_selector=pod_selector, progress=progress, sink=sink)
 
     def server_version(self) -> str | None:
         """The API server's ``gitVersion`` (one GET /version, remembered)."""
@@ -467,4 +511,5 @@ class LiveSource:
     def load(
         self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
     ) -> Cluster:
-        return self.fetch(progress=progress).to_cluster(warn, features)
+        with bulk_build():  # a million dicts from JSON, then the model: the collector would walk them again and again
+            return self.fetch(progress=progress).to_cluster(warn, features)

@@ -152,6 +152,24 @@ def _parse_json(source: str, text: str, check_keys: bool = True) -> list[Any]:
     return data if isinstance(data, list) else [data]
 
 
+def _json_behind_comments(source: str, text: str, validated: bool) -> list[Any] | None:
+    """The objects of a YAML file that is JSON after its ``#`` comment lines (what ``kschedctl snapshot``
+    writes: JSON is YAML's flow style), parsed as JSON; None for any other file, or one that is not
+    valid JSON after all (the YAML parser reads it, and says what is wrong in YAML's terms)."""
+    pos = 0
+    while text.startswith("#", pos) or text.startswith("\n", pos):
+        end = text.find("\n", pos)
+        if end < 0:
+            return None
+        pos = end + 1
+    if not text.startswith("{", pos):
+        return None
+    try:  # the comments become blank lines: a line number in an error is the file's
+        return _parse_json(source, "\n" * text.count("\n", 0, pos) + text[pos:], check_keys=not validated)
+    except InputError:
+        return None
+
+
 def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
     """Each document of a YAML stream; a duplicate key, like a syntax error, is an InputError.
 
@@ -202,7 +220,8 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
     if stripped.startswith("{") or stripped.startswith("["):
         docs = _parse_json(source, text, check_keys=not validated)
     else:
-        docs = _parse_yaml(source, text, key)
+        behind = _json_behind_comments(source, text, validated)
+        docs = _parse_yaml(source, text, key) if behind is None else behind
     n = 0
     for doc in docs:
         if doc is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -137,6 +137,14 @@ def redact(obj: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- fetched lists
 
 
+class Sink(Protocol):
+    """Where the pages of a live read go (``Fetched`` keeps them; ``writer.SnapshotWriter`` writes them)."""
+
+    def take(self, res: APIResource, pages: Iterable[list[dict[str, Any]] | None]) -> None:
+        """Every page of ``res``'s list; a None page: the list started again, forget the pages before it."""
+        ...
+
+
 @dataclass
 class Fetched:
     """The raw objects of one read of a cluster, per resource, with kind and apiVersion set."""
@@ -152,6 +160,16 @@ class Fetched:
         self.notes.append(
             f"the server does not serve {res.group_resource} ({res.api_version}): the snapshot has no {res.kind} objects"
         )
+
+    def take(self, res: APIResource, pages: Iterable[list[dict[str, Any]] | None]) -> None:
+        """Keep every page of ``res``'s list (``Sink``)."""
+        items: list[dict[str, Any]] = []
+        for page in pages:
+            if page is None:
+                items = []
+            else:
+                items.extend(page)
+        self.lists.append((res, items))
 
     def items(self) -> Iterator[dict[str, Any]]:
         for _, items in self.lists:

@@ -1,0 +1,149 @@
+"""Writing a snapshot file as the API server's lists arrive, page by page.
+
+A snapshot is one ``kind: List`` holding every object read, with the server's version as an
+annotation (``source.SERVER_VERSION_ANNOTATION``). Building that whole document in memory and
+then dumping it as block YAML cost seconds and a gigabyte on a 5,000-node cluster, and parsing
+the YAML back cost as much again. So the file is written as the lists stream in, one object a
+line, in JSON's syntax:
+
+* a ``.json`` file is that JSON document;
+* any other file (the YAML snapshot) is the same document after ``#`` comment lines saying what
+  it holds. JSON's syntax is YAML's flow style, so the file is YAML as before (``kubectl apply -f``
+  and any YAML parser read it, to the same objects); kschedctl's loader sees the JSON behind the
+  comments and parses it as JSON, many times faster than YAML.
+
+For the text to be the same YAML as JSON, characters YAML does not allow raw (the C1 controls,
+DEL, the BOM) or reads as line breaks inside a quoted string (NEL, U+2028, U+2029) are written
+as ``\\u`` escapes, which mean the same in both.
+
+A list that must start again (an expired ``continue`` token) is written again over its own
+items: the output is a real file (standard output gets a temporary file's text at the end), and
+``-o FILE`` is written beside FILE and moved over it only when complete, so a failed read never
+leaves a truncated snapshot behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections import Counter
+from collections.abc import Iterable
+from types import TracebackType
+from typing import IO, Any
+
+from kschedctl.snapshot.source import SERVER_VERSION_ANNOTATION, APIResource
+
+#: Characters written as \u escapes: not allowed raw in YAML, or line breaks to YAML (see above).
+_NOT_YAML_SAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+def _escape(m: re.Match[str]) -> str:
+    return f"\\u{ord(m.group()):04x}"
+
+
+_ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode  # decoded JSON has no cycles
+
+
+def to_line(obj: Any) -> str:
+    """One object as one line of JSON that YAML reads the same."""
+    text = _ENCODE(obj)
+    return _NOT_YAML_SAFE.sub(_escape, text) if _NOT_YAML_SAFE.search(text) else text
+
+
+def _open(path: str) -> tuple[IO[str], str | None]:
+    """Where the snapshot is written as it streams, and the temporary file to move over ``path`` (the
+    file it names, through a symbolic link) at the end. None: copied at the end, to standard output or
+    to a path that is not a regular file, such as /dev/null."""
+    if os.path.isdir(path):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    if path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
+        return tempfile.TemporaryFile("w+", encoding="utf-8"), None
+    target = os.path.realpath(path)
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    umask = os.umask(0)
+    os.umask(umask)
+    os.fchmod(fd, 0o666 & ~umask)  # the mode open() would have given it
+    return os.fdopen(fd, "w+", encoding="utf-8"), tmp
+
+
+class SnapshotWriter:
+    """``with SnapshotWriter(path, ...) as w: w.take(res, pages) ...``: the snapshot file, written as it
+    streams (``path`` ``-``: standard output, at the end). A ``source.Sink``."""
+
+    def __init__(self, path: str, *, header: list[str], server_version: str | None, as_json: bool) -> None:
+        self.path = path
+        self.counts: Counter[str] = Counter()
+        self._first = True
+        self._out, self._tmp = _open(path)
+        meta: dict[str, Any] = {}
+        if server_version:
+            meta["annotations"] = {SERVER_VERSION_ANNOTATION: server_version}
+        head = "" if as_json else "".join(f"# {h}\n" for h in header)
+        self._out.write(head + '{"apiVersion": "v1", "kind": "List", "metadata": ' + to_line(meta) + ', "items": [')
+
+    def __enter__(self) -> SnapshotWriter:
+        return self
+
+    def __exit__(self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None) -> None:
+        if e is None:
+            self._finish()
+        else:
+            self._discard()
+
+    def take(self, res: APIResource, pages: Iterable[list[dict[str, Any]] | None]) -> None:
+        """Write every page of ``res``'s list as it arrives; a None page (the list started again) or a
+        failure takes back what was written of it."""
+        mark = (self._out.tell(), self._first)
+        self.counts[res.kind] += 0
+        try:
+            for page in pages:
+                if page is None:
+                    self._rewind(res, mark)
+                else:
+                    self._write(res, page)
+        except BaseException:
+            self._rewind(res, mark)
+            del self.counts[res.kind]
+            raise
+
+    def _write(self, res: APIResource, items: list[dict[str, Any]]) -> None:
+        if not items:
+            return
+        text = ",\n".join(map(_ENCODE, items))
+        if "\x7f" in text if text.isascii() else _NOT_YAML_SAFE.search(text):  # (isascii: a fast scan)
+            text = _NOT_YAML_SAFE.sub(_escape, text)
+        self._out.write(("\n" if self._first else ",\n") + text)
+        self._first = False
+        self.counts[res.kind] += len(items)
+
+    def _rewind(self, res: APIResource, mark: tuple[int, bool]) -> None:
+        self._out.seek(mark[0])
+        self._out.truncate()
+        self._first = mark[1]
+        self.counts[res.kind] = 0
+
+    def _finish(self) -> None:
+        self._out.write("\n]}\n")
+        if self._tmp is not None:
+            self._out.close()
+            os.replace(self._tmp, os.path.realpath(self.path))
+            return
+        self._out.seek(0)
+        if self.path == "-":
+            shutil.copyfileobj(self._out, sys.stdout)
+        else:
+            with open(self.path, "w", encoding="utf-8") as dest:
+                shutil.copyfileobj(self._out, dest)
+        self._out.close()
+
+    def _discard(self) -> None:
+        self._out.close()
+        if self._tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(self._tmp)
