@@ -314,3 +314,17 @@ def test_a_gated_pod_shows_the_api_servers_condition(tmp_path: Path) -> None:
     rows = json.loads(_invoke("explain", "pending", "-A", "--snapshot", snap, "-o", "json").output)
     (gated,) = [row for row in rows if row["pod"] == "default/g"]
     assert gated["podScheduled"]["reason"] == "SchedulingGated"
+
+
+@pytest.mark.parametrize(("nodes", "pct", "could_be_chosen"), [(150, 50, True), (150, 100, False), (50, 50, False)])
+def test_the_headline_says_when_several_nodes_could_be_chosen(nodes: int, pct: int, could_be_chosen: bool) -> None:
+    from kschedctl.render.common import headline
+
+    big = make_node("a-big").alloc(cpu="64", memory="256Gi", pods="110").build()  # first in name order: a unique winner
+    t = _explain([big, *_varied_nodes(nodes - 1)], make_pod("p").req(cpu="1").build(), pct=pct)
+    assert t.selected_node == "a-big"
+    line = headline(t.to_dict())
+    assert line.startswith(f"default/p: schedulable on {t.selected_node} (score ")
+    assert ("nodes could be chosen (node order decides)" in line) is could_be_chosen
+    if could_be_chosen:
+        assert f"; {len(t.possible_nodes)} nodes could be chosen" in line

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from kschedctl.explain.uncertainty import names_capped
+
 PASS = "✓"
 FAIL = "✗"
 NOT_RUN = "·"
@@ -52,10 +54,15 @@ def headline(t: dict[str, Any]) -> str:
     if outcome == "scheduled" and sel:
         cands = sel["candidates"]
         if len(cands) > 1:
-            return f"{pod}: schedulable; {len(cands)} nodes tie at {sel['maxScore']} ({', '.join(cands)})"
+            return f"{pod}: schedulable; {len(cands)} nodes tie at {sel['maxScore']} ({names_capped(cands)})"
+        # an early stop: the dry run's node is one of several the real search could end on
+        possible = t.get("possibleNodes") or []
+        more = f"; {len(possible)} nodes could be chosen (node order decides)" if len(possible) > 1 else ""
+        if only_feasible_node(t) and more:
+            return f"{pod}: schedulable on {cands[0]} (the first feasible node found: nothing is scored){more}"
         if only_feasible_node(t):
             return f"{pod}: schedulable on {cands[0]} (the only feasible node: nothing is scored)"
-        return f"{pod}: schedulable on {cands[0]} (score {sel['maxScore']})"
+        return f"{pod}: schedulable on {cands[0]} (score {sel['maxScore']}){more}"
     return f"{pod}: unschedulable"
 
 
