@@ -33,9 +33,11 @@ _FIGURES = {"min", "median", "max"}
 
 def headline(r: dict[str, Any]) -> str:
     p = r["placed"]
-    same = "the same in every run" if p["min"] == p["max"] else f"{p['min']:,} to {p['max']:,}"
+    placed = f"{p['min']:,} pods placed in every run" if p["min"] == p["max"] else f"{p['min']:,} to {p['max']:,} pods placed"
+    changes = len(r.get("changes") or [])
+    moved = f", {changes} pod{'s' if changes != 1 else ''} with an outcome that changes" if changes else ", every outcome the same"
     return (f"{r['runs']} runs on {r['numNodes']:,} nodes with random node and start-up queue orders (seed {r['seed']}): "
-            f"pods placed {same}")
+            f"{placed}{moved}")
 
 
 def _cells(s: dict[str, Any]) -> list[str]:
