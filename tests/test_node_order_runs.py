@@ -254,3 +254,17 @@ def test_changes_name_what_a_run_did_not_do() -> None:
         "d/old": [{"outcome": "preempted", "runs": 1}, {"outcome": "running", "runs": 1}],
         "d/y": [{"outcome": "not tried", "runs": 1}, {"outcome": "placed in zb", "runs": 1}],
     }
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        (["web-10", "web-2", "web-1"], ["web-1", "web-2", "web-10"]),
+        (["b/x-1", "a/x-10", "a/x-9"], ["a/x-9", "a/x-10", "b/x-1"]),
+        (["n-0", "n0", "n"], ["n", "n0", "n-0"]),
+    ],
+)
+def test_copies_are_listed_in_number_order(names: list[str], expected: list[str]) -> None:
+    from kschedctl.whatif.runs import natural_key
+
+    assert sorted(names, key=natural_key) == expected

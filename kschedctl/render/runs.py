@@ -17,7 +17,7 @@ from tabulate import tabulate
 from kschedctl.render.layout import Column, print_table
 
 #: Pods whose outcome changes, shown at most (the rest counted; -o json has them all).
-MAX_CHANGES = 40
+MAX_CHANGES = 20
 
 MEASURES = (
     ("placed", "pods placed"),

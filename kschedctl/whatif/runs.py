@@ -13,6 +13,7 @@ pod's outcome, so that the pods whose outcome depends on the order can be named.
 from __future__ import annotations
 
 import random
+import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -99,6 +100,11 @@ def outcome_of(result: SimulationResult, cluster: Cluster, group_label: str | No
     return out
 
 
+def natural_key(name: str) -> tuple[tuple[int, int | str], ...]:
+    """``web-2`` before ``web-10``: the digit runs of a name compared as numbers (copies are numbered)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in re.split(r"(\d+)", name) if part)
+
+
 def spread(values: list[int]) -> dict[str, float | int]:
     """Min, median and max."""
     med = statistics.median(values) if values else 0
@@ -134,7 +140,7 @@ class RunsReport:
         """The pods whose outcome is not the same in every run, with how many runs gave each outcome
         (a running pod a run did not preempt is "running" there; a pod of the run it did not reach,
         counted as identical to a copy that did not fit or past ``--max-pods``, "not tried")."""
-        pods = sorted({k for r in self.runs for k in r.pods})
+        pods = sorted({k for r in self.runs for k in r.pods}, key=natural_key)
         tried = set().union(*(r.tried for r in self.runs)) if self.runs else set()
         out: list[dict[str, Any]] = []
         for pod in pods:
