@@ -20,12 +20,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kschedctl.errors import NESTED_TOO_DEEPLY, ClusterAccessError, UsageError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.bulk import bulk_build
-from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.source import (
     POD,
     RESOURCES,
@@ -37,6 +36,9 @@ from kschedctl.snapshot.source import (
     list_items,
     pod_not_found_in,
 )
+
+if TYPE_CHECKING:
+    from kschedctl.snapshot.cluster import Cluster
 
 DEFAULT_CHUNK_SIZE = 500
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
