@@ -17,7 +17,8 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -176,6 +177,30 @@ def kubeconfig_contexts(explicit: str | None = None) -> tuple[list[str], str | N
     except (config.ConfigException, ClusterAccessError):
         return [], None
     return [str(c["name"]) for c in contexts], first_current_context(files)
+
+
+class _Ahead:
+    """One request running on a thread of its own while the caller works on the page before it (the
+    thread waits on the socket without the GIL); ``result()`` is its answer or raises its error."""
+
+    def __init__(self, get: Callable[[str | None], dict[str, Any]], token: str | None) -> None:
+        self._answer: dict[str, Any] | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(get, token), daemon=True)
+        self._thread.start()
+
+    def _run(self, get: Callable[[str | None], dict[str, Any]], token: str | None) -> None:
+        try:
+            self._answer = get(token)
+        except BaseException as e:  # handed to the caller, in its thread
+            self._error = e
+
+    def result(self) -> dict[str, Any]:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._answer is not None
+        return self._answer
 
 
 class LiveCluster:
@@ -346,7 +371,9 @@ class LiveCluster:
         token: str | None = None
         restarted = False
         done = 0
-        while True:
+        ahead: _Ahead | None = None
+
+        def get(token: str | None) -> dict[str, Any]:
             query = [("limit", str(self.options.chunk_size))]
             if label_selector:
                 query.append(("labelSelector", label_selector))
@@ -354,8 +381,11 @@ class LiveCluster:
                 query.append(("fieldSelector", field_selector))
             if token:
                 query.append(("continue", token))
+            return self.get_json(req, query)
+
+        while True:
             try:
-                answer = self.get_json(req, query)
+                answer = ahead.result() if ahead is not None else get(token)
             except NotFound:
                 if token is None:
                     raise NotServed(res.group_resource) from None
@@ -366,13 +396,15 @@ class LiveCluster:
                         f"listing {res.group_resource}: the list changed faster than it could be paged; try again "
                         "or raise --chunk-size"
                     ) from None
-                restarted, token, done = True, None, 0
+                restarted, token, done, ahead = True, None, 0, None
                 yield None
                 continue
-            page = list_items(res, answer, redacted=self.options.redact)
             meta = answer.get("metadata") or {}
-            del answer
             token = str(meta.get("continue") or "") or None
+            # the next page is asked for now: the server answers it while this one is redacted and written
+            ahead = _Ahead(get, token) if token else None
+            page = list_items(res, answer, redacted=self.options.redact)
+            del answer
             remaining = meta.get("remainingItemCount")
             done += len(page)
             yield page
