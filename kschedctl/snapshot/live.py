@@ -181,21 +181,21 @@ def kubeconfig_contexts(explicit: str | None = None) -> tuple[list[str], str | N
 
 class _Ahead:
     """One request running on a thread of its own while the caller works on the page before it (the
-    thread waits on the socket without the GIL); ``result()`` is its answer or raises its error."""
+    thread waits on the socket without the GIL); ``result()`` is its body or raises its error."""
 
-    def __init__(self, get: Callable[[str | None], dict[str, Any]], token: str | None) -> None:
-        self._answer: dict[str, Any] | None = None
+    def __init__(self, get: Callable[[str | None], bytes], token: str | None) -> None:
+        self._answer: bytes | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, args=(get, token), daemon=True)
         self._thread.start()
 
-    def _run(self, get: Callable[[str | None], dict[str, Any]], token: str | None) -> None:
+    def _run(self, get: Callable[[str | None], bytes], token: str | None) -> None:
         try:
             self._answer = get(token)
         except BaseException as e:  # handed to the caller, in its thread
             self._error = e
 
-    def result(self) -> dict[str, Any]:
+    def result(self) -> bytes:
         self._thread.join()
         if self._error is not None:
             raise self._error
@@ -263,6 +263,21 @@ class LiveCluster:
     # requests ----------------------------------------------------------------------------
     def get_json(self, req: Request, query: list[tuple[str, str]] | None = None) -> dict[str, Any]:
         """GET one path; the JSON answer as a dictionary, or a ClusterAccessError."""
+        return self.decode(req, self.get_body(req, query))
+
+    @staticmethod
+    def decode(req: Request, body: bytes) -> dict[str, Any]:
+        """A successful answer's body as a dictionary, or a ClusterAccessError."""
+        try:
+            data = json.loads(body)
+        except (ValueError, TypeError):
+            raise ClusterAccessError(f"GET {req.path}: the server did not answer with JSON") from None
+        if not isinstance(data, dict):
+            raise ClusterAccessError(f"GET {req.path}: the server's answer is not a JSON object")
+        return data
+
+    def get_body(self, req: Request, query: list[tuple[str, str]] | None = None) -> bytes:
+        """GET one path; the body of a successful answer, undecoded, or a ClusterAccessError."""
         import urllib3
         from kubernetes.client.exceptions import ApiException
         from kubernetes.config import ConfigException
@@ -290,13 +305,7 @@ class LiveCluster:
             raise ClusterAccessError(f"cannot reach the Kubernetes API server at {self.server}: {reason}") from None
         status = int(resp.status)
         if 200 <= status < 300:
-            try:
-                data = json.loads(body)
-            except (ValueError, TypeError):
-                raise ClusterAccessError(f"GET {req.path}: the server did not answer with JSON") from None
-            if not isinstance(data, dict):
-                raise ClusterAccessError(f"GET {req.path}: the server's answer is not a JSON object")
-            return data
+            return bytes(body)
         raise self._status_error(status, str(resp.reason or ""), body, req)
 
     def _transport_error(self, e: Exception) -> ClusterAccessError:
@@ -373,7 +382,7 @@ class LiveCluster:
         done = 0
         ahead: _Ahead | None = None
 
-        def get(token: str | None) -> dict[str, Any]:
+        def get(token: str | None) -> bytes:
             query = [("limit", str(self.options.chunk_size))]
             if label_selector:
                 query.append(("labelSelector", label_selector))
@@ -381,11 +390,11 @@ class LiveCluster:
                 query.append(("fieldSelector", field_selector))
             if token:
                 query.append(("continue", token))
-            return self.get_json(req, query)
+            return self.get_body(req, query)
 
         while True:
             try:
-                answer = ahead.result() if ahead is not None else get(token)
+                answer = self.decode(req, ahead.result() if ahead is not None else get(token))
             except NotFound:
                 if token is None:
                     raise NotServed(res.group_resource) from None
@@ -401,7 +410,8 @@ class LiveCluster:
                 continue
             meta = answer.get("metadata") or {}
             token = str(meta.get("continue") or "") or None
-            # the next page is asked for now: the server answers it while this one is redacted and written
+            # the next page is asked for now: its answer arrives while this one is redacted and written
+            # (the thread only waits on the socket; decoding it here keeps the GIL uncontended)
             ahead = _Ahead(get, token) if token else None
             page = list_items(res, answer, redacted=self.options.redact)
             del answer
