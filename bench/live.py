@@ -245,11 +245,13 @@ def generate(n_nodes: int, n_pods: int, n_pending: int, seed: int = 1) -> Cluste
                      "priority": 100 if a % 5 == 0 else 0, "priorityClassName": "batch-low" if a % 5 == 0 else None})
     pods = [pod(i, apps[i % len(apps)], nodes[rnd.randrange(n_nodes)]["metadata"]["name"] if n_nodes else None, rnd)
             for i in range(n_pods)]
-    if nodes:  # one node drained for maintenance, as a large cluster always has
-        nodes[-1]["spec"]["unschedulable"] = True
-        nodes[-1]["spec"]["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule",
-                                        "timeAdded": STAMP}]
-    kinds = pending_kinds(apps[0], nodes[-1]["metadata"]["name"] if nodes else "none", rnd)
+    # one node drained for maintenance, as a large cluster always has (the last one without a taint)
+    drained = next((n for n in reversed(nodes) if not n["spec"].get("taints")), None)
+    if drained is not None:
+        drained["spec"]["unschedulable"] = True
+        drained["spec"]["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule",
+                                      "timeAdded": STAMP}]
+    kinds = pending_kinds(apps[0], drained["metadata"]["name"] if drained else "none", rnd)
     pending = [pod(n_pods + i, kinds[i % len(kinds)], None, rnd) for i in range(n_pending)]
     cluster = Cluster()
     cluster.lists["/api/v1/namespaces"] = [
