@@ -48,7 +48,11 @@ sys.path.insert(0, str(REPO))
 from kschedctl.snapshot.source import RESOURCES, recording_name  # noqa: E402
 from tests.apiserver import ThreadedServer  # noqa: E402
 
-RECORDINGS = [Path("/work/shared/recordings/003-medium-30n150p"), REPO / "tests" / "recordings" / "003-medium-30n150p"]
+#: The recorded discovery answers: the repository's sibling ``../shared/recordings`` (as bench/run.py finds
+#: ``../shared/perf``), else the copy in tests/recordings.
+RECORDINGS = [d / "003-medium-30n150p" for d in (REPO.parent / "shared" / "recordings",
+                                                  REPO.parent.parent / "shared" / "recordings",
+                                                  REPO / "tests" / "recordings")]
 MAIN = "import sys; from kschedctl.cli.main import main; sys.argv[0] = 'kschedctl'; main()"
 ZONES = ("zone-a", "zone-b", "zone-c")
 SIZES = (("m5.xlarge", "4", "16Gi", "3900m", "15872Mi"), ("m5.2xlarge", "8", "32Gi", "7800m", "31744Mi"),
@@ -95,8 +99,10 @@ def node(i: int, rnd: random.Random) -> dict[str, Any]:
         )
     ]
     spec: dict[str, Any] = {"providerID": f"aws:///{zone}/i-{rnd.getrandbits(64):016x}"}
+    labels: dict[str, str] = {}
     if rnd.random() < 0.03:
         spec["taints"] = [{"key": "dedicated", "value": "infra", "effect": "NoSchedule"}]
+        labels["dedicated"] = "infra"
     return {
         "metadata": {
             "name": name,
@@ -107,7 +113,7 @@ def node(i: int, rnd: random.Random) -> dict[str, Any]:
                 "beta.kubernetes.io/arch": "amd64", "beta.kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
                 "kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "node.kubernetes.io/instance-type": kind,
                 "topology.kubernetes.io/region": "region-1", "topology.kubernetes.io/zone": zone,
-                "pool": f"pool-{i % 12}",
+                "pool": f"pool-{i % 12}", **labels,
             },
             "annotations": {"node.alpha.kubernetes.io/ttl": "0",
                             "volumes.kubernetes.io/controller-managed-attach-detach": "true"},
@@ -156,6 +162,8 @@ def pod(i: int, app: dict[str, Any], node_name: str | None, rnd: random.Random) 
     }
     if app.get("priorityClassName"):
         spec["priorityClassName"] = app["priorityClassName"]
+    if app.get("nodeSelector"):
+        spec["nodeSelector"] = app["nodeSelector"]
     if node_name:
         spec["nodeName"] = node_name
         status = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True",
@@ -165,8 +173,7 @@ def pod(i: int, app: dict[str, Any], node_name: str | None, rnd: random.Random) 
         status = {"phase": "Pending", "conditions": [{
             "type": "PodScheduled", "status": "False", "lastProbeTime": None, "lastTransitionTime": STAMP,
             "reason": "Unschedulable",
-            "message": "0/5000 nodes are available: 5000 Insufficient cpu. preemption: 0/5000 nodes are available: "
-                       "5000 No preemption victims found for incoming pod.",
+            "message": app.get("message", "0/5000 nodes are available: 5000 Insufficient cpu."),
         }], "qosClass": "Burstable"}
     return {
         "metadata": {
@@ -187,6 +194,29 @@ def pod(i: int, app: dict[str, Any], node_name: str | None, rnd: random.Random) 
     }
 
 
+def pending_kinds(base: dict[str, Any], drained: str, rnd: random.Random) -> list[dict[str, Any]]:
+    """The pending pods' workloads, one unschedulable cause each, as a real cluster's pending list has them
+    (``--fix`` has a different search to run for each): a cpu request above every node's allocatable, a
+    memory request above every node's, a nodeSelector no node matches, a workload for the tainted
+    ``dedicated=infra`` nodes without the toleration, a pod pinned to the drained (cordoned) node, and one
+    too big in cpu and memory at once (no single change helps it)."""
+    def kind(name: str, message: str, cpu: str = "500m", memory: str = "512Mi", **extra: Any) -> dict[str, Any]:
+        return {**base, "name": name, "replicaset": f"{name}-{rnd.getrandbits(36):09x}", "cpu": cpu, "memory": memory,
+                "uid": _uid(rnd), "message": f"0/5000 nodes are available: {message}.", **extra}
+
+    return [
+        kind("render", "5000 Insufficient cpu", cpu="24"),
+        kind("cache", "5000 Insufficient memory", memory="96Gi"),
+        kind("gpu-train", "5000 node(s) didn't match Pod's node affinity/selector",
+             nodeSelector={"accelerator": "nvidia-a10g"}),
+        kind("ingress", "150 node(s) had untolerated taint(s), 4850 node(s) didn't match Pod's node affinity/selector",
+             nodeSelector={"dedicated": "infra"}),
+        kind("local-db", "1 node(s) were unschedulable, 4999 node(s) didn't match Pod's node affinity/selector",
+             nodeSelector={"kubernetes.io/hostname": drained}),
+        kind("big", "5000 Insufficient cpu, 5000 Insufficient memory", cpu="64", memory="1Ti"),
+    ]
+
+
 @dataclass
 class Cluster:
     """The generated lists, by list path (what the server answers), and the names the commands use."""
@@ -200,7 +230,8 @@ class Cluster:
 
 
 def generate(n_nodes: int, n_pods: int, n_pending: int, seed: int = 1) -> Cluster:
-    """Nodes, bound pods (spread over the nodes) and pending pods too big for any node, plus the
+    """Nodes (one drained), bound pods (spread over the nodes) and pending pods that fit nowhere, for the
+    causes of ``pending_kinds``, plus the
     Namespaces, PriorityClasses, ReplicaSets and Services such a cluster has."""
     rnd = random.Random(seed)
     nodes = [node(i, rnd) for i in range(n_nodes)]
@@ -214,8 +245,14 @@ def generate(n_nodes: int, n_pods: int, n_pending: int, seed: int = 1) -> Cluste
                      "priority": 100 if a % 5 == 0 else 0, "priorityClassName": "batch-low" if a % 5 == 0 else None})
     pods = [pod(i, apps[i % len(apps)], nodes[rnd.randrange(n_nodes)]["metadata"]["name"] if n_nodes else None, rnd)
             for i in range(n_pods)]
-    big = {**apps[0], "name": "big", "replicaset": f"big-{rnd.getrandbits(36):09x}", "cpu": "64", "memory": "1Ti"}
-    pending = [pod(n_pods + i, big, None, rnd) for i in range(n_pending)]
+    # one node drained for maintenance, as a large cluster always has (the last one without a taint)
+    drained = next((n for n in reversed(nodes) if not n["spec"].get("taints")), None)
+    if drained is not None:
+        drained["spec"]["unschedulable"] = True
+        drained["spec"]["taints"] = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule",
+                                      "timeAdded": STAMP}]
+    kinds = pending_kinds(apps[0], drained["metadata"]["name"] if drained else "none", rnd)
+    pending = [pod(n_pods + i, kinds[i % len(kinds)], None, rnd) for i in range(n_pending)]
     cluster = Cluster()
     cluster.lists["/api/v1/namespaces"] = [
         {"metadata": {"name": ns, "uid": _uid(rnd), "creationTimestamp": STAMP,
@@ -237,7 +274,7 @@ def generate(n_nodes: int, n_pods: int, n_pending: int, seed: int = 1) -> Cluste
                   "template": {"metadata": {"labels": {"app": a["name"]}},
                                "spec": {"containers": [{"name": a["name"], "image": a["image"]}]}}},
          "status": {"replicas": 100}}
-        for a in [*apps, big]
+        for a in [*apps, *kinds]
     ]
     cluster.lists["/api/v1/services"] = [
         {"metadata": {"name": a["name"], "namespace": a["namespace"], "uid": _uid(rnd), "creationTimestamp": STAMP},
@@ -455,6 +492,7 @@ TARGETS = {
     "snapshot": Target("snapshot -o FILE", "24.2 s, 1.20 GB", None, 400, ratio=2.0),
     "explain-pod": Target("explain pod live", "5.6 s, 272 MB", 3.0, None),
     "explain-pending": Target("explain pending -A live", "7.0 s", 4.0, None),
+    "explain-pending-fix": Target("explain pending -A --fix live", "29.5 s", 10.0, None),
     "first-parse": Target("first parse of the snapshot file", "5.2 s, 1.37 GB", 3.0, 600),
 }
 
@@ -513,6 +551,7 @@ def _measure(args: argparse.Namespace, where: dict[str, Any]) -> dict[str, Any]:
             ("snapshot", lambda: run([*kctl, "snapshot", "-o", str(snap)], env)),
             ("explain-pod", lambda: run([*kctl, "explain", "pod", name, "-n", ns], env)),
             ("explain-pending", lambda: run([*kctl, "explain", "pending", "-A"], env)),
+            ("explain-pending-fix", lambda: run([*kctl, "explain", "pending", "-A", "--fix", "-o", "json"], env)),
             ("first-parse", lambda: _first_parse(kctl, name, ns, snap, env, tmp)),
         ]
         for key, once in steps:
@@ -523,11 +562,23 @@ def _measure(args: argparse.Namespace, where: dict[str, Any]) -> dict[str, Any]:
                             "runs": [round(s, 2) for s in all_secs]}
             if key == "raw":
                 results[key]["objects"] = int(r.stdout.strip() or 0)
+            if key == "explain-pending-fix":
+                results[key].update(fix_outcome(r.stdout))
             print(f"  {key}: {r.seconds:.2f} s (cpu {r.cpu:.2f} s), {r.rss_mb:.0f} MB", file=sys.stderr)
         if snap.is_file():
             results["snapshot"]["file_bytes"] = snap.stat().st_size
             results["snapshot"]["file_mb"] = round(snap.stat().st_size / 1e6, 1)
     return results
+
+
+def fix_outcome(stdout: str) -> dict[str, Any]:
+    """What ``explain pending --fix -o json`` found: pods searched, pods given at least one verified remedy
+    that helps, pods whose search the wall-clock budget cut short (a fast answer must not be an empty one)."""
+    rows = json.loads(stdout) if stdout.strip() else []
+    searched = [r for r in rows if "remedies" in r]
+    return {"pods": len(rows), "searched": len(searched),
+            "helped": sum(1 for r in searched if any(x["helps"] for x in r["remedies"])),
+            "cut_short": sum(1 for r in searched if (r.get("remediesSearch") or {}).get("notTried"))}
 
 
 def _first_parse(kctl: list[str], name: str, ns: str, snap: Path, env: dict[str, str], tmp: Path) -> Run:
@@ -547,8 +598,10 @@ def verdicts(results: dict[str, Any]) -> list[dict[str, Any]]:
         want = f"≤ {target.ratio:g}× raw ({limit:.2f} s)" if target.ratio else f"< {limit:g} s"
         if target.rss_mb:
             want += f", < {target.rss_mb:g} MB"
-        rows.append({"command": target.command, "before": target.before, "target": want,
-                     "now": f"{r['seconds']:.2f} s ({r['cpu']:.2f} s CPU), {r['rss_mb']} MB", "met": ok})
+        now = f"{r['seconds']:.2f} s ({r['cpu']:.2f} s CPU), {r['rss_mb']} MB"
+        if "helped" in r:
+            now += f"; {r['helped']} of {r['searched']} pods given a remedy that helps, {r['cut_short']} cut short"
+        rows.append({"command": target.command, "before": target.before, "target": want, "now": now, "met": ok})
     return rows
 
 

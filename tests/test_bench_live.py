@@ -52,6 +52,18 @@ def test_the_server_pages_like_a_kube_apiserver(bench: ModuleType) -> None:
         assert get(f"{srv.url}/api/v1/namespaces/{ns}/pods/{name}")["metadata"]["name"] == name
 
 
+def test_the_pending_pods_fit_nowhere_for_several_causes(bench: ModuleType) -> None:
+    """Each pending workload has its own cause (``--fix`` has a different search to run for each); the
+    drained node is cordoned and has no other taint, so uncordoning it is the pinned pod's whole remedy."""
+    cluster = bench.generate(40, 20, 6)
+    pending = [p for p in cluster.lists["/api/v1/pods"] if "nodeName" not in p["spec"]]
+    assert [p["metadata"]["name"].split("-")[0] for p in pending] == ["render", "cache", "gpu", "ingress", "local", "big"]
+    drained = [n for n in cluster.lists["/api/v1/nodes"] if n["spec"].get("unschedulable")]
+    assert len(drained) == 1 and [t["key"] for t in drained[0]["spec"]["taints"]] == ["node.kubernetes.io/unschedulable"]
+    pinned = pending[4]["spec"]["nodeSelector"]["kubernetes.io/hostname"]
+    assert pinned == drained[0]["metadata"]["name"]
+
+
 def test_kschedctl_reads_the_generated_pods_through_the_pages(
     bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -72,3 +84,5 @@ def test_the_bench_runs_at_a_tiny_size(bench: ModuleType, capsys: pytest.Capture
     for key in bench.TARGETS:
         assert results[key]["seconds"] > 0 and results[key]["rss_mb"] > 0
     assert results["snapshot"]["file_bytes"] > 0
+    fix = results["explain-pending-fix"]
+    assert fix["pods"] == fix["searched"] == 1 and 0 <= fix["helped"] <= 1

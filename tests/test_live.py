@@ -10,6 +10,7 @@ cluster, and both agree with the reference scheduler's expected.json for that cl
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -158,6 +159,17 @@ def test_expired_continue_token_restarts_the_list(isolated: Path, monkeypatch: p
         srv.__exit__()
     assert items is not None and len(items) == 150
     assert [("continue" in s.query) for s in srv.seen if s.path == "/api/v1/pods"] == [False, True, False, True]
+
+
+def test_the_next_page_is_asked_for_while_the_caller_works_on_this_one(server: RecordedAPIServer) -> None:
+    """list_pages asks for page 2 before it hands page 1 over: the server answers while page 1 is written."""
+    pages = LiveCluster(LiveOptions(chunk_size=100)).list_pages(POD)
+    first = next(pages)
+    deadline = time.monotonic() + 10
+    while sum(s.path == "/api/v1/pods" for s in server.seen) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert [("continue" in s.query) for s in server.seen if s.path == "/api/v1/pods"] == [False, True]
+    assert [len(first or []), *(len(p or []) for p in pages)] == [100, 50]
 
 
 def test_recorded_pages_read_as_the_unpaged_list(server: RecordedAPIServer) -> None:

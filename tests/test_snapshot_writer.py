@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from kschedctl.errors import InputError
-from kschedctl.snapshot import loader
+from kschedctl.snapshot import loader, writer
 from kschedctl.snapshot.loader import load_cluster, parse_documents
 from kschedctl.snapshot.source import POD, RESOURCES
 from kschedctl.snapshot.writer import SnapshotWriter, to_line
@@ -53,6 +53,16 @@ def test_a_line_reads_the_same_as_yaml_and_as_json(text: str) -> None:
     assert "\n" not in line
     assert json.loads(line) == obj
     assert yaml.load(line, Loader=_Loader) == obj
+
+
+@pytest.mark.parametrize(
+    "value",
+    [*ODD_STRINGS, 0, -7, 2**70, 1.5, 1e300, -0.0, True, False, None, [], {}, [1, [2, {"a": None}]], {"": {"b": []}}],
+)
+def test_the_page_encoder_writes_the_encoders_text(value: Any) -> None:
+    """The writer's C encoder made once (``_ENCODE_OBJECT``) gives ``json``'s own text, byte for byte."""
+    obj = {**annotated("x"), "value": value, "list": [value, {"k": value}]}
+    assert writer._ENCODE_OBJECT(obj) == writer._ENCODE(obj) == json.dumps(obj, ensure_ascii=False)
 
 
 def write(path: Path, pages: dict[str, list[list[dict[str, Any]] | None]], *, as_json: bool = False) -> SnapshotWriter:

@@ -283,9 +283,9 @@ class VersionOptions:
     feature_gates: str | None = None
 
     def __post_init__(self) -> None:
-        from kschedctl.config.versions import parse_kube_version
+        if self.kube_version is not None:  # (the import only then: the defaults' instance, made when this
+            from kschedctl.config.versions import parse_kube_version  # module loads, must not load config)
 
-        if self.kube_version is not None:
             self.resolve(parse_kube_version(self.kube_version))
         elif self.feature_gates:
             self._gates()  # the syntax; the names are checked once the version is known

@@ -74,6 +74,16 @@ class ProgressBar:
         self._progress.update(task, completed=done, total=total)
 
 
+def _check_scope(namespace: str | None, all_namespaces: bool, selector: str | None) -> None:
+    """-n and -A together, or a selector that does not parse: a UsageError before anything is read."""
+    if namespace and all_namespaces:
+        raise UsageError("give -n NAMESPACE or -A, not both")
+    if selector:  # (imported only then: the selector parser loads the API validation rules)
+        from kschedctl.snapshot.selectors import parse_selector_string
+
+        parse_selector_string(selector)
+
+
 def snapshot_cmd(
     output_file: Annotated[
         str, typer.Option("--output", "-o", metavar="FILE", help="Write here (.json: JSON, else YAML); - for stdout.")
@@ -102,12 +112,8 @@ def snapshot_cmd(
 
     def body() -> int:
         from kschedctl.snapshot.live import LiveSource
-        from kschedctl.snapshot.selectors import parse_selector_string
 
-        if namespace and all_namespaces:
-            raise UsageError("give -n NAMESPACE or -A, not both")
-        if selector:
-            parse_selector_string(selector)
+        _check_scope(namespace, all_namespaces, selector)
         where = ClusterOptions(None, kubeconfig, context, request_timeout, chunk_size)
         source = LiveSource(where.live(redact=not no_redact))
         version = source.server_version()

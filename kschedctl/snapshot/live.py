@@ -17,15 +17,15 @@ import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kschedctl.errors import NESTED_TOO_DEEPLY, ClusterAccessError, UsageError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.bulk import bulk_build
-from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.source import (
     POD,
     RESOURCES,
@@ -37,6 +37,9 @@ from kschedctl.snapshot.source import (
     list_items,
     pod_not_found_in,
 )
+
+if TYPE_CHECKING:
+    from kschedctl.snapshot.cluster import Cluster
 
 DEFAULT_CHUNK_SIZE = 500
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -176,6 +179,30 @@ def kubeconfig_contexts(explicit: str | None = None) -> tuple[list[str], str | N
     return [str(c["name"]) for c in contexts], first_current_context(files)
 
 
+class _Ahead:
+    """One request running on a thread of its own while the caller works on the page before it (the
+    thread waits on the socket without the GIL); ``result()`` is its body or raises its error."""
+
+    def __init__(self, get: Callable[[str | None], bytes], token: str | None) -> None:
+        self._answer: bytes | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(get, token), daemon=True)
+        self._thread.start()
+
+    def _run(self, get: Callable[[str | None], bytes], token: str | None) -> None:
+        try:
+            self._answer = get(token)
+        except BaseException as e:  # handed to the caller, in its thread
+            self._error = e
+
+    def result(self) -> bytes:
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._answer is not None
+        return self._answer
+
+
 class LiveCluster:
     """A read-only connection to the API server a kubeconfig context (or the pod's service account) names."""
 
@@ -236,6 +263,21 @@ class LiveCluster:
     # requests ----------------------------------------------------------------------------
     def get_json(self, req: Request, query: list[tuple[str, str]] | None = None) -> dict[str, Any]:
         """GET one path; the JSON answer as a dictionary, or a ClusterAccessError."""
+        return self.decode(req, self.get_body(req, query))
+
+    @staticmethod
+    def decode(req: Request, body: bytes) -> dict[str, Any]:
+        """A successful answer's body as a dictionary, or a ClusterAccessError."""
+        try:
+            data = json.loads(body)
+        except (ValueError, TypeError):
+            raise ClusterAccessError(f"GET {req.path}: the server did not answer with JSON") from None
+        if not isinstance(data, dict):
+            raise ClusterAccessError(f"GET {req.path}: the server's answer is not a JSON object")
+        return data
+
+    def get_body(self, req: Request, query: list[tuple[str, str]] | None = None) -> bytes:
+        """GET one path; the body of a successful answer, undecoded, or a ClusterAccessError."""
         import urllib3
         from kubernetes.client.exceptions import ApiException
         from kubernetes.config import ConfigException
@@ -263,13 +305,7 @@ class LiveCluster:
             raise ClusterAccessError(f"cannot reach the Kubernetes API server at {self.server}: {reason}") from None
         status = int(resp.status)
         if 200 <= status < 300:
-            try:
-                data = json.loads(body)
-            except (ValueError, TypeError):
-                raise ClusterAccessError(f"GET {req.path}: the server did not answer with JSON") from None
-            if not isinstance(data, dict):
-                raise ClusterAccessError(f"GET {req.path}: the server's answer is not a JSON object")
-            return data
+            return bytes(body)
         raise self._status_error(status, str(resp.reason or ""), body, req)
 
     def _transport_error(self, e: Exception) -> ClusterAccessError:
@@ -344,7 +380,9 @@ class LiveCluster:
         token: str | None = None
         restarted = False
         done = 0
-        while True:
+        ahead: _Ahead | None = None
+
+        def get(token: str | None) -> bytes:
             query = [("limit", str(self.options.chunk_size))]
             if label_selector:
                 query.append(("labelSelector", label_selector))
@@ -352,8 +390,11 @@ class LiveCluster:
                 query.append(("fieldSelector", field_selector))
             if token:
                 query.append(("continue", token))
+            return self.get_body(req, query)
+
+        while True:
             try:
-                answer = self.get_json(req, query)
+                answer = self.decode(req, ahead.result() if ahead is not None else get(token))
             except NotFound:
                 if token is None:
                     raise NotServed(res.group_resource) from None
@@ -364,13 +405,16 @@ class LiveCluster:
                         f"listing {res.group_resource}: the list changed faster than it could be paged; try again "
                         "or raise --chunk-size"
                     ) from None
-                restarted, token, done = True, None, 0
+                restarted, token, done, ahead = True, None, 0, None
                 yield None
                 continue
-            page = list_items(res, answer, redacted=self.options.redact)
             meta = answer.get("metadata") or {}
-            del answer
             token = str(meta.get("continue") or "") or None
+            # the next page is asked for now: its answer arrives while this one is redacted and written
+            # (the thread only waits on the socket; decoding it here keeps the GIL uncontended)
+            ahead = _Ahead(get, token) if token else None
+            page = list_items(res, answer, redacted=self.options.redact)
+            del answer
             remaining = meta.get("remainingItemCount")
             done += len(page)
             yield page

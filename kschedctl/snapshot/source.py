@@ -18,12 +18,14 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from kschedctl.errors import InputError, UsageError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
-from kschedctl.snapshot.cluster import Cluster
-from kschedctl.snapshot.loader import Document, build_cluster, load_cluster
+
+if TYPE_CHECKING:  # the model and the loader are imported where a Cluster is built: ``snapshot`` does without
+    from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.snapshot.loader import Document
 
 #: A progress report while listing: (resource, items so far, expected total or None when unknown).
 Progress = Callable[[str, int, int | None], None]
@@ -179,6 +181,8 @@ class Fetched:
         return {res.kind: len(items) for res, items in self.lists}
 
     def documents(self) -> Iterator[Document]:
+        from kschedctl.snapshot.loader import Document
+
         for res, items in self.lists:
             where = f"{self.source}{res.list_path()}"
             for i, obj in enumerate(items, 1):
@@ -186,6 +190,8 @@ class Fetched:
 
     def to_cluster(self, warn: Warn | None = None, features: Features = DEFAULT_FEATURES) -> Cluster:
         """Build the Cluster through the loader, as files are; this read's notes come first."""
+        from kschedctl.snapshot.loader import build_cluster
+
         if warn is not None:
             for note in self.notes:
                 warn(note)
@@ -307,6 +313,8 @@ class FileSource:
     def load(
         self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
     ) -> Cluster:
+        from kschedctl.snapshot.loader import load_cluster
+
         cluster = load_cluster(self.paths, warn=warn, features=features)
         if not cluster.nodes:
             raise InputError(

@@ -33,7 +33,7 @@ import shutil
 import sys
 import tempfile
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import IO, Any
 
@@ -48,6 +48,22 @@ def _escape(m: re.Match[str]) -> str:
 
 
 _ENCODE = json.JSONEncoder(ensure_ascii=False, check_circular=False).encode  # decoded JSON has no cycles
+
+
+def _object_encoder() -> Callable[[Any], str]:
+    """``_ENCODE`` for the objects of a page, the same text without ``JSONEncoder.encode``'s per-call
+    set-up (a new C encoder, its type checks): one C encoder made once (json's own when the C
+    accelerator is missing)."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    quote = getattr(json.encoder, "c_encode_basestring", None)
+    if make is None or quote is None:
+        return _ENCODE
+    # (markers, default, string encoder, indent, key separator, item separator, sort_keys, skipkeys, allow_nan)
+    chunks = make(None, json.JSONEncoder().default, quote, None, ": ", ", ", False, False, True)
+    return lambda obj: "".join(chunks(obj, 0))
+
+
+_ENCODE_OBJECT = _object_encoder()
 
 
 def to_line(obj: Any) -> str:
@@ -115,7 +131,7 @@ class SnapshotWriter:
     def _write(self, res: APIResource, items: list[dict[str, Any]]) -> None:
         if not items:
             return
-        text = ",\n".join(map(_ENCODE, items))
+        text = ",\n".join(map(_ENCODE_OBJECT, items))
         if "\x7f" in text if text.isascii() else _NOT_YAML_SAFE.search(text):  # (isascii: a fast scan)
             text = _NOT_YAML_SAFE.sub(_escape, text)
         self._out.write(("\n" if self._first else ",\n") + text)
