@@ -63,15 +63,21 @@ def encode_page(res: APIResource, body: bytes, *, redacted: bool) -> Encoded:
     return Encoded(encode_items(items), len(items))
 
 
-def _serve(conn: Connection) -> None:
-    """The worker: (resource, redacted) and a body in, the page's count and text out; count -1 on failure."""
+def _serve(conn: Connection, parents_end: Connection) -> None:
+    """The worker: (resource, redacted) and a body in, the page's count and text out; count -1 on failure.
+    It ends when told (None) or when the main process is gone; Ctrl-C is the main process's to handle."""
+    import signal
+
     from kschedctl.snapshot.bulk import bulk_build
+
+    parents_end.close()  # (a forked copy of it would keep the pipe open after the main process died)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     with bulk_build():
         while True:
             try:
                 job = conn.recv()
-                if job is None:  # (a forked worker holds the other end too: it never sees the pipe close)
+                if job is None:
                     return
                 res, redacted = job
                 body = conn.recv_bytes()
@@ -114,7 +120,7 @@ class Offload:
         ctx = multiprocessing.get_context(method)
         ours, theirs = ctx.Pipe()
         try:
-            proc = ctx.Process(target=_serve, args=(theirs,), daemon=True, name="kschedctl-encode")  # type: ignore[attr-defined]
+            proc = ctx.Process(target=_serve, args=(theirs, ours), daemon=True, name="kschedctl-encode")  # type: ignore[attr-defined]
             proc.start()
         except OSError:
             self._broken = True
