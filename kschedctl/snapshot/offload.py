@@ -173,7 +173,7 @@ class Offload:
                 conn.send(None)
             conn.close()
         if proc is not None:
-            proc.join(5)
+            proc.join(1)  # (a worker stuck sending a page nobody reads, after Ctrl-C, is killed)
             if proc.is_alive():
                 proc.kill()
                 proc.join()
