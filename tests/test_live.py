@@ -691,3 +691,54 @@ def test_snapshot_without_a_cluster_does_not_suggest_its_missing_option(isolated
     assert line == (
         "error: no cluster to read: no kubeconfig (--kubeconfig, KUBECONFIG or ~/.kube/config) and not running in a cluster"
     )
+
+
+# --------------------------------------------------------------------------- big pages in the offload worker
+
+
+@pytest.mark.parametrize(
+    ("args", "modes"),
+    [
+        (["--chunk-size", "100"], {}),
+        (["--chunk-size", "100"], {"expire_continue_once": True}),
+        (["--no-redact"], {}),
+    ],
+)
+def test_a_snapshot_with_every_page_offloaded_is_the_same_file(
+    isolated: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], modes: dict[str, Any]
+) -> None:
+    """Pages the worker decodes, redacts and encodes give the bytes the main process writes, in order,
+    a list that starts again included (the recordings' pages are small: every page is offloaded here)."""
+    from kschedctl.snapshot import offload
+
+    srv = serve(monkeypatch, isolated, **modes)
+    try:
+        with monkeypatch.context() as m:
+            m.setattr(offload, "MIN_BODY", 0)
+            worker = invoke("snapshot", "-o", str(isolated / "worker.yaml"), *args)  # (it meets the expired token)
+        here = invoke("snapshot", "-o", str(isolated / "here.yaml"), *args)
+    finally:
+        srv.__exit__()
+    assert worker.exit_code == 0 and here.exit_code == 0, worker.output + here.output
+    if modes:
+        assert [("continue" in s.query) for s in srv.seen if s.path == "/api/v1/pods"][:4] == [False, True, False, True]
+
+    def body(name: str) -> bytes:  # (the header says when the snapshot was taken)
+        return (isolated / name).read_bytes().split(b"\n{", 1)[1]
+
+    assert body("worker.yaml") == body("here.yaml")
+
+
+def test_offloaded_pages_come_in_order_with_their_progress(server: RecordedAPIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kschedctl.snapshot import offload
+    from kschedctl.snapshot.source import Encoded
+
+    monkeypatch.setattr(offload, "MIN_BODY", 0)
+    events: list[tuple[str, int, int | None]] = []
+    live = LiveCluster(LiveOptions(chunk_size=100))
+    try:
+        pages = list(live.list_pages(POD, progress=lambda *e: events.append(e), encoded=True))
+    finally:
+        live.stop_offload()
+    assert events == [("pods", 100, 150), ("pods", 150, 150)]
+    assert all(isinstance(p, Encoded) for p in pages) and [p.objects for p in pages if isinstance(p, Encoded)] == [100, 50]

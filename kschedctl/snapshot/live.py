@@ -18,7 +18,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,16 +30,20 @@ from kschedctl.snapshot.source import (
     POD,
     RESOURCES,
     APIResource,
+    Encoded,
     Fetched,
+    Page,
     Progress,
     Sink,
     Warn,
     list_items,
     pod_not_found_in,
 )
+from kschedctl.snapshot.writer import encode_items
 
 if TYPE_CHECKING:
     from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.snapshot.offload import Offload
 
 DEFAULT_CHUNK_SIZE = 500
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
@@ -203,11 +207,29 @@ class _Ahead:
         return self._answer
 
 
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A page in the offload worker: its body (decoded here should the worker fail) and its list's state."""
+
+    req: Request
+    body: bytes
+    remaining: Any  # remainingItemCount, when the server said
+    last: bool
+
+
+def _report(progress: Progress | None, res: APIResource, done: int, remaining: Any, last: bool) -> None:
+    """Progress after a page: the total is known from remainingItemCount, or once the last page is in."""
+    if progress is not None:
+        total = done + remaining if isinstance(remaining, int) else (done if last else None)
+        progress(res.group_resource, done, total)
+
+
 class LiveCluster:
     """A read-only connection to the API server a kubeconfig context (or the pod's service account) names."""
 
     def __init__(self, options: LiveOptions | None = None) -> None:
         self.options = options or LiveOptions()
+        self._offload: Offload | None = None
         self.context: str | None = None
         self.namespace = "default"
         self.api: Any = self._connect()
@@ -371,10 +393,15 @@ class LiveCluster:
         label_selector: str | None = None,
         field_selector: str | None = None,
         progress: Progress | None = None,
-    ) -> Iterator[list[dict[str, Any]] | None]:
+        encoded: bool = False,
+    ) -> Iterator[Page | None]:
         """The objects of one resource, one page (limit/continue) at a time, each page's answer decoded
         and dropped before the next is asked for. ``None`` among the pages: the list starts again (its
-        ``continue`` token expired), forget the pages before. NotServed when the server does not serve it."""
+        ``continue`` token expired), forget the pages before. NotServed when the server does not serve it.
+
+        ``encoded``: a big page may come as its lines (``Encoded``), made by the offload worker while the
+        next page is fetched; it is then yielded after that page's answer arrived."""
+        offload = self._offload_worker() if encoded else None
         path = res.list_path(namespace)
         req = Request(path, "list", res.plural, res.group, namespace if res.namespaced else None)
         token: str | None = None
@@ -392,37 +419,84 @@ class LiveCluster:
                 query.append(("continue", token))
             return self.get_body(req, query)
 
-        while True:
-            try:
-                answer = self.decode(req, ahead.result() if ahead is not None else get(token))
-            except NotFound:
+        pending: _Pending | None = None  # the page in the offload worker, yielded once the next is fetched
+        try:
+            while True:
+                try:
+                    body = ahead.result() if ahead is not None else get(token)
+                    meta = offload.head(body) if offload is not None else None
+                    answer = self.decode(req, body) if meta is None else None
+                except NotFound:
+                    if token is None:
+                        raise NotServed(res.group_resource) from None
+                    raise
+                except Expired:
+                    if token is None or restarted:
+                        raise ClusterAccessError(
+                            f"listing {res.group_resource}: the list changed faster than it could be paged; try "
+                            "again or raise --chunk-size"
+                        ) from None
+                    if pending is not None:
+                        yield from self._collect(res, pending, done, progress)
+                    restarted, token, done, ahead, pending = True, None, 0, None, None
+                    yield None
+                    continue
+                if answer is not None:
+                    meta = answer.get("metadata") or {}
+                assert meta is not None
+                token = str(meta.get("continue") or "") or None
+                remaining = meta.get("remainingItemCount")
+                if answer is None and offload is not None:
+                    offload.start()  # (when fetch did not: forked before the thread below exists)
+                # the next page is asked for now: its answer arrives while this one is redacted and written
+                # (the thread only waits on the socket; decoding it here keeps the GIL uncontended)
+                ahead = _Ahead(get, token) if token else None
+                here: Page | None = None
+                if pending is not None:
+                    if answer is None:  # a big page while the worker is busy: this process does it meanwhile
+                        items = list_items(res, self.decode(req, body), redacted=self.options.redact)
+                        here = Encoded(encode_items(items), len(items))
+                        del items
+                    done = yield from self._collect(res, pending, done, progress)
+                    pending = None
+                if here is None and answer is None and offload is not None and offload.submit(res, body, redacted=self.options.redact):
+                    pending = _Pending(req, body, remaining, token is None)
+                if pending is None:
+                    if here is None:
+                        here = list_items(res, answer if answer is not None else self.decode(req, body), redacted=self.options.redact)
+                    del answer
+                    done += len(here) if isinstance(here, list) else here.objects
+                    yield here
+                    _report(progress, res, done, remaining, token is None)
+                del body
                 if token is None:
-                    raise NotServed(res.group_resource) from None
-                raise
-            except Expired:
-                if token is None or restarted:
-                    raise ClusterAccessError(
-                        f"listing {res.group_resource}: the list changed faster than it could be paged; try again "
-                        "or raise --chunk-size"
-                    ) from None
-                restarted, token, done, ahead = True, None, 0, None
-                yield None
-                continue
-            meta = answer.get("metadata") or {}
-            token = str(meta.get("continue") or "") or None
-            # the next page is asked for now: its answer arrives while this one is redacted and written
-            # (the thread only waits on the socket; decoding it here keeps the GIL uncontended)
-            ahead = _Ahead(get, token) if token else None
-            page = list_items(res, answer, redacted=self.options.redact)
-            del answer
-            remaining = meta.get("remainingItemCount")
-            done += len(page)
-            yield page
-            if progress is not None:
-                total = done + remaining if isinstance(remaining, int) else (None if token else done)
-                progress(res.group_resource, done, total)
-            if token is None:
-                return
+                    if pending is not None:
+                        yield from self._collect(res, pending, done, progress)
+                    return
+        finally:
+            if pending is not None and offload is not None:
+                offload.drop()
+
+    def _offload_worker(self) -> Offload:
+        if self._offload is None:
+            from kschedctl.snapshot.offload import Offload
+
+            self._offload = Offload()
+        return self._offload
+
+    def _collect(
+        self, res: APIResource, pending: _Pending, done: int, progress: Progress | None
+    ) -> Generator[Page, None, int]:
+        """The page in the offload worker, as its lines (or decoded here when the worker could not);
+        returns the count of objects so far."""
+        assert self._offload is not None
+        page: Page | None = self._offload.result()
+        if page is None:
+            page = list_items(res, self.decode(pending.req, pending.body), redacted=self.options.redact)
+        done += len(page) if isinstance(page, list) else page.objects
+        yield page
+        _report(progress, res, done, pending.remaining, pending.last)
+        return done
 
     def list_items(
         self,
@@ -476,16 +550,32 @@ class LiveCluster:
         fetched = Fetched(self.server)
         fetched.server_version = self.server_version()
         into: Sink = fetched if sink is None else sink
-        with bulk_build():  # no cycles among decoded JSON: the collector would only walk every page again
-            self._fetch_into(into, fetched, namespace, pod_selector, progress)
+        if getattr(into, "takes_encoded", False):  # started before any thread of ours runs (a fork copies one)
+            self._offload_worker().start()
+        try:
+            with bulk_build():  # no cycles among decoded JSON: the collector would only walk every page again
+                self._fetch_into(into, fetched, namespace, pod_selector, progress)
+        finally:
+            self.stop_offload()
         return fetched
+
+    def stop_offload(self) -> None:
+        """End the offload worker ``list_pages(encoded=True)`` started, if it did (``fetch`` does at its end)."""
+        if self._offload is not None:
+            self._offload.close()
+            self._offload = None
 
     def _fetch_into(
         self, into: Sink, fetched: Fetched, namespace: str | None, pod_selector: str | None, progress: Progress | None
     ) -> None:
+        encoded = bool(getattr(into, "takes_encoded", False))
         for res in RESOURCES:
             pages = self.list_pages(
-                res, namespace=namespace, label_selector=pod_selector if res is POD else None, progress=progress
+                res,
+                namespace=namespace,
+                label_selector=pod_selector if res is POD else None,
+                progress=progress,
+                encoded=encoded,
             )
             try:
                 into.take(res, pages)

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kschedctl.errors import InputError, UsageError
 from kschedctl.framework.features import DEFAULT_FEATURES, Features
@@ -139,10 +139,22 @@ def redact(obj: dict[str, Any]) -> None:
 # --------------------------------------------------------------------------- fetched lists
 
 
+class Encoded(NamedTuple):
+    """A page's objects already as a snapshot file's lines (``writer.encode_items``, run by ``offload``'s
+    worker), and how many there are: only a sink whose ``takes_encoded`` is true is given these."""
+
+    text: str
+    objects: int
+
+
+#: One page of a list: its objects, or (for a sink that ``takes_encoded``) their lines.
+Page = list[dict[str, Any]] | Encoded
+
+
 class Sink(Protocol):
     """Where the pages of a live read go (``Fetched`` keeps them; ``writer.SnapshotWriter`` writes them)."""
 
-    def take(self, res: APIResource, pages: Iterable[list[dict[str, Any]] | None]) -> None:
+    def take(self, res: APIResource, pages: Iterable[Page | None]) -> None:
         """Every page of ``res``'s list; a None page: the list started again, forget the pages before it."""
         ...
 
@@ -163,12 +175,14 @@ class Fetched:
             f"the server does not serve {res.group_resource} ({res.api_version}): the snapshot has no {res.kind} objects"
         )
 
-    def take(self, res: APIResource, pages: Iterable[list[dict[str, Any]] | None]) -> None:
-        """Keep every page of ``res``'s list (``Sink``)."""
+    def take(self, res: APIResource, pages: Iterable[Page | None]) -> None:
+        """Keep every page of ``res``'s list (``Sink``; never given ``Encoded`` pages)."""
         items: list[dict[str, Any]] = []
         for page in pages:
             if page is None:
                 items = []
+            elif isinstance(page, Encoded):
+                raise TypeError("Fetched keeps objects, not encoded pages")
             else:
                 items.extend(page)
         self.lists.append((res, items))

@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import IO, Any
 
-from kschedctl.snapshot.source import SERVER_VERSION_ANNOTATION, APIResource
+from kschedctl.snapshot.source import SERVER_VERSION_ANNOTATION, APIResource, Encoded, Page
 
 #: Characters written as \u escapes: not allowed raw in YAML, or line breaks to YAML (see above).
 _NOT_YAML_SAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
@@ -70,6 +70,14 @@ def to_line(obj: Any) -> str:
     """One object as one line of JSON that YAML reads the same."""
     text = _ENCODE(obj)
     return _NOT_YAML_SAFE.sub(_escape, text) if _NOT_YAML_SAFE.search(text) else text
+
+
+def encode_items(items: list[dict[str, Any]]) -> str:
+    """A page's objects as the snapshot's lines, joined by ``,\\n``, YAML-safe."""
+    text = ",\n".join(map(_ENCODE_OBJECT, items))
+    if "\x7f" in text if text.isascii() else _NOT_YAML_SAFE.search(text):  # (isascii: a fast scan)
+        text = _NOT_YAML_SAFE.sub(_escape, text)
+    return text
 
 
 def _open(path: str) -> tuple[IO[str], str | None]:
@@ -112,7 +120,10 @@ class SnapshotWriter:
         else:
             self._discard()
 
-    def take(self, res: APIResource, pages: Iterable[list[dict[str, Any]] | None]) -> None:
+    #: ``live`` may hand this sink big pages already encoded (``Encoded``, from ``offload``'s worker).
+    takes_encoded = True
+
+    def take(self, res: APIResource, pages: Iterable[Page | None]) -> None:
         """Write every page of ``res``'s list as it arrives; a None page (the list started again) or a
         failure takes back what was written of it."""
         mark = (self._out.tell(), self._first)
@@ -128,15 +139,13 @@ class SnapshotWriter:
             del self.counts[res.kind]
             raise
 
-    def _write(self, res: APIResource, items: list[dict[str, Any]]) -> None:
-        if not items:
+    def _write(self, res: APIResource, items: Page) -> None:
+        page = items if isinstance(items, Encoded) else Encoded(encode_items(items) if items else "", len(items))
+        if not page.objects:
             return
-        text = ",\n".join(map(_ENCODE_OBJECT, items))
-        if "\x7f" in text if text.isascii() else _NOT_YAML_SAFE.search(text):  # (isascii: a fast scan)
-            text = _NOT_YAML_SAFE.sub(_escape, text)
-        self._out.write(("\n" if self._first else ",\n") + text)
+        self._out.write(("\n" if self._first else ",\n") + page.text)
         self._first = False
-        self.counts[res.kind] += len(items)
+        self.counts[res.kind] += page.objects
 
     def _rewind(self, res: APIResource, mark: tuple[int, bool]) -> None:
         self._out.seek(mark[0])
