@@ -46,15 +46,20 @@ MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 
 
+def percentage_to_score(percentage: int | None, global_percentage: int, num_all_nodes: int) -> tuple[int, bool]:
+    """The percentage of nodes the search looks for, and whether it is adaptive: the profile's, else the
+    global one; 0 means adaptive (50 less one per 125 nodes, at least 5)."""
+    pct = percentage if percentage is not None else global_percentage
+    if pct != 0:
+        return pct, False
+    return max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND), True
+
+
 def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, num_all_nodes: int) -> int:
     """``numFeasibleNodesToFind``: all nodes below 100, else the (adaptive) percentage, at least 100."""
     if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
         return num_all_nodes
-    pct = percentage if percentage is not None else global_percentage
-    if pct == 0:
-        pct = 50 - num_all_nodes // 125
-        if pct < MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND:
-            pct = MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND
+    pct, _ = percentage_to_score(percentage, global_percentage, num_all_nodes)
     n = num_all_nodes * pct // 100
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 

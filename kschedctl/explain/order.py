@@ -24,11 +24,11 @@ from __future__ import annotations
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.explain.cycle import (
-    MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND,
     Diagnosis,
     _filter_nodes,
     _pass_extenders,
     _prioritize_nodes,
+    percentage_to_score,
 )
 from kschedctl.explain.trace import Trace
 from kschedctl.explain.uncertainty import (
@@ -96,12 +96,10 @@ def _early_stop(fw: Framework, pod: Pod, config: SchedulerConfig, trace: Trace) 
         return None
     if not trace.selected_node:
         return None
-    pct: int | None = fw.percentage_of_nodes_to_score
-    if pct is None:
-        pct = config.percentage_of_nodes_to_score
-    adaptive = pct == 0
-    if adaptive:
-        pct = max(50 - trace.searchable_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND)
+    pct: int | None
+    pct, adaptive = percentage_to_score(
+        fw.percentage_of_nodes_to_score, config.percentage_of_nodes_to_score, trace.searchable_nodes
+    )
     if k == 1:  # nothing is scored: one feasible node is enough (never a percentage: at least 100)
         pct, adaptive = None, False
     early = EarlyStop(k, trace.searchable_nodes, pct, adaptive)
