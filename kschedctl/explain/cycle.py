@@ -55,6 +55,11 @@ def percentage_to_score(percentage: int | None, global_percentage: int, num_all_
     return max(50 - num_all_nodes // 125, MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND), True
 
 
+def has_scoring(fw: Framework) -> bool:
+    """``hasScoring``: Score plugins or a prioritizing extender."""
+    return fw.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)
+
+
 def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, num_all_nodes: int) -> int:
     """``numFeasibleNodesToFind``: all nodes below 100, else the (adaptive) percentage, at least 100."""
     if num_all_nodes < MIN_FEASIBLE_NODES_TO_FIND:
@@ -378,10 +383,9 @@ def _search_all_nodes(
         diagnosis.node_to_status.absent_nodes_status = Status(
             Code.UNSCHEDULABLE_AND_UNRESOLVABLE, f"node(s) didn't satisfy plugin(s) [{plugins}]"
         )
-    # hasScoring: Score plugins or a prioritizing extender (it decides how many nodes to look for)
-    has_scoring = fw.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)
+    # hasScoring decides how many nodes to look for
     num_to_find = num_feasible_nodes_to_find(fw.percentage_of_nodes_to_score, config.percentage_of_nodes_to_score, len(nodes))
-    if not has_scoring and not _has_extender_filters(config):
+    if not has_scoring(fw) and not _has_extender_filters(config):
         num_to_find = 1
     trace.num_nodes_to_find = num_to_find
     trace.searchable_nodes = len(nodes)

@@ -28,6 +28,7 @@ from kschedctl.explain.cycle import (
     _filter_nodes,
     _pass_extenders,
     _prioritize_nodes,
+    has_scoring,
     percentage_to_score,
 )
 from kschedctl.explain.trace import Trace
@@ -157,18 +158,13 @@ def _search_all(fw: Framework, pod: Pod, config: SchedulerConfig) -> tuple[list[
 
 def _totals(fw: Framework, state: CycleState, pod: Pod, feasible: list[NodeInfo], scratch: Trace) -> dict[str, int] | None:
     """Each node's total as prioritizeNodes sums it ({} for fewer than two nodes or nothing to score)."""
-    if len(feasible) < 2 or not _has_scoring(fw):
+    if len(feasible) < 2 or not has_scoring(fw):
         return {}
     try:
         prioritized = _prioritize_nodes(fw, state, pod, feasible, scratch)
     except ExtenderError:
         return None
     return None if prioritized is None else prioritized[0]
-
-
-def _has_scoring(fw: Framework) -> bool:
-    """``hasScoring``: Score plugins or a prioritizing extender."""
-    return fw.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)
 
 
 class _own_extenders:
