@@ -9,6 +9,7 @@ server would have applied before the scheduler saw the object (see
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
@@ -497,6 +498,13 @@ class Pod:
     def __init__(self, raw: dict[str, Any]) -> None:
         """The same as ``Pod.from_raw(raw)``, for callers (and plugins) that construct pods directly."""
         self._read(raw)
+
+    def fresh_copy(self) -> Pod:
+        """A shallow copy without the cached PodInfo: a simulation run writes its placement and
+        nomination onto the copy, and the next run starts again from this pod."""
+        other = copy.copy(self)
+        other._info = None
+        return other
 
     def _read(self, raw: dict[str, Any]) -> None:
         # Absent fields are tested inline (see parse_meta): the same values as the helpers give.

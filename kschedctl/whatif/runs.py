@@ -17,12 +17,11 @@ import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable
-from copy import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.snapshot.cluster import Cluster
-from kschedctl.snapshot.model import Node, Pod
+from kschedctl.snapshot.model import Node
 from kschedctl.snapshot.nodeorder import new_seed, random_order
 from kschedctl.whatif.simulate import ORDER_NOTE_START, SimulationResult
 
@@ -48,13 +47,7 @@ def default_group_label(nodes: Iterable[Node]) -> str | None:
 def fresh_cluster(cluster: Cluster) -> Cluster:
     """A copy of ``cluster`` whose pending pods are new objects: a run writes its placements and
     nominations onto the pending pods it schedules, and the next run must start from the snapshot."""
-    pods: list[Pod] = []
-    for p in cluster.pods:
-        if not p.node_name:
-            p = copy(p)
-            p._info = None
-        pods.append(p)
-    return cluster.copy_with(pods=pods)
+    return cluster.copy_with(pods=[p if p.node_name else p.fresh_copy() for p in cluster.pods])
 
 
 @dataclass
