@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kschedctl.snapshot.quantity import QuantityError, format_quantity, parse_quantity
+from kschedctl.kube.quantity import QuantityError, format_quantity, parse_quantity
 
 Doc = dict[str, Any]
 Path_ = tuple[Any, ...]

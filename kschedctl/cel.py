@@ -51,7 +51,7 @@ from collections.abc import Callable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from kschedctl.snapshot.quantity import QuantityError, parse_quantity
+from kschedctl.kube.quantity import QuantityError, parse_quantity
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1

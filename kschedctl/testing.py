@@ -37,11 +37,11 @@ import yaml
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.explain.trace import Trace
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.registry import Registry, register_plugin_object
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo, PodInfo
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.cluster import KNOWN_KINDS, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
 
@@ -537,7 +537,7 @@ def load_config(
     """A KubeSchedulerConfiguration, defaulted and validated as ``--config`` is: YAML (or JSON) text,
     an already parsed dict, a ``pathlib.Path`` to a file, or None for the defaults. The args of
     the enabled ``plugins`` are validated with their ``ARGS_MODEL`` (a ``ConfigError`` when invalid).
-    ``features``: the version and gates (``kschedctl.config.versions.resolve_features``), v1.35 by default."""
+    ``features``: the version and gates (``kschedctl.kube.versions.resolve_features``), v1.35 by default."""
     from kschedctl.config import load_config as load_file
     from kschedctl.config import parse_config
 

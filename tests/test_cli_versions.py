@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from kschedctl.cli.main import app
 from kschedctl.config.changes import RULES, changes_between
-from kschedctl.config.versions import resolve_features
+from kschedctl.kube.versions import resolve_features
 
 ROOT = Path(__file__).parent.parent
 DEMO = str(ROOT / "fixtures" / "demo" / "cluster.yaml")

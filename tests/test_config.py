@@ -32,8 +32,9 @@ from kschedctl.config.args import (
 )
 from kschedctl.config.defaults import FEATURE_GATES, default_plugins, merge_plugin_set, merge_plugins
 from kschedctl.config.field import aggregate, go_duration_string, parse_go_duration
-from kschedctl.config.types import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet, SchedulerConfig
+from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError
+from kschedctl.framework.profile import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet
 from kschedctl.framework.runtime import Framework
 from kschedctl.plugins import in_tree_registry
 from tests.builders import make_node, make_snapshot

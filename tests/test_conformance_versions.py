@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from kschedctl.check.runner import discover_scenarios, run_scenario
-from kschedctl.config.versions import resolve_features
-from kschedctl.framework.features import Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import resolve_features
 
 ROOT = Path(__file__).parent
 SCENARIOS = [d for d in discover_scenarios([str(ROOT / "conformance")]) if d.name.startswith("dev-")]

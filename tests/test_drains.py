@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 from kschedctl.check.runner import run_scenario, scenario_config
 from kschedctl.cli.main import app
 from kschedctl.config import default_config
+from kschedctl.kube.selectors import parse_selector_string
 from kschedctl.snapshot.loader import load_cluster
-from kschedctl.snapshot.selectors import parse_selector_string
 from kschedctl.whatif.drain import (
     BLOCKED,
     EVICTED,

@@ -28,8 +28,8 @@ from typer.testing import CliRunner
 
 from kschedctl.check.runner import discover_scenarios, run_scenario
 from kschedctl.cli.main import app
-from kschedctl.config.types import Extender
 from kschedctl.framework.extender import HTTPExtender
+from kschedctl.framework.profile import Extender
 from kschedctl.snapshot.model import Pod
 from tests.extender_server import ExtenderServer
 

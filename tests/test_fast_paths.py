@@ -22,12 +22,12 @@ from hypothesis import strategies as st
 from kschedctl.config import default_config, parse_config
 from kschedctl.explain.cycle import run_cycle
 from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.features import V135_GATES, Features
 from kschedctl.framework.interfaces import NodeVerdict
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Status
 from kschedctl.framework.verdict import NodeVerdictFilter
+from kschedctl.kube.features import V135_GATES, Features
 from kschedctl.plugins import in_tree_registry
 from kschedctl.snapshot.model import Pod
 from kschedctl.testing import SnapshotHandle

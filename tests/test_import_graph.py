@@ -1,4 +1,5 @@
-"""No import cycles inside the kschedctl package, lazy and type-only imports included.
+"""No import cycles inside the kschedctl package, lazy and type-only imports included, and the
+floors of docs/design.md kept: a package imports only its own floor and the floors below it.
 
 A cycle hidden in a function body or behind ``if TYPE_CHECKING:`` still couples the two
 modules both ways: neither can be read, tested or moved without the other. The graph is
@@ -179,3 +180,76 @@ def test_no_import_cycles() -> None:
     found = cycles(import_graph())
     report = "\n".join("  " + " <-> ".join(sorted(c)) for c in found)
     assert not found, f"import cycles in {PKG_NAME}:\n{report}"
+
+
+#: The floors of docs/design.md, bottom first. A module at the top of the package (``kschedctl/x.py``)
+#: is a unit of its own; ``kschedctl`` is the package's ``__init__``. Imports inside one floor are
+#: allowed (the package-level cycle test still applies to them); an import of a higher floor is not.
+FLOORS: tuple[frozenset[str], ...] = tuple(
+    frozenset(floor.split())
+    for floor in (
+        "kschedctl errors",
+        "kube cel",
+        "apivalidation",
+        "snapshot",
+        "framework",
+        "config",
+        "plugins",
+        "parallel explain whatif check testing",
+        "usecases",
+        "render",
+        "cli __main__ distboot dist",
+    )
+)
+
+
+def package_of(module: str) -> str:
+    """The top-level unit a module belongs to: ``kschedctl.framework.runtime`` -> ``framework``."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def package_graph(graph: Graph) -> dict[str, set[str]]:
+    """The module graph folded onto top-level units (imports inside one unit are left out)."""
+    out: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        here = package_of(module)
+        out.setdefault(here, set()).update(package_of(t) for t in targets if package_of(t) != here)
+    return out
+
+
+def floor_of(unit: str) -> int:
+    for level, floor in enumerate(FLOORS):
+        if unit in floor:
+            return level
+    raise AssertionError(f"{unit} is on no floor of FLOORS (docs/design.md): place it")
+
+
+@pytest.mark.parametrize(
+    ("graph", "expected"),
+    [
+        ({"p.a.x": {"p.b.y"}, "p.b.y": set()}, {"a": {"b"}, "b": set()}),
+        ({"p.a.x": {"p.a.y"}, "p.a.y": set()}, {"a": set()}),
+        ({"p.a.x": {"p"}, "p": set()}, {"a": {"p"}, "p": set()}),
+    ],
+    ids=["across", "inside", "root-init"],
+)
+def test_package_graph(graph: dict[str, set[str]], expected: dict[str, set[str]]) -> None:
+    assert package_graph(graph) == expected
+
+
+def test_no_package_import_cycles() -> None:
+    found = cycles(package_graph(import_graph()))
+    report = "\n".join("  " + " <-> ".join(sorted(c)) for c in found)
+    assert not found, f"top-level packages of {PKG_NAME} import each other:\n{report}"
+
+
+def test_every_import_goes_down_the_floors() -> None:
+    graph = import_graph()
+    climbs = sorted(
+        f"{module} ({package_of(module)}) imports {target} ({package_of(target)})"
+        for module, targets in graph.items()
+        for target in targets
+        if floor_of(package_of(target)) > floor_of(package_of(module))
+    )
+    assert not climbs, "imports that climb a floor (docs/design.md):\n  " + "\n  ".join(climbs)

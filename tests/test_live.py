@@ -590,7 +590,7 @@ def test_bad_request_timeouts(text: str) -> None:
     ],
 )
 def test_selector_strings(text: str, labels: dict[str, str], match: bool) -> None:
-    from kschedctl.snapshot.selectors import parse_selector_string
+    from kschedctl.kube.selectors import parse_selector_string
 
     assert parse_selector_string(text).matches(labels) is match
 
@@ -598,7 +598,7 @@ def test_selector_strings(text: str, labels: dict[str, str], match: bool) -> Non
 @pytest.mark.parametrize("text", ["app=web,,", "a b", "bad key!=x", "in (a"])
 def test_bad_selector_strings(text: str) -> None:
     from kschedctl.errors import InputError
-    from kschedctl.snapshot.selectors import parse_selector_string
+    from kschedctl.kube.selectors import parse_selector_string
 
     with pytest.raises(InputError):
         parse_selector_string(text)

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kschedctl.errors import InputError, UsageError
 from kschedctl.framework.snapshot import Snapshot
-from kschedctl.framework.types import zone_key
+from kschedctl.kube.topology import zone_key
 from kschedctl.snapshot.nodeorder import (
     NodeOrderSpec,
     NodeTree,
@@ -64,7 +64,7 @@ def fixture_cluster() -> list[object]:
 
 def test_log_order_makes_the_snapshot_list_the_scheduler_had() -> None:
     cluster = make_cluster(fixture_cluster())
-    assert zone_key(cluster.node("n4")) == ZA  # kschedctl's zone key is upstream's, NUL and all
+    assert zone_key(cluster.node("n4").labels) == ZA  # kschedctl's zone key is upstream's, NUL and all
     order, notes = NodeOrderSpec(str(LOGS / "scheduler-text.log")).resolve(cluster.nodes)
     cluster.startup = order
     # zone a: n4 n5 then n1 (not in the tree: appended, as a node added later); zone b: n2 n3 n6; interleaved

@@ -19,11 +19,11 @@ import yaml
 from typer.testing import CliRunner
 
 from kschedctl.cli.main import app
-from kschedctl.config.versions import resolve_features
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.explain.order import assess
 from kschedctl.explain.trace import Trace
 from kschedctl.explain.uncertainty import EARLY_STOP, NOMINATED_PODS, TIE, could_top_a_window, names_capped
+from kschedctl.kube.versions import resolve_features
 from kschedctl.snapshot.model import Node, Pod
 from tests.builders import load_config, make_cluster, make_node, make_pod
 

@@ -16,9 +16,10 @@ from typer.testing import CliRunner
 
 from kschedctl.cli.main import app
 from kschedctl.config import load_config
-from kschedctl.config.types import PluginRef, Profile, SchedulerConfig
+from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError
 from kschedctl.explain.cycle import explain_pod
+from kschedctl.framework.profile import PluginRef, Profile
 from kschedctl.framework.registry import ENTRY_POINT_GROUP, Registry, load_entry_points
 from kschedctl.plugins import in_tree_registry, registry_for
 from kschedctl.snapshot.loader import load_cluster, load_pods

@@ -272,8 +272,8 @@ def test_documented_import_paths_and_quantities() -> None:
         PreFilterResult,
     )
     from kschedctl.framework.status import MAX_NODE_SCORE, MIN_NODE_SCORE, Code, Status  # noqa: F401
+    from kschedctl.kube.quantity import QuantityError, parse_quantity
     from kschedctl.snapshot.model import KubeObject, Node, Pod  # noqa: F401
-    from kschedctl.snapshot.quantity import QuantityError, parse_quantity
 
     assert PreFilterResult(node_names={"n1"}).node_names == {"n1"} and PreFilterResult().all_nodes()
     assert (parse_quantity("500m"), parse_quantity("1Gi"), parse_quantity("1e3"), parse_quantity(0.5)) == (

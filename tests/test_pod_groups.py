@@ -15,13 +15,13 @@ import pytest
 from rich.console import Console
 
 from kschedctl.config.types import SchedulerConfig
-from kschedctl.config.versions import resolve_features
 from kschedctl.errors import ConfigError, InputError
 from kschedctl.explain.pending import pending_rows
-from kschedctl.framework.features import Features
 from kschedctl.framework.registry import Registry, probe
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import resolve_features
 from kschedctl.plugins import in_tree_registry
 from kschedctl.render.markdown import render_trace_markdown
 from kschedctl.render.pending import render_pending_table

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kschedctl.snapshot.quantity import QuantityError, milli_value, parse_quantity, value
+from kschedctl.kube.quantity import QuantityError, milli_value, parse_quantity, value
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kschedctl.config.types import PluginRef, Plugins, PluginSet, Profile, SchedulerConfig
+from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError
 from kschedctl.explain.cycle import (
     Diagnosis,
@@ -17,11 +17,13 @@ from kschedctl.explain.cycle import (
 )
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore, PreFilterResult
+from kschedctl.framework.profile import PluginRef, Plugins, PluginSet, Profile
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot, node_tree_order
 from kschedctl.framework.status import Code, Status
-from kschedctl.framework.types import NodeInfo, zone_key
+from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.topology import zone_key
 from kschedctl.snapshot.model import Pod
 from tests.builders import make_cluster, make_node, make_pod, make_snapshot
 
@@ -349,7 +351,7 @@ def test_node_info_pods_in_list_order(listed: bool, expected: list[str]) -> None
     ],
 )
 def test_zone_key_is_get_zone_key(labels: dict[str, str], expected: str) -> None:
-    assert zone_key(make_node("n").set("metadata.labels", labels).build()) == expected
+    assert zone_key(make_node("n").set("metadata.labels", labels).build().labels) == expected
 
 
 def test_filter_stops_after_enough_feasible_nodes() -> None:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kschedctl.errors import InputError
-from kschedctl.snapshot.selectors import (
+from kschedctl.kube.selectors import (
     EVERYTHING,
     NOTHING,
     Requirement,

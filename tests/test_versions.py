@@ -10,20 +10,19 @@ import pytest
 from kschedctl.config import default_config, parse_config
 from kschedctl.config.defaults import FEATURE_GATES
 from kschedctl.config.types import SchedulerConfig
-from kschedctl.config.versions import (
+from kschedctl.errors import ConfigError, InputError
+from kschedctl.explain.cycle import explain_pod
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.versions import (
     RELEASES,
     FeatureGateError,
     default_gates,
-    features_for,
     gate_specs,
     nearest_supported,
     parse_feature_gates,
     parse_kube_version,
     resolve_features,
 )
-from kschedctl.errors import ConfigError, InputError
-from kschedctl.explain.cycle import explain_pod
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.loader import build_cluster, parse_documents
 from kschedctl.testing import make_cluster, make_node, make_pod
 from kschedctl.whatif.simulate import simulate_pods
@@ -162,14 +161,6 @@ def test_all_alpha_and_all_beta() -> None:
     g = resolve_features(35, {"AllAlpha": True})
     assert g.enabled("GangScheduling") and g.enabled("GenericWorkload")
     assert g.enabled("OpportunisticBatching")  # beta, its default
-
-
-def test_features_for() -> None:
-    assert features_for(None).minor == 35
-    assert features_for("1.33").release == "v1.33.5"
-    assert features_for(34, "PodLevelResources=false").enabled("PodLevelResources") is False
-    f = resolve_features(36)
-    assert features_for(f) is f
 
 
 # ------------------------------------------------------------------------------------------ config

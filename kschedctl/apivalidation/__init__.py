@@ -47,18 +47,6 @@ from kschedctl.apivalidation.fielderrors import (
     not_supported,
     required,
 )
-from kschedctl.apivalidation.goformat import GoJSON, RawJSON, go_float, go_json, go_quote, render_value
-from kschedctl.apivalidation.names import (
-    dns1123_subdomain_errors,
-    label_value_errors,
-    name_is_dns1035_label,
-    name_is_dns_label,
-    name_is_dns_subdomain,
-    parse_go_int64,
-    qualified_name_errors,
-    regex_error,
-    utf8_len,
-)
 from kschedctl.apivalidation.node import validate_taints
 from kschedctl.apivalidation.objects import API_VERSIONS, api_version_error, first_error, validate_object
 from kschedctl.apivalidation.pod import validate_pod_spec
@@ -73,6 +61,18 @@ from kschedctl.apivalidation.resources import (
 )
 from kschedctl.apivalidation.scheduling import validate_label_selector
 from kschedctl.apivalidation.workloads import WORKLOAD_KINDS, validate_object_meta_template, validate_workload
+from kschedctl.kube.goformat import GoJSON, RawJSON, go_float, go_json, go_quote, render_value
+from kschedctl.kube.names import (
+    dns1123_subdomain_errors,
+    label_value_errors,
+    name_is_dns1035_label,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    parse_go_int64,
+    qualified_name_errors,
+    regex_error,
+    utf8_len,
+)
 
 __all__ = [
     "API_VERSIONS",

@@ -13,8 +13,8 @@ from collections.abc import Callable
 from typing import Any
 
 from kschedctl.apivalidation.fielderrors import Errors, FieldError, invalid, required, undecodable
-from kschedctl.apivalidation.goformat import GoJSON
-from kschedctl.apivalidation.names import label_value_errors, name_is_dns_label, qualified_name_errors
+from kschedctl.kube.goformat import GoJSON
+from kschedctl.kube.names import label_value_errors, name_is_dns_label, qualified_name_errors
 
 #: (key, value) label pairs and other strings already found valid: snapshots repeat them.
 _valid_labels: set[tuple[str, str]] = set()

@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from kschedctl.apivalidation.goformat import go_quote, render_value
+from kschedctl.kube.goformat import go_quote, render_value
 
 REQUIRED = "Required value"
 

@@ -15,10 +15,10 @@ from kschedctl.apivalidation.fielderrors import (
     not_supported,
     required,
 )
-from kschedctl.apivalidation.goformat import GoJSON
-from kschedctl.apivalidation.names import label_value_errors
 from kschedctl.apivalidation.resources import validate_resource_list
 from kschedctl.apivalidation.scheduling import TAINT_EFFECTS
+from kschedctl.kube.goformat import GoJSON
+from kschedctl.kube.names import label_value_errors
 
 
 def validate_taints(taints: Any, path: str, errs: Errors) -> None:

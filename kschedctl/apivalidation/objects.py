@@ -12,10 +12,10 @@ from typing import Any
 from kschedctl.apivalidation.common import int32_field, mapping_field, validate_object_meta
 from kschedctl.apivalidation.dra import validate_device_class, validate_resource_claim
 from kschedctl.apivalidation.fielderrors import Errors, forbidden, not_supported, required
-from kschedctl.apivalidation.names import name_is_dns1035_label, name_is_dns_label, name_is_dns_subdomain
 from kschedctl.apivalidation.node import node_errors
 from kschedctl.apivalidation.pod import validate_pod_spec
 from kschedctl.apivalidation.scheduling import validate_label_selector, validate_node_selector
+from kschedctl.kube.names import name_is_dns1035_label, name_is_dns_label, name_is_dns_subdomain
 
 # -- per kind ------------------------------------------------------------------------------------------
 

@@ -22,12 +22,6 @@ from kschedctl.apivalidation.common import (
     validate_string,
 )
 from kschedctl.apivalidation.fielderrors import Errors, duplicate, forbidden, invalid, not_supported, required
-from kschedctl.apivalidation.names import (
-    DNS1123_LABEL_RE,
-    name_is_dns_label,
-    name_is_dns_subdomain,
-    qualified_name_errors,
-)
 from kschedctl.apivalidation.resources import (
     STANDARD_CONTAINER_RESOURCES,
     cached_quantity_verdict,
@@ -35,6 +29,12 @@ from kschedctl.apivalidation.resources import (
     validate_resource_requirements,
 )
 from kschedctl.apivalidation.scheduling import validate_affinity, validate_spread, validate_tolerations
+from kschedctl.kube.names import (
+    DNS1123_LABEL_RE,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+    qualified_name_errors,
+)
 
 # -- containers ------------------------------------------------------------------------------------
 

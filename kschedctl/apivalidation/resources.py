@@ -11,9 +11,9 @@ from typing import Any
 
 from kschedctl.apivalidation.common import CACHE_LIMIT, mapping_field, remember
 from kschedctl.apivalidation.fielderrors import Errors, invalid, not_supported, required
-from kschedctl.apivalidation.goformat import go_float
-from kschedctl.apivalidation.names import INT64_MAX, qualified_name_errors
-from kschedctl.snapshot.quantity import QuantityError, parse_quantity
+from kschedctl.kube.goformat import go_float
+from kschedctl.kube.names import INT64_MAX, qualified_name_errors
+from kschedctl.kube.quantity import QuantityError, parse_quantity
 
 # -- resources ----------------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ from kschedctl.apivalidation.common import (
     validate_labels,
 )
 from kschedctl.apivalidation.fielderrors import Errors, duplicate, forbidden, invalid, not_supported, required
-from kschedctl.apivalidation.names import label_value_errors, name_is_dns_subdomain
+from kschedctl.kube.names import label_value_errors, name_is_dns_subdomain
 
 # -- affinity ----------------------------------------------------------------------------------------
 

@@ -13,11 +13,11 @@ from kschedctl.apivalidation.common import (
     validate_object_meta,
 )
 from kschedctl.apivalidation.fielderrors import Errors, invalid, required
-from kschedctl.apivalidation.goformat import GoJSON
-from kschedctl.apivalidation.names import name_is_dns_subdomain
 from kschedctl.apivalidation.pod import validate_pod_spec
 from kschedctl.apivalidation.scheduling import validate_label_selector
 from kschedctl.errors import InputError
+from kschedctl.kube.goformat import GoJSON
+from kschedctl.kube.names import name_is_dns_subdomain
 
 #: Workload kinds ``simulate`` and ``diff-profiles`` expand (validated only when read as workloads).
 WORKLOAD_KINDS = ("Deployment", "ReplicaSet", "StatefulSet", "Job")
@@ -72,7 +72,7 @@ def _selector_matches(selector: dict[str, Any], labels: dict[str, Any]) -> bool:
     """Whether the workload's selector selects its own template's labels (a bad selector: reported apart)."""
     # Imported here, not at the top: selectors imports this package's leaf (names), and importing
     # that runs this package's __init__, which imports this module before selectors is complete.
-    from kschedctl.snapshot.selectors import parse_label_selector
+    from kschedctl.kube.selectors import parse_label_selector
 
     try:
         return parse_label_selector(selector).matches({str(k): str(v) for k, v in labels.items()})

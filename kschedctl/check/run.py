@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kschedctl.explain.request import Hooks, Request
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
     from kschedctl.check.scenario import ScenarioResult

@@ -17,7 +17,7 @@ inside a call as sets (upstream sends them in the order its parallel Filter fini
 URLs without their port (the test extender runs on a free port), and ``selected.host``
 (the tied node one run happened to pick) is informational.
 
-A run may follow another Kubernetes version (``features``, ``kschedctl.config.versions``): it is then
+A run may follow another Kubernetes version (``features``, ``kschedctl.kube.versions``): it is then
 compared with that version's expectation, ``expected-v1.<minor>.json`` (or ``.yaml``), when the scenario
 has one, else with the usual one. An expectation that holds only ``{"refused": "<message>"}`` says
 that version's API machinery refuses the input: the run must fail on reading it with that message.
@@ -47,8 +47,8 @@ from kschedctl.check.sequence import is_sequence, run_sequence
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import InputError
 from kschedctl.explain.cycle import explain_pod
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.registry import Registry
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import admit_pod, load_pods
 

@@ -17,8 +17,8 @@ from typing import Any
 from kschedctl.config import load_config
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError, InputError
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.registry import Registry
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import iter_documents, load_cluster
 

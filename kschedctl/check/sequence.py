@@ -54,8 +54,8 @@ from kschedctl.check.scenario import (
 )
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import InputError
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.registry import Registry
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import iter_documents, load_cluster
 from kschedctl.whatif.simulate import (

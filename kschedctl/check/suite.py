@@ -23,8 +23,8 @@ from kschedctl.check.runner import run_scenario
 from kschedctl.check.scenario import ScenarioResult
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import KschedctlError
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.registry import Registry
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 

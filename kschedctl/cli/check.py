@@ -42,7 +42,7 @@ from kschedctl.cli.sources import hooks, open_source, read_cluster
 
 if TYPE_CHECKING:
     from kschedctl.check.runner import ScenarioResult
-    from kschedctl.framework.features import Features
+    from kschedctl.kube.features import Features
     from kschedctl.snapshot.cluster import Cluster
 
 CheckSnapshotOpt = Annotated[
@@ -170,8 +170,8 @@ def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | No
     and the JUnit report when asked for."""
     from kschedctl.check.junit import write_junit
     from kschedctl.cli.progress import done
-    from kschedctl.config.versions import version_line
-    from kschedctl.framework.features import DEFAULT_FEATURES
+    from kschedctl.kube.features import DEFAULT_FEATURES
+    from kschedctl.kube.versions import version_line
     from kschedctl.render.check import render_check
 
     done()

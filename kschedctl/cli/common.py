@@ -292,7 +292,7 @@ def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown
 
     done()
     if features is not None:
-        from kschedctl.config.versions import version_fields, version_line
+        from kschedctl.kube.versions import version_fields, version_line
 
         data, line = {**version_fields(features), **data}, version_line(features)
         table_only, markdown_only = table, markdown

@@ -43,7 +43,7 @@ from kschedctl.cli.sources import hooks, open_for_pod, read_cluster
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
-    from kschedctl.framework.features import Features
+    from kschedctl.kube.features import Features
     from kschedctl.snapshot.source import Source
     from kschedctl.whatif.diff import Side
     from kschedctl.whatif.run import DiffRequest

@@ -92,13 +92,13 @@ def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, re
     """Drain (or scale down), print the report (headed by the configuration's Kubernetes version); 0 when
     the drain succeeds with every pod placed, else 1."""
     from kschedctl.cli.sources import hooks
+    from kschedctl.kube.selectors import parse_selector_string
     from kschedctl.render.drain import (
         render_drain_markdown,
         render_drain_table,
         render_scale_down_markdown,
         render_scale_down_table,
     )
-    from kschedctl.snapshot.selectors import parse_selector_string
     from kschedctl.whatif.drain import DrainFlags, DrainResult
     from kschedctl.whatif.run import DrainRequest, drain_nodes
 

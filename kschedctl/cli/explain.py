@@ -185,8 +185,8 @@ def explain_pending_cmd(
     """
 
     def body() -> int:
-        from kschedctl.config.versions import version_line
-        from kschedctl.snapshot.selectors import parse_selector_string
+        from kschedctl.kube.selectors import parse_selector_string
+        from kschedctl.kube.versions import version_line
         from kschedctl.whatif.run import PendingRequest, explain_pending
 
         if namespace and all_namespaces:

@@ -28,8 +28,8 @@ from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
     from kschedctl.config.types import SchedulerConfig
-    from kschedctl.framework.features import Features
     from kschedctl.framework.registry import Registry
+    from kschedctl.kube.features import Features
     from kschedctl.snapshot.live import LiveCluster, LiveOptions
     from kschedctl.snapshot.nodeorder import NodeOrderSpec
     from kschedctl.snapshot.source import Source
@@ -284,14 +284,14 @@ class VersionOptions:
 
     def __post_init__(self) -> None:
         if self.kube_version is not None:  # (the import only then: the defaults' instance, made when this
-            from kschedctl.config.versions import parse_kube_version  # module loads, must not load config)
+            from kschedctl.kube.versions import parse_kube_version  # module loads, must not load config)
 
             self.resolve(parse_kube_version(self.kube_version))
         elif self.feature_gates:
             self._gates()  # the syntax; the names are checked once the version is known
 
     def _gates(self) -> dict[str, bool] | None:
-        from kschedctl.config.versions import FeatureGateError, parse_feature_gates
+        from kschedctl.kube.versions import FeatureGateError, parse_feature_gates
 
         try:
             return parse_feature_gates(self.feature_gates) if self.feature_gates else None
@@ -303,7 +303,7 @@ class VersionOptions:
 
     def resolve(self, minor: int) -> Features:
         """The Features of v1.<minor> with ``--feature-gates`` applied (kube-scheduler's errors)."""
-        from kschedctl.config.versions import FeatureGateError, resolve_features
+        from kschedctl.kube.versions import FeatureGateError, resolve_features
 
         try:
             return resolve_features(minor, self._gates())
@@ -312,7 +312,7 @@ class VersionOptions:
 
     def features(self, source: Source | None = None, note: Callable[[str], None] | None = None) -> Features:
         """The Features of this run: the options', else ``source``'s version's (see the class), else v1.35's."""
-        from kschedctl.config.versions import DEFAULT_MINOR, parse_kube_version, server_minor
+        from kschedctl.kube.versions import DEFAULT_MINOR, parse_kube_version, server_minor
 
         if self.kube_version is not None:
             return self.resolve(parse_kube_version(self.kube_version))

@@ -19,8 +19,8 @@ from kschedctl.cli.options import FeatureGatesOpt, KubeVersionOpt, VersionOption
 from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 
 if TYPE_CHECKING:
-    from kschedctl.framework.features import Features
     from kschedctl.framework.registry import RegisteredPlugin
+    from kschedctl.kube.features import Features
     from kschedctl.testing import SnapshotHandle
 
 

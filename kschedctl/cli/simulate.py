@@ -42,7 +42,7 @@ from kschedctl.cli.sources import hooks, open_source, read_cluster
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
-    from kschedctl.framework.features import Features
+    from kschedctl.kube.features import Features
     from kschedctl.snapshot.nodeorder import NodeOrderSpec
     from kschedctl.whatif.run import SimulateRequest
     from kschedctl.whatif.simulate import RunOptions

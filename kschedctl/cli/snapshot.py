@@ -79,7 +79,7 @@ def _check_scope(namespace: str | None, all_namespaces: bool, selector: str | No
     if namespace and all_namespaces:
         raise UsageError("give -n NAMESPACE or -A, not both")
     if selector:  # (imported only then: the selector parser loads the API validation rules)
-        from kschedctl.snapshot.selectors import parse_selector_string
+        from kschedctl.kube.selectors import parse_selector_string
 
         parse_selector_string(selector)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from kschedctl.cli.common import note
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
     from kschedctl.cli.options import ClusterOptions

@@ -24,7 +24,7 @@ def version(
     ] = VersionOutput.text,
 ) -> None:
     """Print kschedctl's version, the kube-scheduler version it models by default and those --kube-version chooses."""
-    from kschedctl.config.versions import RELEASES
+    from kschedctl.kube.versions import RELEASES
     from kschedctl.render.data import emit
 
     data = {"kschedctl": __version__, "kubeScheduler": K8S_VERSION, "supportedVersions": list(RELEASES.values())}

@@ -9,7 +9,7 @@ prefixed with the file name when there is one.
 
 Public API: ``load_config(path | None, registry, features=...)``,
 ``parse_config(data, source, registry, features=...)``, ``default_config(features)``.
-``features`` (``kschedctl.config.versions.resolve_features``) chooses the version and
+``features`` (``kschedctl.kube.versions.resolve_features``) chooses the version and
 feature gates whose defaults (plugin set, weights, args) and validation apply; it is
 v1.35.4 with its default gates unless given, and the result (``SchedulerConfig.features``,
 every ``Profile.features``) carries it to the plugins. Given a plugin ``registry`` (with
@@ -31,10 +31,11 @@ from kschedctl.config.args import ARGS_MODELS
 from kschedctl.config.decode import API_VERSION, KIND, DecodeError, decode_configuration
 from kschedctl.config.defaults import DefaultedConfig, DefaultedProfile, PluginConfigEntry, set_defaults
 from kschedctl.config.field import aggregate, go_duration_string
-from kschedctl.config.types import EXTENSION_INTERFACES, Extender, Profile, SchedulerConfig
+from kschedctl.config.types import SchedulerConfig
 from kschedctl.config.validation import plugins_needed, validate_configuration, validate_plugin_instantiation
 from kschedctl.errors import NESTED_TOO_DEEPLY, ConfigError
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
+from kschedctl.framework.profile import EXTENSION_INTERFACES, Extender, Profile
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
     from kschedctl.framework.registry import Registry

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from kschedctl.config.versions import gate_specs
-from kschedctl.framework.features import Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import gate_specs
 
 #: Extension points (and two cycle-level parts) a change can touch, as ``diff-versions`` names them.
 PRE_ENQUEUE = "preEnqueue"

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.config.field import DurationError, go_float, go_json, go_quote, parse_go_duration
-from kschedctl.config.types import EXTENSION_POINT_FIELDS, PLACEMENT_EXTENSION_POINTS
+from kschedctl.framework.profile import EXTENSION_POINT_FIELDS, PLACEMENT_EXTENSION_POINTS
+from kschedctl.kube.goformat import json_kind
 
 GROUP = "kubescheduler.config.k8s.io"
 API_VERSION = f"{GROUP}/v1"
@@ -365,19 +366,6 @@ def _json_key(k: Any) -> str:
     if isinstance(k, float):
         return go_float(k)
     return str(k)
-
-
-def json_kind(v: Any) -> str:
-    """The JSON type name Go's encoding/json puts in 'cannot unmarshal <kind> into ...' errors."""
-    if isinstance(v, bool):
-        return "bool"
-    if isinstance(v, int | float):
-        return "number"
-    if isinstance(v, str):
-        return "string"
-    if isinstance(v, list):
-        return "array"
-    return "object"
 
 
 def _number_literal(v: int | float) -> str:

@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.config.decode import API_VERSION, ARGS_TYPES, EXTENSION_POINTS, args_types
-from kschedctl.config.types import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet
+from kschedctl.framework.profile import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet
 
 #: v1.35 default values of the feature gates that change scheduler configuration defaults (the full
-#: per-version tables are in ``kschedctl.config.versions``; this is what a call without gates uses).
+#: per-version tables are in ``kschedctl.kube.versions``; this is what a call without gates uses).
 FEATURE_GATES: dict[str, bool] = {
     "DynamicResourceAllocation": True,  # GA, locked on
     "NodeDeclaredFeatures": False,  # alpha

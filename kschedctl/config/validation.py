@@ -44,7 +44,7 @@ from kschedctl.config.field import (
     not_supported,
     required,
 )
-from kschedctl.config.types import EXTENSION_POINT_FIELDS, PluginSet
+from kschedctl.framework.profile import EXTENSION_POINT_FIELDS, PluginSet
 
 
 def _label_name(value: str, path: str) -> list[FieldError]:

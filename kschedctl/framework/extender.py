@@ -23,11 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from kschedctl.config.decode import json_kind
-from kschedctl.config.types import Extender
 from kschedctl.errors import InputError
+from kschedctl.framework.profile import Extender
 from kschedctl.framework.status import MAX_NODE_SCORE
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.goformat import json_kind
 from kschedctl.snapshot.model import Node, Pod
 
 if TYPE_CHECKING:  # the HTTP client is imported when an extender is called, not by every command

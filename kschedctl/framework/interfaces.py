@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.features import Features
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
+from kschedctl.kube.features import Features
 
 if TYPE_CHECKING:
     from kschedctl.framework.signers import SignFragment

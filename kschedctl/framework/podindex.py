@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from kschedctl.snapshot.selectors import Requirement, Selector
+from kschedctl.kube.selectors import Requirement, Selector
 
 if TYPE_CHECKING:
     from kschedctl.framework.types import NodeInfo, PodInfo

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from kschedctl.snapshot.quantity import milli_value, value
+from kschedctl.kube.quantity import milli_value, value
 from kschedctl.snapshot.requests import (
     CPU,
     MEMORY,

@@ -30,7 +30,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar, cast
 
-from kschedctl.config.types import EXTENSION_INTERFACES, PLACEMENT_EXTENSION_POINTS, Profile
 from kschedctl.errors import ConfigError
 from kschedctl.framework import failures
 from kschedctl.framework.cycle_state import CycleState
@@ -58,6 +57,7 @@ from kschedctl.framework.interfaces import (
     ScorePlugin,
     implements,
 )
+from kschedctl.framework.profile import EXTENSION_INTERFACES, PLACEMENT_EXTENSION_POINTS, Profile
 from kschedctl.framework.registry import Registry, plugin_args
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import MAX_NODE_SCORE, MAX_TOTAL_SCORE, MIN_NODE_SCORE, Code, Status

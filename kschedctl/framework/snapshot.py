@@ -20,7 +20,8 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from kschedctl.framework.podindex import MatchCounts, PodIndex
-from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo, zone_key
+from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from kschedctl.kube.topology import zone_key
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
@@ -133,7 +134,7 @@ class Snapshot:
                 by_name[node.name].image_states = states
         # The scheduler's cache learns the nodes from its informer's initial list: the node tree is built
         # in that order, by name (etcd key order) unless the run says otherwise (``Cluster.startup``).
-        order = node_tree_order((n.name, zone_key(n)) for n in cluster.startup.insertion(cluster.nodes))
+        order = node_tree_order((n.name, zone_key(n.labels)) for n in cluster.startup.insertion(cluster.nodes))
         self.node_info_map = by_name
         self.node_info_list: list[NodeInfo] = [by_name[n] for n in order]
         self.have_pods_with_affinity_list = [ni for ni in self.node_info_list if ni.pods_with_affinity]

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from kschedctl.framework.resources import PodResource, Resource, calculate_pod_resource
-from kschedctl.snapshot.selectors import NOTHING, Selector
+from kschedctl.kube.selectors import NOTHING, Selector
 
 if TYPE_CHECKING:
     from kschedctl.snapshot.model import Node, Pod, PodAffinityTerm
@@ -305,18 +305,3 @@ def _swap_remove(items: list[PodInfo], uid: str) -> PodInfo | None:
             items.pop()
             return pi
     return None
-
-
-_BETA_ZONE = "failure-domain.beta.kubernetes.io/zone"
-_BETA_REGION = "failure-domain.beta.kubernetes.io/region"
-
-
-def zone_key(node: Node) -> str:
-    """``utilnode.GetZoneKey``: region and zone, or "" when the node has neither. The deprecated
-    ``failure-domain.beta`` label wins whenever the node has it (even empty), as upstream reads it first."""
-    labels = node.labels
-    zone = labels[_BETA_ZONE] if _BETA_ZONE in labels else labels.get("topology.kubernetes.io/zone", "")
-    region = labels[_BETA_REGION] if _BETA_REGION in labels else labels.get("topology.kubernetes.io/region", "")
-    if not zone and not region:
-        return ""
-    return f"{region}:\x00:{zone}"

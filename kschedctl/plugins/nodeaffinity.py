@@ -34,15 +34,15 @@ from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.framework.verdict import NodeVerdictFilter
-from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
-from kschedctl.snapshot.model import Node, Pod
-from kschedctl.snapshot.selectors import (
+from kschedctl.kube.selectors import (
     NodeSelector,
     NodeSelectorTerm,
     aggregate_error_message,
     parse_node_selector,
     parse_node_selector_term,
 )
+from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
+from kschedctl.snapshot.model import Node, Pod
 
 NAME = "NodeAffinity"
 

@@ -29,11 +29,11 @@ from typing import Any
 
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.interfaces import Handle, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.model import Pod, parse_meta
 
 NAME = "NodeDeclaredFeatures"

@@ -1,6 +1,6 @@
 """What the API machinery of an older Kubernetes version does differently with the objects of a snapshot.
 
-Two things change with the version a run follows (``kschedctl.framework.features``):
+Two things change with the version a run follows (``kschedctl.kube.features``):
 
 * an API version that a release does not serve: its client scheme has no such kind, so an object of
   it cannot be decoded at all and the run is refused (``resource.k8s.io/v1``, the GA DRA API, is
@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kschedctl.framework.features import Features
+from kschedctl.kube.features import Features
 
 #: API versions of kinds the scheduler reads, and the first minor whose scheme registers them.
 SERVED_SINCE: Mapping[str, int] = {"resource.k8s.io/v1": 34}

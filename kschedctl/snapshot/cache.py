@@ -50,8 +50,8 @@ _VARIANT = hashlib.sha256(
 VALIDATION_MODULES = (
     *sorted(f"apivalidation/{p.name}" for p in (Path(__file__).resolve().parent.parent / "apivalidation").glob("*.py")),
     "cel.py",
-    "snapshot/quantity.py",
-    "snapshot/selectors.py",
+    "kube/quantity.py",
+    "kube/selectors.py",
 )
 
 

@@ -8,7 +8,7 @@ default. The rules follow ``pkg/apis/core/v1/defaults.go`` (v1.35, PodLevelResou
 
 from __future__ import annotations
 
-from kschedctl.snapshot.quantity import ResourceList
+from kschedctl.kube.quantity import ResourceList
 from kschedctl.snapshot.requests import RequestingPod, aggregate_container_requests, is_hugepages
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"

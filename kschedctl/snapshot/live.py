@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.errors import NESTED_TOO_DEEPLY, ClusterAccessError, UsageError
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.source import (
     POD,
@@ -100,7 +100,7 @@ class NoClusterConfigured(ClusterAccessError):
 def version_note(git_version: str | None) -> str | None:
     """A note when the API server's minor version is outside the ones kschedctl explains (None when it is
     inside, or unknown): which version's rules are used instead (``config.versions.server_minor``)."""
-    from kschedctl.config.versions import server_minor
+    from kschedctl.kube.versions import server_minor
 
     return server_minor(git_version)[1]
 

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.errors import InputError
-from kschedctl.snapshot import defaulting
-from kschedctl.snapshot.defaulting import DEFAULT_SCHEDULER_NAME
-from kschedctl.snapshot.quantity import QuantityError, ResourceList, parse_quantity
-from kschedctl.snapshot.selectors import (
+from kschedctl.kube.quantity import QuantityError, ResourceList, parse_quantity
+from kschedctl.kube.selectors import (
     NodeSelector,
     NodeSelectorTerm,
     Selector,
@@ -25,6 +23,8 @@ from kschedctl.snapshot.selectors import (
     parse_node_selector,
     parse_node_selector_term,
 )
+from kschedctl.snapshot import defaulting
+from kschedctl.snapshot.defaulting import DEFAULT_SCHEDULER_NAME
 
 
 def _mapping(raw: Any, where: str) -> dict[str, Any]:

@@ -26,8 +26,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.apivalidation.names import dns1123_subdomain_errors
 from kschedctl.errors import InputError, UsageError
+from kschedctl.kube.names import dns1123_subdomain_errors
+from kschedctl.kube.topology import zone_key
 
 if TYPE_CHECKING:
     from kschedctl.snapshot.model import Node, Pod
@@ -295,8 +296,6 @@ def _few(names: list[str], limit: int = 5) -> str:
 
 def file_order(found: OrderFile, nodes: Sequence[Node]) -> tuple[StartupOrder, list[str]]:
     """The insertion order a FILE gives for a cluster of ``nodes``, with notes on the names that do not match."""
-    from kschedctl.framework.types import zone_key
-
     present = {n.name: n for n in nodes}
     unknown = [n for n in found.names if n not in present]
     listed = set(found.names)
@@ -311,7 +310,7 @@ def file_order(found: OrderFile, nodes: Sequence[Node]) -> tuple[StartupOrder, l
     if missing:
         notes.append(f"{len(missing)} node(s) of the snapshot are not in {found.path}: they follow its nodes in name "
                      f"order, as nodes added after the scheduler started would: {_few(missing)}")
-    moved = [n for n, z in found.zones.items() if n in present and zone_key(present[n]) != z]
+    moved = [n for n, z in found.zones.items() if n in present and zone_key(present[n].labels) != z]
     if moved:
         notes.append(f"{len(moved)} node(s) are in another zone in the snapshot than in {found.path}: the snapshot's "
                      f"zone is used: {_few(sorted(moved))}")

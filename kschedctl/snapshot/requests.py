@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Protocol
 
-from kschedctl.snapshot.quantity import QuantityError, ResourceList, parse_quantity
+from kschedctl.kube.quantity import QuantityError, ResourceList, parse_quantity
 
 CPU = "cpu"
 MEMORY = "memory"

@@ -37,9 +37,9 @@ from typing import Any
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import InputError, UsageError
 from kschedctl.framework.registry import Registry
+from kschedctl.kube.selectors import Selector, parse_label_selector
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
-from kschedctl.snapshot.selectors import Selector, parse_label_selector
 from kschedctl.whatif.simulate import Placement, RunOptions, SimulationResult
 
 #: Hears pods done / total, as ``simulate_streams``' progress does.

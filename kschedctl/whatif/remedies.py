@@ -57,6 +57,7 @@ from kschedctl.framework.resources import Resource
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.selectors import parse_node_selector_term
 from kschedctl.parallel import WARM_UP_FRACTION
 from kschedctl.plugins.defaultpreemption import NO_VICTIMS_MSG
 from kschedctl.plugins.interpodaffinity.filtering import (
@@ -65,7 +66,6 @@ from kschedctl.plugins.interpodaffinity.filtering import (
 )
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node, Pod, Taint, tolerations_tolerate
-from kschedctl.snapshot.selectors import parse_node_selector_term
 from kschedctl.whatif import changes as ch
 from kschedctl.whatif.changes import Change
 from kschedctl.whatif.patchcheck import PatchCheck, check_new_node, check_node_patch, check_pod_patch

@@ -28,10 +28,10 @@ from kschedctl.explain.request import ClusterRequest, Hooks
 if TYPE_CHECKING:
     from kschedctl.config.types import SchedulerConfig
     from kschedctl.explain.trace import Trace
+    from kschedctl.kube.selectors import Selector
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.model import Pod
     from kschedctl.snapshot.nodeorder import StartupOrder
-    from kschedctl.snapshot.selectors import Selector
     from kschedctl.whatif.diff import DiffReport, Side
     from kschedctl.whatif.drain import DrainFlags, DrainResult, ScaleDownResult
     from kschedctl.whatif.runs import RunsReport
@@ -132,10 +132,10 @@ def pods_to_explain(request: ExplainPodRequest, hooks: Hooks) -> list[Pod]:
 
 def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> ExplainResult:
     """One scheduling cycle per pod, a bound pod explained as if it were pending, margin and remedies added."""
-    from kschedctl.config.versions import version_fields
     from kschedctl.explain.cycle import explain_pod
     from kschedctl.explain.order import assess
     from kschedctl.explain.pending import as_pending
+    from kschedctl.kube.versions import version_fields
     from kschedctl.whatif.remedies import annotate_trace
 
     hooks = hooks or Hooks()

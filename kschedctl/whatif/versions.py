@@ -19,7 +19,7 @@ from typing import Any
 
 from kschedctl.config import changes as c
 from kschedctl.explain.trace import Trace
-from kschedctl.framework.features import Features
+from kschedctl.kube.features import Features
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.whatif.diff import PodDiff
 

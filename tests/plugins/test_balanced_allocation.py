@@ -9,9 +9,9 @@ import pytest
 
 from kschedctl.config.args import NodeResourcesBalancedAllocationArgs
 from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.features import DEFAULT_FEATURES, V135_GATES, Features
 from kschedctl.framework.status import Code
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.features import DEFAULT_FEATURES, V135_GATES, Features
 from kschedctl.plugins.noderesources import balanced_allocation as ba
 from kschedctl.plugins.noderesources.resource_allocation import balance_change_score, balanced_resource_scorer
 from tests.builders import FakeHandle, NodeBuilder, PodBuilder, make_node, make_pod, node_info

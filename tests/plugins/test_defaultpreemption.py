@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 
 from kschedctl.config.args import DefaultPreemptionArgs
-from kschedctl.config.types import PluginRef, Plugins, Profile
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import NodeToStatus, PostFilterResult, PreFilterResult
+from kschedctl.framework.profile import PluginRef, Plugins, Profile
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot

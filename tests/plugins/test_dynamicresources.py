@@ -20,9 +20,9 @@ from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
+from kschedctl.kube.quantity import parse_quantity
 from kschedctl.plugins import dynamicresources as dr
 from kschedctl.snapshot.model import KubeObject
-from kschedctl.snapshot.quantity import parse_quantity
 from tests.builders import FakeHandle, PodBuilder, make_node, make_pod, make_snapshot
 
 # --------------------------------------------------------------------------- CEL

@@ -11,8 +11,8 @@ from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore, extension_points_of
 from kschedctl.framework.status import Code
+from kschedctl.kube.selectors import parse_go_int64, parse_node_selector_term
 from kschedctl.plugins import nodeaffinity as na
-from kschedctl.snapshot.selectors import parse_go_int64, parse_node_selector_term
 from tests.builders import FakeHandle, NodeBuilder, PodBuilder, make_node, make_pod, node_info
 
 POD_REASON = "node(s) didn't match Pod's node affinity/selector"

@@ -11,9 +11,9 @@ import pytest
 
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.features import DEFAULT_FEATURES, V135_GATES, Features
 from kschedctl.framework.signers import FEATURES
 from kschedctl.framework.status import Code
+from kschedctl.kube.features import DEFAULT_FEATURES, V135_GATES, Features
 from kschedctl.plugins import in_tree_registry
 from kschedctl.plugins import nodedeclaredfeatures as ndf
 from tests.builders import (

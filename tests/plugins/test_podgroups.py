@@ -10,7 +10,6 @@ import pytest
 
 from kschedctl.framework import placement
 from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.features import V135_GATES, Features
 from kschedctl.framework.podgroups import (
     Placement,
     PodGroup,
@@ -22,6 +21,7 @@ from kschedctl.framework.podgroups import (
 )
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
+from kschedctl.kube.features import V135_GATES, Features
 from kschedctl.plugins import gangscheduling, podgrouppodscount, topologyaware
 from kschedctl.plugins.noderesources import fit
 from kschedctl.snapshot.model import KubeObject

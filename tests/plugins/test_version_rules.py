@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from kschedctl.config.versions import resolve_features
 from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.features import Features
 from kschedctl.framework.interfaces import extension_points_of
 from kschedctl.framework.status import Code
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import resolve_features
 from kschedctl.plugins import dynamicresources, nodeports, tainttoleration, volumerestrictions
 from kschedctl.plugins.noderesources import fit
 from kschedctl.plugins.volumerestrictions import ERR_REASON_RWOP_CONFLICT, ERR_REASON_RWOP_CONFLICT_V133

@@ -40,8 +40,8 @@ from kschedctl.framework.extender import ExtenderError
 from kschedctl.framework.interfaces import Handle, NodeToStatus, NominatingInfo, PostFilterResult
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.selectors import Selector, parse_label_selector
 from kschedctl.snapshot.model import KubeObject, Pod
-from kschedctl.snapshot.selectors import Selector, parse_label_selector
 
 #: Start time used for a pod without ``status.startTime``: upstream takes ``time.Now()``,
 #: which is later than any recorded start.

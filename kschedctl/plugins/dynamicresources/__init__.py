@@ -42,9 +42,9 @@ from kschedctl.framework.interfaces import Handle, NodeScore, NodeToStatus, Post
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.selectors import NodeSelector
 from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import KubeObject
-from kschedctl.snapshot.selectors import NodeSelector
 
 if TYPE_CHECKING:  # the allocator (with its CEL evaluator) is imported when a pod has claims: start-up
     from kschedctl.plugins.dynamicresources.allocator import DraCluster

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.cel import CelCompileError, CelError, CelUnsupported, ProgramCache
+from kschedctl.kube.selectors import parse_node_selector
 from kschedctl.plugins.dynamicresources.api import (
     ALL,
     EXACT_COUNT,
@@ -51,7 +52,6 @@ from kschedctl.plugins.dynamicresources.api import (
 )
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node
-from kschedctl.snapshot.selectors import parse_node_selector
 
 #: resourceapi.AllocationResultsMaxSize
 ALLOCATION_RESULTS_MAX_SIZE = 32

@@ -17,9 +17,9 @@ from typing import Any
 
 from kschedctl.cel import CelError, Semver, device_value
 from kschedctl.errors import InputError
+from kschedctl.kube.quantity import QuantityError, parse_quantity
+from kschedctl.kube.selectors import NodeSelector, aggregate_error_message, parse_node_selector
 from kschedctl.snapshot.model import KubeObject
-from kschedctl.snapshot.quantity import QuantityError, parse_quantity
-from kschedctl.snapshot.selectors import NodeSelector, aggregate_error_message, parse_node_selector
 
 EXACT_COUNT = "ExactCount"
 ALL = "All"

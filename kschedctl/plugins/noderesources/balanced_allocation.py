@@ -25,10 +25,10 @@ from kschedctl.config.field import aggregate
 from kschedctl.config.validation import validate_node_resources_balanced_allocation_args
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.plugins.noderesources.fit import request_signature
 from kschedctl.plugins.noderesources.indexed import balance_change_columns, score_columns
 from kschedctl.plugins.noderesources.resource_allocation import (

@@ -37,6 +37,7 @@ from kschedctl.framework.resources import (
 )
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
+from kschedctl.kube.quantity import milli_value, value
 from kschedctl.plugins.noderesources.indexed import fit_statuses, score_columns
 from kschedctl.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
@@ -49,7 +50,6 @@ from kschedctl.plugins.noderesources.resource_allocation import (
     requested_to_capacity_ratio_scorer,
     score_placement,
 )
-from kschedctl.snapshot.quantity import milli_value, value
 
 if TYPE_CHECKING:
     from kschedctl.framework.types import NodeInfo

@@ -48,13 +48,13 @@ from kschedctl.framework.resources import (
     pod_requests,
 )
 from kschedctl.framework.status import MAX_NODE_SCORE, Code, Status
+from kschedctl.kube.quantity import milli_value, value
 from kschedctl.plugins.helper import (
     MAX_CUSTOM_PRIORITY_SCORE,
     FunctionShapePoint,
     build_broken_linear_function,
     go_div,
 )
-from kschedctl.snapshot.quantity import milli_value, value
 
 if TYPE_CHECKING:
     from kschedctl.framework.types import NodeInfo

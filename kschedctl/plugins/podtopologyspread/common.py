@@ -31,15 +31,15 @@ from typing import Any
 
 from kschedctl.errors import ConfigError
 from kschedctl.framework.types import PodInfo
-from kschedctl.snapshot.cluster import Cluster
-from kschedctl.snapshot.model import Node, Pod, Taint, Toleration, TopologySpreadConstraint
-from kschedctl.snapshot.selectors import (
+from kschedctl.kube.selectors import (
     EVERYTHING,
     Requirement,
     Selector,
     parse_label_selector,
     selector_from_set,
 )
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.model import Node, Pod, Taint, Toleration, TopologySpreadConstraint
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
 SCHEDULE_ANYWAY = "ScheduleAnyway"

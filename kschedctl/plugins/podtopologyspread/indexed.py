@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from kschedctl.framework.podindex import MatchCounts
     from kschedctl.framework.snapshot import Snapshot
     from kschedctl.framework.types import NodeInfo, PodInfo
+    from kschedctl.kube.selectors import Selector
     from kschedctl.snapshot.model import Pod
-    from kschedctl.snapshot.selectors import Selector
 
 
 class DomainLayout:

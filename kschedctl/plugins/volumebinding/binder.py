@@ -20,6 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from kschedctl.errors import InputError
+from kschedctl.kube.selectors import NodeSelector, Selector, parse_label_selector
 from kschedctl.plugins.volumebinding import csitranslation as csi
 from kschedctl.plugins.volumebinding.storage import (
     ANN_SELECTED_NODE,
@@ -44,7 +45,6 @@ from kschedctl.plugins.volumebinding.storage import (
 )
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
-from kschedctl.snapshot.selectors import NodeSelector, Selector, parse_label_selector
 
 ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_REASON_NODE_CONFLICT = "node(s) didn't match PersistentVolume's node affinity"

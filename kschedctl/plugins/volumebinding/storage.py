@@ -21,9 +21,9 @@ from fractions import Fraction
 from typing import Any
 
 from kschedctl.errors import InputError
+from kschedctl.kube.quantity import QuantityError, parse_quantity
+from kschedctl.kube.selectors import NodeSelector, Selector, parse_label_selector, parse_node_selector
 from kschedctl.snapshot.model import KubeObject, Pod
-from kschedctl.snapshot.quantity import QuantityError, parse_quantity
-from kschedctl.snapshot.selectors import NodeSelector, Selector, parse_label_selector, parse_node_selector
 
 BETA_STORAGE_CLASS_ANNOTATION = "volume.beta.kubernetes.io/storage-class"
 ANN_BIND_COMPLETED = "pv.kubernetes.io/bind-completed"

@@ -1,7 +1,7 @@
 """Content rules for names, label keys and values, and Go integers (apimachinery
 ``util/validation/validation.go``).
 
-The leaf of the package: selector parsing (``kschedctl.snapshot.selectors``) and configuration
+The leaf of the package: selector parsing (``kschedctl.kube.selectors``) and configuration
 validation use these rules too, so this module imports nothing of kschedctl.
 """
 

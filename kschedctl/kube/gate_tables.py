@@ -1,6 +1,6 @@
 """Every feature gate a kube-scheduler accepts on ``--feature-gates``, per supported minor version.
 
-Data only (``kschedctl.config.versions`` holds the logic that reads it). Each table lists, for one
+Data only (``kschedctl.kube.versions`` holds the logic that reads it). Each table lists, for one
 release, the gates that binary registers, with the value each has at that version (its emulation
 version is its own release): the Kubernetes gates (``pkg/features/kube_features.go``), those the
 generic API server, the apiextensions server, client-go, logging, metrics and zpages packages add

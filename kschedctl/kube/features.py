@@ -6,7 +6,7 @@ differences between Kubernetes versions reach the scheduler that way: a gate who
 flipped. A few rules changed with no gate (a message text, a status code, a score formula);
 plugins that hold both rules side by side test ``minor`` for those.
 
-This module is a leaf: the per-version tables that fill it live in ``kschedctl.config.versions``.
+This module is a leaf: the per-version tables that fill it live in ``kschedctl.kube.versions``.
 Plugins read it from their handle (``handle.features``); the default is v1.35 with its default
 gates, so code that builds a plugin without choosing a version keeps v1.35's behaviour.
 """
@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 #: v1.35's default values of the gates the scheduler's rules read (the full per-version tables,
-#: every gate a kube-scheduler of that version accepts, are in ``kschedctl.config.versions``).
+#: every gate a kube-scheduler of that version accepts, are in ``kschedctl.kube.versions``).
 V135_GATES: Mapping[str, bool] = MappingProxyType(
     {
         "DynamicResourceAllocation": True,

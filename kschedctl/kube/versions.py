@@ -7,7 +7,7 @@ follows, applying the rules of ``k8s.io/component-base/featuregate`` (``feature_
 ``Set`` parses the flag, ``SetFromMap`` checks every name against the gates the binary
 registered, refuses to move a locked gate, expands ``AllAlpha``/``AllBeta`` and, from v1.35 on,
 checks that an enabled gate's dependencies are enabled too). The tables themselves are data, in
-``kschedctl.config.gate_tables``.
+``kschedctl.kube.gate_tables``.
 """
 
 from __future__ import annotations
@@ -18,26 +18,26 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from kschedctl.config import gate_tables as t
 from kschedctl.errors import ConfigError
-from kschedctl.framework.features import Features
+from kschedctl.kube import gate_tables
+from kschedctl.kube.features import Features
 
 #: The minor versions kschedctl reproduces, and the patch release each is taken from.
 RELEASES: Mapping[int, str] = MappingProxyType({33: "v1.33.5", 34: "v1.34.2", 35: "v1.35.4", 36: "v1.36.2"})
 SUPPORTED_MINORS: tuple[int, ...] = tuple(sorted(RELEASES))
 DEFAULT_MINOR = 35
 
-_TABLES: Mapping[int, Mapping[str, t.Gate]] = MappingProxyType(
-    {33: t.GATES_V1_33, 34: t.GATES_V1_34, 35: t.GATES_V1_35, 36: t.GATES_V1_36}
+_TABLES: Mapping[int, Mapping[str, gate_tables.Gate]] = MappingProxyType(
+    {33: gate_tables.GATES_V1_33, 34: gate_tables.GATES_V1_34, 35: gate_tables.GATES_V1_35, 36: gate_tables.GATES_V1_36}
 )
 _DEPENDENCIES: Mapping[int, Mapping[str, tuple[str, ...]]] = MappingProxyType(
-    {33: t.DEPENDENCIES_V1_33, 34: t.DEPENDENCIES_V1_34, 35: t.DEPENDENCIES_V1_35, 36: t.DEPENDENCIES_V1_36}
+    {33: gate_tables.DEPENDENCIES_V1_33, 34: gate_tables.DEPENDENCIES_V1_34, 35: gate_tables.DEPENDENCIES_V1_35, 36: gate_tables.DEPENDENCIES_V1_36}
 )
 
 #: The two switches every gate set has: they move every alpha (beta) gate that was not set by name.
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
-_SPECIAL: Mapping[str, t.Gate] = MappingProxyType({ALL_ALPHA: (False, False, t.ALPHA), ALL_BETA: (False, False, t.BETA)})
+_SPECIAL: Mapping[str, gate_tables.Gate] = MappingProxyType({ALL_ALPHA: (False, False, gate_tables.ALPHA), ALL_BETA: (False, False, gate_tables.BETA)})
 
 _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
 #: What Go's ``strconv.ParseBool`` accepts.
@@ -97,7 +97,7 @@ def default_gates(minor: int) -> dict[str, bool]:
     return {n: s.default for n, s in gate_specs(minor).items()}
 
 
-def _table(minor: int) -> Mapping[str, t.Gate]:
+def _table(minor: int) -> Mapping[str, gate_tables.Gate]:
     table = _TABLES.get(minor)
     if table is None:
         raise ConfigError(unsupported_message(minor))
@@ -157,7 +157,7 @@ def _apply_overrides(minor: int, overrides: Mapping[str, bool]) -> dict[str, boo
     if errors:
         raise FeatureGateError(_aggregate(errors))
     gates = {n: s.default for n, s in specs.items()}
-    for switch, stage in ((ALL_ALPHA, t.ALPHA), (ALL_BETA, t.BETA)):
+    for switch, stage in ((ALL_ALPHA, gate_tables.ALPHA), (ALL_BETA, gate_tables.BETA)):
         if switch in explicit:
             for n, s in specs.items():
                 if s.stage == stage and n not in explicit and n not in _SPECIAL:
@@ -189,17 +189,6 @@ def resolve_features(minor: int = DEFAULT_MINOR, overrides: Mapping[str, bool] |
     if overrides:
         _check_dependencies(minor, gates)
     return Features(minor=minor, gates=MappingProxyType(gates), release=RELEASES[minor])
-
-
-def features_for(version: str | int | Features | None, feature_gates: str | Mapping[str, bool] | None = None) -> Features:
-    """A convenience for callers: a version given any way (None: v1.35) and an optional gates flag."""
-    if isinstance(version, Features):
-        if feature_gates:
-            raise ConfigError("feature gates cannot be combined with an already resolved Features")
-        return version
-    minor = DEFAULT_MINOR if version is None else version if isinstance(version, int) else parse_kube_version(version)
-    overrides = parse_feature_gates(feature_gates) if isinstance(feature_gates, str) else feature_gates
-    return resolve_features(minor, overrides)
 
 
 def server_minor(git_version: str | None) -> tuple[int | None, str | None]:

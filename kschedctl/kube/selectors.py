@@ -23,13 +23,13 @@ Upstream model: ``k8s.io/apimachinery pkg/labels/selector.go and k8s.io/componen
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.apivalidation.names import label_value_errors, parse_go_int64
-from kschedctl.apivalidation.names import qualified_name_errors as label_key_errors
 from kschedctl.errors import InputError
+from kschedctl.kube.names import label_value_errors, parse_go_int64
+from kschedctl.kube.names import qualified_name_errors as label_key_errors
 
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 NODE_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -130,11 +130,6 @@ class Selector:
     @property
     def empty(self) -> bool:
         return not self.nothing and not self.requirements
-
-    def with_requirements(self, extra: Iterable[Requirement]) -> Selector:
-        if self.nothing:
-            return self
-        return Selector(self.requirements + tuple(extra))
 
     def __str__(self) -> str:
         if self.nothing:

@@ -87,3 +87,16 @@ def render_value(v: Any) -> str:
     if isinstance(v, GoJSON):
         return go_json(v.data)
     return go_json(v)
+
+
+def json_kind(v: Any) -> str:
+    """The JSON type name Go's encoding/json puts in 'cannot unmarshal <kind> into ...' errors."""
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, int | float):
+        return "number"
+    if isinstance(v, str):
+        return "string"
+    if isinstance(v, list):
+        return "array"
+    return "object"
