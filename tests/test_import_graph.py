@@ -189,7 +189,7 @@ FLOORS: tuple[frozenset[str], ...] = tuple(
     frozenset(floor.split())
     for floor in (
         "kschedctl errors",
-        "kube cel",
+        "kube",
         "apivalidation",
         "snapshot",
         "framework",

@@ -13,7 +13,7 @@ from typing import Any
 
 from kschedctl.apivalidation.common import list_field, mapping_field, text_field
 from kschedctl.apivalidation.fielderrors import Errors, invalid, required
-from kschedctl.cel import CelCompileError, CelUnsupported, compile_expression
+from kschedctl.kube.cel import CelCompileError, CelUnsupported, compile_expression
 
 #: The compile error of each expression seen ("" when it compiles, or kschedctl cannot tell).
 _verdicts: dict[str, str] = {}

@@ -49,7 +49,7 @@ _VARIANT = hashlib.sha256(
 #: a validation verdict is kept per version of them.
 VALIDATION_MODULES = (
     *sorted(f"apivalidation/{p.name}" for p in (Path(__file__).resolve().parent.parent / "apivalidation").glob("*.py")),
-    "cel.py",
+    *sorted(f"kube/cel/{p.name}" for p in (Path(__file__).resolve().parent.parent / "kube" / "cel").glob("*.py")),
     "kube/quantity.py",
     "kube/selectors.py",
 )

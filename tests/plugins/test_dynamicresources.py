@@ -7,7 +7,11 @@ from typing import Any
 
 import pytest
 
-from kschedctl.cel import (
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.interfaces import NodeScore
+from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.status import Code, Status
+from kschedctl.kube.cel import (
     CelCompileError,
     CelError,
     CelUnsupported,
@@ -16,10 +20,6 @@ from kschedctl.cel import (
     compile_expression,
     device_value,
 )
-from kschedctl.framework.cycle_state import CycleState
-from kschedctl.framework.interfaces import NodeScore
-from kschedctl.framework.snapshot import Snapshot
-from kschedctl.framework.status import Code, Status
 from kschedctl.kube.quantity import parse_quantity
 from kschedctl.plugins import dynamicresources as dr
 from kschedctl.snapshot.model import KubeObject

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.cel import CelCompileError, CelError, CelUnsupported, ProgramCache
+from kschedctl.kube.cel import CelCompileError, CelError, CelUnsupported, ProgramCache
 from kschedctl.kube.selectors import parse_node_selector
 from kschedctl.plugins.dynamicresources.api import (
     ALL,

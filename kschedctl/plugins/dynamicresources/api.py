@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from kschedctl.cel import CelError, Semver, device_value
 from kschedctl.errors import InputError
+from kschedctl.kube.cel import CelError, Semver, device_value
 from kschedctl.kube.quantity import QuantityError, parse_quantity
 from kschedctl.kube.selectors import NodeSelector, aggregate_error_message, parse_node_selector
 from kschedctl.snapshot.model import KubeObject
