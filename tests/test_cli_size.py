@@ -1,8 +1,8 @@
-"""Commands stay thin: every typer command's body parses options, calls one entry point below the CLI, prints.
+"""Commands stay thin: every typer command's body parses options, calls one use case's entry point, prints.
 
 A command's body (its signature and docstring aside, a nested ``def body()`` included) is held
-under ``MAX_BODY_LINES`` lines. Work that grows beyond that belongs in the core's entry points
-(``whatif.run``, ``check.run``) or in a helper beside the command. Commands are found in the
+under ``MAX_BODY_LINES`` lines. Work that grows beyond that belongs in the use cases' entry points
+(``kschedctl.usecases``, one module per command) or in a helper beside the command. Commands are found in the
 source (``@app.command(...)`` decorators and ``app.command(...)(fn)`` registrations in
 ``kschedctl/cli``); typer's own list of registered callbacks checks that none was missed.
 """
@@ -92,7 +92,7 @@ def test_command_body_is_thin(name: str) -> None:
     n = body_lines(fn)
     assert n < MAX_BODY_LINES, (
         f"{path.name}:{fn.lineno} {name}: its body is {n} lines (limit {MAX_BODY_LINES - 1}); "
-        "move the work into the core's entry point or a helper"
+        "move the work into the use case's entry point or a helper"
     )
 
 

@@ -2,7 +2,7 @@
 
 The command parses options, finds the scenarios, reads once what they share (the cluster of
 scenarios without cluster.yaml, from ``--snapshot`` or the live cluster; the ``--config`` of
-scenarios without config.yaml), hands them to ``check.run.run_check`` (the scenario loop and
+scenarios without config.yaml), hands them to ``usecases.check.run_check`` (the scenario loop and
 ``--update``), then renders (``render.check``) and writes the JUnit report (``--junit``).
 Exit status: 0 every scenario passed (or was updated), 1 one failed, 2 bad input of a scenario
 or of the command.
@@ -111,8 +111,8 @@ def check(
     """
     def body() -> int:
         from kschedctl.check.report import exit_status
-        from kschedctl.check.run import CheckRequest, run_check
         from kschedctl.check.runner import discover_scenarios
+        from kschedctl.usecases.check import CheckRequest, run_check
 
         scenarios = discover_scenarios(paths, changed=changed)
         if changed:

@@ -1,16 +1,16 @@
 """``kschedctl diff-profiles`` and ``kschedctl diff-versions``: option parsing, the two sides, exit codes.
 
-The comparison runs below the CLI (``whatif.run.diff_sides`` over ``whatif.diff``), the output is
-``kschedctl.render.diff``'s. ``build_sides`` turns ``--config``/``--profile`` into the two
-``Side`` values; ``version_sides`` loads one configuration as ``--from`` and ``--to`` load it, for
-``diff-versions`` (whose attribution ``diff_sides`` adds when the sides' versions differ).
-``ComparedPods`` holds the pod options both commands share.
+The comparisons run below the CLI (``usecases.diff_profiles``, ``usecases.diff_versions``, over
+``whatif.diff``), the output is ``kschedctl.render.diff``'s. ``build_sides`` turns
+``--config``/``--profile`` into the two ``Side`` values; ``version_sides`` loads one configuration
+as ``--from`` and ``--to`` load it, for ``diff-versions`` (whose use case adds the attribution to
+the rule changes between the versions). ``ComparedPods`` holds the pod options both commands share.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -45,8 +45,11 @@ from kschedctl.errors import UsageError
 if TYPE_CHECKING:
     from kschedctl.kube.features import Features
     from kschedctl.snapshot.source import Source
+    from kschedctl.usecases.comparison import ComparisonRequest
     from kschedctl.whatif.diff import Side
-    from kschedctl.whatif.run import DiffRequest
+
+#: The kind of comparison a request is built for (``diff-profiles``' or ``diff-versions``').
+Compared = TypeVar("Compared", bound="ComparisonRequest")
 
 
 PodNameArg = Annotated[
@@ -78,12 +81,11 @@ class ComparedPods:
         read_stdin_once(("-f", self.filenames), ("--snapshot", self.where.snapshot or []))
         return open_for_pod(self.where, self.namespace, self.name)
 
-    def request(self, sides: tuple[Side, Side], source: Source, ns: str, setup: SchedulerOptions, jobs: int | None,
-                features: Features) -> DiffRequest:
-        """The request comparing ``sides`` on these pods, the cluster read as ``features``' version reads it."""
-        from kschedctl.whatif.run import DiffRequest
-
-        return DiffRequest(
+    def request(self, kind: type[Compared], sides: tuple[Side, Side], source: Source, ns: str, setup: SchedulerOptions,
+                jobs: int | None, features: Features) -> Compared:
+        """The request (of the ``kind`` of comparison) comparing ``sides`` on these pods, the cluster read as
+        ``features``' version reads it."""
+        return kind(
             registry=setup.registry, cluster=read_cluster(source, features), source=source.description, a=sides[0],
             b=sides[1], name=self.name, namespace=ns if self.name is not None else self.namespace,
             filenames=self.filenames, pending=self.pending, jobs=worker_jobs(jobs),
@@ -157,7 +159,7 @@ def diff_profiles_cmd(
 
     def body() -> int:
         from kschedctl.render.diff import render_diff_markdown, render_diff_table
-        from kschedctl.whatif.run import diff_sides
+        from kschedctl.usecases.diff_profiles import DiffProfilesRequest, diff_profiles
 
         versions = VersionOptions(kube_version, feature_gates)
         where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)
@@ -165,7 +167,7 @@ def diff_profiles_cmd(
         source, ns = pods.open()
         setup = SchedulerOptions(plugin_module, versions, source)
         sides = build_sides(list(config or []), list(profile or []), setup)
-        report = diff_sides(pods.request(sides, source, ns, setup, jobs, setup.features), hooks())
+        report = diff_profiles(pods.request(DiffProfilesRequest, sides, source, ns, setup, jobs, setup.features), hooks())
         emit_report(report.to_dict(), output, render_diff_table, render_diff_markdown, setup.features)
         return EXIT_NO if report.differs else EXIT_OK
 
@@ -228,7 +230,7 @@ def diff_versions_cmd(
 
     def body() -> int:
         from kschedctl.render.diff import render_diff_markdown, render_diff_table
-        from kschedctl.whatif.run import diff_sides
+        from kschedctl.usecases.diff_versions import DiffVersionsRequest, diff_versions
 
         if not to:
             raise UsageError("give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
@@ -238,7 +240,7 @@ def diff_versions_cmd(
         source, ns = pods.open()
         setup = SchedulerOptions(plugin_module, VersionOptions(from_), source)
         sides = version_sides(str(config) if config else None, profile, (from_, to), setup)
-        report = diff_sides(pods.request(sides, source, ns, setup, jobs, newer(*sides)), hooks())
+        report = diff_versions(pods.request(DiffVersionsRequest, sides, source, ns, setup, jobs, newer(*sides)), hooks())
         emit_report({"title": "kschedctl diff-versions", **report.to_dict()}, output, render_diff_table, render_diff_markdown)
         return EXIT_NO if report.differs else EXIT_OK
 

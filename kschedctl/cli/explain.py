@@ -1,7 +1,7 @@
-"""``kschedctl explain pod`` and ``kschedctl explain pending``: parse, call ``whatif.run``, print.
+"""``kschedctl explain pod`` and ``kschedctl explain pending``: parse, call the use case, print.
 
 The cycle and what the commands add to it (margins, remedies, cause groups) run below the CLI
-(``kschedctl.whatif.run``); the output is ``kschedctl.render``'s. ``cli.main`` registers both
+(``usecases.explain_pod``, ``usecases.explain_pending``); the output is ``kschedctl.render``'s. ``cli.main`` registers both
 commands on the ``explain`` group.
 """
 
@@ -48,7 +48,7 @@ from kschedctl.cli.sources import hooks, open_for_pod, open_source, read_cluster
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
-    from kschedctl.whatif.run import PendingResult
+    from kschedctl.usecases.explain_pending import PendingResult
 
 
 def explain_pod_cmd(
@@ -87,7 +87,7 @@ def explain_pod_cmd(
 
     def body() -> int:
         from kschedctl.snapshot.loader import read_stdin_once
-        from kschedctl.whatif.run import ExplainPodRequest, explain_pods
+        from kschedctl.usecases.explain_pod import ExplainPodRequest, explain_pods
 
         if (name is None) == (filename is None):
             raise UsageError("give either a pod NAME (with -n) or -f FILE")
@@ -187,7 +187,7 @@ def explain_pending_cmd(
     def body() -> int:
         from kschedctl.kube.selectors import parse_selector_string
         from kschedctl.kube.versions import version_line
-        from kschedctl.whatif.run import PendingRequest, explain_pending
+        from kschedctl.usecases.explain_pending import PendingRequest, explain_pending
 
         if namespace and all_namespaces:
             raise UsageError("give -n NAMESPACE or -A, not both")

@@ -1,7 +1,9 @@
 """``kschedctl simulate``: its options as named types, the flag checks, exit codes.
 
-The loop runs below the CLI (``whatif.run.simulate_pods`` over ``whatif.simulate``), the output
-is ``kschedctl.render.simulate``'s; this module only connects them to the command line.
+The loop runs below the CLI (``usecases.simulate`` over ``whatif.simulate``), and so does a drain
+(``--drain``, ``--scale-down``: ``usecases.drain`` over ``whatif.drain``, its options in
+``cli.drain_opts``); the output is ``kschedctl.render``'s (``simulate``, ``drain``, ``runs``). This
+module only connects them to the command line: each run calls one of the two use cases.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.cli.common import EXIT_NO, EXIT_OK, WhatIfOutput, WhatIfOutputOpt, emit_report, guarded
-from kschedctl.cli.drain import (
+from kschedctl.cli.drain_opts import (
     CountOpt,
     DeleteEmptydirOpt,
     DisableEvictionOpt,
@@ -22,7 +24,6 @@ from kschedctl.cli.drain import (
     ForceOpt,
     IgnoreDaemonsetsOpt,
     ScaleDownOpt,
-    run_drain_cmd,
 )
 from kschedctl.cli.options import (
     ClusterOptions,
@@ -44,7 +45,8 @@ from kschedctl.errors import UsageError
 if TYPE_CHECKING:
     from kschedctl.kube.features import Features
     from kschedctl.snapshot.nodeorder import NodeOrderSpec
-    from kschedctl.whatif.run import SimulateRequest
+    from kschedctl.usecases.drain import DrainRequest
+    from kschedctl.usecases.simulate import SimulateRequest
     from kschedctl.whatif.simulate import RunOptions
 
 
@@ -169,7 +171,7 @@ def simulate_cmd(
     """
 
     def body() -> int:
-        from kschedctl.whatif.run import SimulateRequest
+        from kschedctl.usecases.simulate import SimulateRequest
 
         drains = DrainArgs(drain, drain_selector, scale_down, count, delete_emptydir_data, force, disable_eviction, ignore_daemonsets)
         files = filename or []
@@ -181,7 +183,7 @@ def simulate_cmd(
         options = _run_options(report_preemption, retry_nominated or preemption, no_batching, max_pods, no_pending)
         order = _node_order(node_order_, seed, runs, group_by, bool(drains.scale_down))
         if drains.wanted:
-            return run_drain_cmd(drains, cluster, cfg, setup.registry, options, output, order, runs, group_by)
+            return _drain_and_report(drains.request(cluster, cfg, setup.registry, options, order, runs, group_by), output)
         request = SimulateRequest(
             registry=setup.registry, config=cfg, cluster=cluster, filenames=files, replicas=replicas,
             max_copies=max_, limit=limit, options=options, notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
@@ -193,20 +195,45 @@ def simulate_cmd(
 
 
 def _simulate_and_report(request: SimulateRequest, output: WhatIfOutput, features: Features) -> int:
-    """One run (``simulate_pods``) or, with ``--runs``, several (``simulate_runs``): the report, the exit status."""
-    from kschedctl.whatif.run import simulate_pods, simulate_runs
+    """One run or, with ``--runs``, several (``usecases.simulate``): the report, the exit status."""
+    from kschedctl.usecases.simulate import simulate
+    from kschedctl.whatif.runs import RunsReport
 
-    if request.runs > 1:
+    result = simulate(request, hooks())
+    if isinstance(result, RunsReport):
         from kschedctl.render.runs import render_runs_markdown, render_runs_table
 
-        report = simulate_runs(request, hooks())
-        emit_report(report.to_dict(), output, render_runs_table, render_runs_markdown, features)
-        return EXIT_OK if request.max_copies or report.succeeded else EXIT_NO
+        emit_report(result.to_dict(), output, render_runs_table, render_runs_markdown, features)
+        return EXIT_OK if request.max_copies or result.succeeded else EXIT_NO
     from kschedctl.render.simulate import render_simulation_markdown, render_simulation_table
 
-    result = simulate_pods(request, hooks())
     emit_report(result.to_dict(), output, render_simulation_table, render_simulation_markdown, features)
     return EXIT_NO if result.error or not (request.max_copies or result.all_placed) else EXIT_OK
+
+
+def _drain_and_report(request: DrainRequest, output: WhatIfOutput) -> int:
+    """Drain (or scale down) once or, with ``--runs``, several times (``usecases.drain``); print the report
+    (headed by the configuration's Kubernetes version). 0 when the drain succeeds with every pod placed
+    (in every run), else 1."""
+    from kschedctl.usecases.drain import drain
+    from kschedctl.whatif.drain import DrainResult
+    from kschedctl.whatif.runs import RunsReport
+
+    result = drain(request, hooks())
+    features = request.config.features
+    if isinstance(result, RunsReport):
+        from kschedctl.render.runs import render_runs_markdown, render_runs_table
+
+        emit_report(result.to_dict(), output, render_runs_table, render_runs_markdown, features)
+    elif isinstance(result, DrainResult):
+        from kschedctl.render.drain import render_drain_markdown, render_drain_table
+
+        emit_report(result.to_dict(), output, render_drain_table, render_drain_markdown, features)
+    else:
+        from kschedctl.render.drain import render_scale_down_markdown, render_scale_down_table
+
+        emit_report(result.to_dict(), output, render_scale_down_table, render_scale_down_markdown, features)
+    return EXIT_OK if result.succeeded else EXIT_NO
 
 
 def _node_order(value: str, seed: int | None, runs: int | None, group_by: str | None, scale_down: bool) -> NodeOrderSpec:

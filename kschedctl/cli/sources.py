@@ -2,7 +2,7 @@
 
 ``--snapshot`` files, else the live cluster the kubeconfig names (``open_source``); the source is
 loaded on the command's progress line with its notes on stderr (``read_cluster``). ``hooks()``
-hands the core the same two channels (notes, progress) for the work that follows. Only the
+hands the use cases the same two channels (notes, progress) for the work that follows. Only the
 presentation lives here; talking to the API server is ``kschedctl.snapshot.live``'s job.
 """
 
@@ -15,9 +15,9 @@ from kschedctl.kube.features import DEFAULT_FEATURES, Features
 
 if TYPE_CHECKING:
     from kschedctl.cli.options import ClusterOptions
-    from kschedctl.explain.request import Hooks
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.source import Source
+    from kschedctl.usecases.request import Hooks
 
 
 def open_source(where: ClusterOptions) -> Source:
@@ -50,9 +50,9 @@ def read_cluster(source: Source, features: Features = DEFAULT_FEATURES) -> Clust
 
 
 def hooks() -> Hooks:
-    """Notes on stderr and the running command's progress line, for the core's entry points."""
+    """Notes on stderr and the running command's progress line, for the use cases' entry points."""
     from kschedctl.cli.progress import current
-    from kschedctl.explain.request import Hooks
+    from kschedctl.usecases.request import Hooks
 
     return Hooks(note=note, progress=current())
 

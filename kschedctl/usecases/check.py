@@ -1,8 +1,9 @@
-"""The run behind ``kschedctl check``: the scenarios through the scenario loop, then ``--update``.
+"""``kschedctl check``: the scenarios through the scenario loop, then ``--update``.
 
 The CLI finds the scenarios, reads once what they share (the ``--config`` configuration and the
-cluster of scenarios without cluster.yaml) and hands them here as a ``CheckRequest``; the results
-come back for ``render.check`` to show and ``check.junit`` to write.
+cluster of scenarios without cluster.yaml) and hands them here as a ``CheckRequest``; the loop is
+``check.suite``'s, the rewriting of expectations ``check.update``'s. The results come back for
+``render.check`` to show and ``check.junit`` to write.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kschedctl.explain.request import Hooks, Request
 from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.usecases.request import Hooks, Request
 
 if TYPE_CHECKING:
     from kschedctl.check.scenario import ScenarioResult

@@ -1,8 +1,9 @@
-"""``kschedctl simulate --drain`` / ``--scale-down``: their options as named types, the flag checks, exit codes.
+"""The drain options of ``kschedctl simulate`` (``--drain``, ``--scale-down`` and kubectl drain's flags).
 
 The command stays ``simulate`` (a drain is a simulation of the pods it evicts); this module holds
-the options only the drain reads and connects them to ``whatif.run.drain_nodes``, whose result
-``kschedctl.render.drain`` shows.
+the options only the drain reads, as named types, and ``DrainArgs``, which checks them and turns
+them into the request of ``usecases.drain``. Like ``options`` and ``plugin_opts`` it is a shared
+CLI module, not a command: ``cli.simulate`` runs the drain and shows its result.
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from kschedctl.cli.common import EXIT_NO, EXIT_OK, WhatIfOutput, emit_report
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from kschedctl.framework.registry import Registry
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.nodeorder import NodeOrderSpec
-    from kschedctl.whatif.run import DrainRequest
+    from kschedctl.usecases.drain import DrainRequest
     from kschedctl.whatif.simulate import RunOptions
 
 DrainOpt = Annotated[
@@ -85,46 +85,17 @@ class DrainArgs:
         if self.count and not self.scale_down:
             raise UsageError("--count goes with --scale-down")
 
+    def request(self, cluster: Cluster, config: SchedulerConfig, registry: Registry, options: RunOptions,
+                node_order: NodeOrderSpec | None = None, runs: int | None = None, group_by: str | None = None) -> DrainRequest:
+        """The drain's request: the nodes named, the selectors parsed, kubectl drain's flags."""
+        from kschedctl.kube.selectors import parse_selector_string
+        from kschedctl.usecases.drain import DrainRequest
+        from kschedctl.whatif.drain import DrainFlags
 
-def run_drain_cmd(args: DrainArgs, cluster: Cluster, config: SchedulerConfig, registry: Registry,
-                  options: RunOptions, output: WhatIfOutput, node_order: NodeOrderSpec | None = None,
-                  runs: int | None = None, group_by: str | None = None) -> int:
-    """Drain (or scale down), print the report (headed by the configuration's Kubernetes version); 0 when
-    the drain succeeds with every pod placed, else 1."""
-    from kschedctl.cli.sources import hooks
-    from kschedctl.kube.selectors import parse_selector_string
-    from kschedctl.render.drain import (
-        render_drain_markdown,
-        render_drain_table,
-        render_scale_down_markdown,
-        render_scale_down_table,
-    )
-    from kschedctl.whatif.drain import DrainFlags, DrainResult
-    from kschedctl.whatif.run import DrainRequest, drain_nodes
-
-    request = DrainRequest(
-        registry=registry, config=config, cluster=cluster, nodes=list(args.nodes),
-        selector=parse_selector_string(args.selector) if args.selector else None,
-        scale_down=parse_selector_string(args.scale_down) if args.scale_down else None, count=args.count,
-        flags=DrainFlags(args.delete_emptydir_data, args.force, args.disable_eviction), options=options,
-        node_order=node_order, runs=runs or 1, group_by=group_by,
-    )
-    if request.runs > 1:
-        return _drain_runs(request, output)
-    result = drain_nodes(request, hooks())
-    if isinstance(result, DrainResult):
-        emit_report(result.to_dict(), output, render_drain_table, render_drain_markdown, config.features)
-    else:
-        emit_report(result.to_dict(), output, render_scale_down_table, render_scale_down_markdown, config.features)
-    return EXIT_OK if result.succeeded else EXIT_NO
-
-
-def _drain_runs(request: DrainRequest, output: WhatIfOutput) -> int:
-    """``--drain ... --runs N``: the range of outcomes; 0 when the drain succeeds in every run."""
-    from kschedctl.cli.sources import hooks
-    from kschedctl.render.runs import render_runs_markdown, render_runs_table
-    from kschedctl.whatif.run import drain_runs
-
-    report = drain_runs(request, hooks())
-    emit_report(report.to_dict(), output, render_runs_table, render_runs_markdown, request.config.features)
-    return EXIT_OK if report.succeeded else EXIT_NO
+        return DrainRequest(
+            registry=registry, config=config, cluster=cluster, nodes=list(self.nodes),
+            selector=parse_selector_string(self.selector) if self.selector else None,
+            scale_down=parse_selector_string(self.scale_down) if self.scale_down else None, count=self.count,
+            flags=DrainFlags(self.delete_emptydir_data, self.force, self.disable_eviction), options=options,
+            node_order=node_order, runs=runs or 1, group_by=group_by,
+        )

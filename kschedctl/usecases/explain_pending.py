@@ -1,0 +1,72 @@
+"""``explain pending``: every pending pod of a namespace (or all) matching a selector, one row each.
+
+The rows are ``explain.pending``'s (its cycles, run in worker processes when asked); this use case
+chooses the pods, says when the namespace has none but others do, and with ``--fix`` adds each
+pod's best single change (``whatif.causes``). The result groups its rows by cause for ``render/``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from kschedctl.usecases.request import ClusterRequest, Hooks
+
+if TYPE_CHECKING:
+    from kschedctl.config.types import SchedulerConfig
+    from kschedctl.kube.selectors import Selector
+
+
+@dataclass(kw_only=True)
+class PendingRequest(ClusterRequest):
+    """``explain pending``: every pending pod of a namespace (None: all) matching a selector."""
+
+    config: SchedulerConfig
+    namespace: str | None = None
+    selector: Selector | None = None
+    #: Also search each pod's best single change (``--fix``).
+    fix: bool = False
+    #: Worker processes (None: the usable CPUs; 1: one after another here).
+    jobs: int | None = None
+
+
+@dataclass
+class PendingResult:
+    """One row per pending pod (``PendingRow.to_dict``) and, with ``fix``, the remedy search's totals."""
+
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    search: dict[str, Any] | None = None
+
+    def groups(self) -> list[dict[str, Any]]:
+        """The rows grouped by the cause that blocks them."""
+        from kschedctl.whatif.causes import group_by_cause
+
+        return [g.to_dict() for g in group_by_cause(self.rows)]
+
+
+def explain_pending(request: PendingRequest, hooks: Hooks | None = None) -> PendingResult:
+    """The rows of every chosen pending pod (a note when the namespace has none but others do)."""
+    from kschedctl.explain.pending import pending_rows
+    from kschedctl.whatif.causes import attach_remedies
+
+    hooks = hooks or Hooks()
+    request.noted_order(hooks)
+    ns, sel, cluster = request.namespace, request.selector, request.cluster
+    pods = [
+        p
+        for p in cluster.pending_pods()
+        if (ns is None or p.namespace == ns) and (sel is None or sel.matches(p.labels))
+    ]
+    if not pods and ns is not None and sel is None:
+        from kschedctl.snapshot.source import pending_elsewhere
+
+        elsewhere = pending_elsewhere(cluster, ns)
+        if elsewhere:
+            hooks.note(elsewhere)
+    progress = hooks.progress.counter("explaining pending pods")
+    rows = pending_rows(cluster, pods, request.config, request.registry, progress=progress, jobs=request.jobs)
+    result = PendingResult([r.to_dict() for r in rows])
+    if request.fix:
+        hooks.progress.phase("verifying remedies")
+        result.search = attach_remedies(result.rows, cluster, pods, request.config, request.registry, jobs=request.jobs)
+    return result

@@ -1,0 +1,123 @@
+"""``simulate``: the pods of files through the scheduling loop, one after another, as kube-scheduler does.
+
+The loop is ``whatif.simulate``'s; this use case reads the files against the cluster (workloads
+expanded lazily into the pods their controllers would create), sets the start-up node order, and
+runs the loop once, or copies of one template until one does not fit (``--max``), or, with
+``runs`` (``--runs``), the run again and again under random start-up orders (``whatif.runs``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from kschedctl.errors import UsageError
+from kschedctl.usecases.request import ClusterRequest, Hooks
+
+if TYPE_CHECKING:
+    from kschedctl.config.types import SchedulerConfig
+    from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.whatif.runs import RunsReport
+    from kschedctl.whatif.simulate import RunOptions, SimulationResult
+    from kschedctl.whatif.workloads import Manifests
+
+
+@dataclass(kw_only=True)
+class SimulateRequest(ClusterRequest):
+    """``simulate``: the pods of files through the scheduling loop, or (``max_copies``) copies of one
+    template until one does not fit."""
+
+    config: SchedulerConfig
+    filenames: list[str]
+    #: Pods per workload instead of its replicas (not with ``max_copies``).
+    replicas: int | None = None
+    max_copies: bool = False
+    #: With ``max_copies``: stop after this many pods (0: no limit).
+    limit: int = 0
+    options: RunOptions | None = None
+    #: The caller's notes, shown after those of the files.
+    notes: list[str] = field(default_factory=list)
+    #: How many runs, each with random start-up orders (``--runs``; 1: one run in the requested order).
+    runs: int = 1
+    #: With ``runs``: the node label whose values are the node groups counted (None: a node-pool label).
+    group_by: str | None = None
+
+
+def simulate(request: SimulateRequest, hooks: Hooks | None = None) -> SimulationResult | RunsReport:
+    """One run of the loop (or the ``--max`` search) over the files' pods; with ``runs`` > 1, the range of
+    outcomes of that many runs."""
+    hooks = hooks or Hooks()
+    if request.runs > 1:
+        return _runs(request, hooks)
+    order, order_notes = request.startup_order()
+    manifests = request.read_manifests(request.filenames)
+    hooks.progress.phase("building NodeInfos")
+    result = _max(request, manifests, hooks) if request.max_copies else _run(request, manifests, hooks)
+    # the manifests' notes include what admitting each workload's first pod said (pods are made lazily)
+    result.notes[:0] = manifests.notes + request.notes + order_notes
+    result.startup = order
+    return result
+
+
+def _runs(request: SimulateRequest, hooks: Hooks) -> RunsReport:
+    """``--runs N``: the run N times, each with random node and start-up queue orders drawn from the
+    request's seed, and the range of their outcomes (``whatif.runs``)."""
+    from kschedctl.whatif.runs import run_many
+
+    manifests = request.read_manifests(request.filenames)
+    quiet = Hooks(note=hooks.note)
+
+    def one(cluster: Cluster) -> SimulationResult:
+        run = replace(request, cluster=cluster)
+        return _max(run, manifests, quiet) if request.max_copies else _run(run, manifests, quiet)
+
+    seed = request.node_order.seed if request.node_order is not None else None
+    report = run_many(request.cluster, request.runs, one, seed=seed, group_by=request.group_by,
+                      progress=hooks.progress.counter("simulating runs"))
+    report.notes[:0] = list(dict.fromkeys(manifests.notes)) + request.notes
+    return report
+
+
+def _max(request: SimulateRequest, manifests: Manifests, hooks: Hooks) -> SimulationResult:
+    """``--max``: copies of the one pod or workload template until one does not fit (or ``limit``)."""
+    from kschedctl.whatif.simulate import simulate_max
+    from kschedctl.whatif.workloads import PodFactory
+
+    if len(manifests.workloads) != 1:
+        raise UsageError(f"--max needs exactly one pod or workload template, the files hold {len(manifests.workloads)}")
+    w = manifests.workloads[0]
+    w.as_template = True
+    factory = PodFactory(manifests, request.cluster, private=True)
+    return simulate_max(
+        factory.cluster,
+        request.config,
+        factory.pods(w, None),
+        request.registry,
+        workload=w.display,
+        limit=request.limit,
+        batching=request.options.batching if request.options is not None else True,
+        pending=request.options.pending if request.options is not None else True,
+        owns_cluster=True,
+        progress=hooks.progress.counter("placing copies"),
+    )
+
+
+def _run(request: SimulateRequest, manifests: Manifests, hooks: Hooks) -> SimulationResult:
+    """The pods of the files (workloads expanded as their controllers would, lazily) through the loop."""
+    from kschedctl.whatif.simulate import simulate_streams, workload_streams
+    from kschedctl.whatif.workloads import PodFactory
+
+    factory = PodFactory(manifests, request.cluster, private=True)
+    streams, excluded = workload_streams(manifests, factory, request.replicas)
+    if not any(s.count for s in streams):
+        raise UsageError("the workloads ask for no pods (replicas 0)")
+    return simulate_streams(
+        factory.cluster,
+        request.config,
+        streams,
+        request.registry,
+        options=request.options,
+        exclude_pod_uids=excluded,
+        owns_cluster=True,
+        progress=hooks.progress.counter("scheduling pods"),
+    )
