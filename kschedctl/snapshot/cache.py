@@ -50,6 +50,8 @@ _VARIANT = hashlib.sha256(
 VALIDATION_MODULES = (
     *sorted(f"apivalidation/{p.name}" for p in (Path(__file__).resolve().parent.parent / "apivalidation").glob("*.py")),
     *sorted(f"kube/cel/{p.name}" for p in (Path(__file__).resolve().parent.parent / "kube" / "cel").glob("*.py")),
+    "kube/goformat.py",
+    "kube/names.py",
     "kube/quantity.py",
     "kube/selectors.py",
 )
