@@ -11,7 +11,7 @@ table is what it names as the cause of each difference. Two kinds of entries:
   ``explain/cycle.py``);
 * feature gates the scheduler reads (``GATE_EFFECTS``), whose effect applies whenever the two
   runs' effective values differ: a default that flipped between the versions
-  (``config.gate_tables``) or a ``--feature-gates`` override.
+  (``kube.gate_tables``) or a ``--feature-gates`` override.
 
 Each entry names the plugins and extension points whose results it can change, so a difference
 found in two traces is attributed only to entries that touch the part that differs.

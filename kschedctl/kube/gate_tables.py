@@ -10,6 +10,9 @@ only by a vendor fork are not here. v1.33 is written out whole; each later versi
 changed: gates added or whose default, lock or stage moved, and gates removed. Dependencies (from
 v1.35) are the gates an enabled gate needs enabled too. Read from the upstream sources of v1.33.5,
 v1.34.2, v1.35.4 and v1.36.2.
+
+Everything after the two helpers is written by ``tools/gen_gate_tables.py`` from a release's Go
+sources (docs/development.md, "Adding a Kubernetes release"): regenerate it, do not edit it by hand.
 """
 
 from __future__ import annotations
@@ -26,6 +29,15 @@ Gate = tuple[bool, bool, str]
 def _next(previous: dict[str, Gate], changed: dict[str, Gate], removed: tuple[str, ...]) -> dict[str, Gate]:
     """A version's table from the one before it."""
     out = {n: g for n, g in previous.items() if n not in removed}
+    out.update(changed)
+    return dict(sorted(out.items()))
+
+
+def _next_dependencies(
+    previous: dict[str, tuple[str, ...]], changed: dict[str, tuple[str, ...]], removed: tuple[str, ...]
+) -> dict[str, tuple[str, ...]]:
+    """A version's dependencies from the ones before it."""
+    out = {n: d for n, d in previous.items() if n not in removed}
     out.update(changed)
     return dict(sorted(out.items()))
 
@@ -465,7 +477,9 @@ GATES_V1_36: dict[str, Gate] = _next(
 )
 
 DEPENDENCIES_V1_33: dict[str, tuple[str, ...]] = {}
+
 DEPENDENCIES_V1_34: dict[str, tuple[str, ...]] = {}
+
 DEPENDENCIES_V1_35: dict[str, tuple[str, ...]] = {
     "AuthorizeNodeWithSelectors": ("AuthorizeWithSelectors",),
     "ClusterTrustBundleProjection": ("ClusterTrustBundle",),
@@ -501,26 +515,33 @@ DEPENDENCIES_V1_35: dict[str, tuple[str, ...]] = {
     "WindowsCPUAndMemoryAffinity": ("MemoryManager",),
     "WindowsGracefulNodeShutdown": ("GracefulNodeShutdown",),
 }
-DEPENDENCIES_V1_36: dict[str, tuple[str, ...]] = {
-    **{n: d for n, d in DEPENDENCIES_V1_35.items() if n not in ('InPlacePodVerticalScalingAllocatedStatus', 'WindowsCPUAndMemoryAffinity')},
-    "DRAListTypeAttributes": ("DynamicResourceAllocation",),
-    "DRANodeAllocatableResources": ("DynamicResourceAllocation",),
-    "DRAResourceClaimGranularStatusAuthorization": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
-    "DRAResourcePoolStatus": ("DynamicResourceAllocation",),
-    "DRAWorkloadResourceClaims": ("DynamicResourceAllocation", "GenericWorkload"),
-    "DeclarativeValidationBeta": ("DeclarativeValidation",),
-    "ExtendWebSocketsToKubelet": ("NodeDeclaredFeatures",),
-    "ImageVolumeWithDigest": ("ImageVolume",),
-    "InPlacePodVerticalScalingExclusiveMemory": ("InPlacePodVerticalScaling",),
-    "InPlacePodVerticalScalingInitContainers": ("InPlacePodVerticalScaling", "NodeDeclaredFeatures"),
-    "PodLevelResourceManagers": ("PodLevelResources",),
-    "ResourceHealthStatusMessage": ("ResourceHealthStatus",),
-    "StaleControllerConsistencyDaemonSet": ("AtomicFIFO",),
-    "StaleControllerConsistencyJob": ("AtomicFIFO",),
-    "StaleControllerConsistencyReplicaSet": ("AtomicFIFO",),
-    "StaleControllerConsistencyStatefulSet": ("AtomicFIFO",),
-    "TopologyAwareWorkloadScheduling": ("GenericWorkload",),
-    "UserNamespacesHostNetworkSupport": ("UserNamespacesSupport", "NodeDeclaredFeatures"),
-    "WorkloadAwarePreemption": ("GangScheduling",),
-    "WorkloadWithJob": ("GenericWorkload",),
-}
+
+DEPENDENCIES_V1_36: dict[str, tuple[str, ...]] = _next_dependencies(
+    DEPENDENCIES_V1_35,
+    {
+        "DRAListTypeAttributes": ("DynamicResourceAllocation",),
+        "DRANodeAllocatableResources": ("DynamicResourceAllocation",),
+        "DRAResourceClaimGranularStatusAuthorization": ("DynamicResourceAllocation", "DRAResourceClaimDeviceStatus"),
+        "DRAResourcePoolStatus": ("DynamicResourceAllocation",),
+        "DRAWorkloadResourceClaims": ("DynamicResourceAllocation", "GenericWorkload"),
+        "DeclarativeValidationBeta": ("DeclarativeValidation",),
+        "ExtendWebSocketsToKubelet": ("NodeDeclaredFeatures",),
+        "ImageVolumeWithDigest": ("ImageVolume",),
+        "InPlacePodVerticalScalingExclusiveMemory": ("InPlacePodVerticalScaling",),
+        "InPlacePodVerticalScalingInitContainers": ("InPlacePodVerticalScaling", "NodeDeclaredFeatures"),
+        "PodLevelResourceManagers": ("PodLevelResources",),
+        "ResourceHealthStatusMessage": ("ResourceHealthStatus",),
+        "StaleControllerConsistencyDaemonSet": ("AtomicFIFO",),
+        "StaleControllerConsistencyJob": ("AtomicFIFO",),
+        "StaleControllerConsistencyReplicaSet": ("AtomicFIFO",),
+        "StaleControllerConsistencyStatefulSet": ("AtomicFIFO",),
+        "TopologyAwareWorkloadScheduling": ("GenericWorkload",),
+        "UserNamespacesHostNetworkSupport": ("UserNamespacesSupport", "NodeDeclaredFeatures"),
+        "WorkloadAwarePreemption": ("GangScheduling",),
+        "WorkloadWithJob": ("GenericWorkload",),
+    },
+    (
+        "InPlacePodVerticalScalingAllocatedStatus",
+        "WindowsCPUAndMemoryAffinity",
+    ),
+)
