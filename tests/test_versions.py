@@ -103,6 +103,13 @@ def test_parse_feature_gates_refuses(value: str, message: str) -> None:
         (36, "WatchListClient", True, False, "Beta"),  # client-go
         (35, "APIResponseCompression", True, False, "Beta"),  # generic API server
         (36, "AllAlpha", False, False, "Alpha"),
+        # deprecated gates locked to false (GitRepoVolumeDriver: 1.33 deprecated, 1.36 locked)
+        (33, "AllowServiceLBStatusOnNonLB", False, True, "Deprecated"),
+        (34, "WatchFromStorageWithoutResourceVersion", False, True, "Deprecated"),
+        (35, "AllowOverwriteTerminationGracePeriodSeconds", False, True, "Deprecated"),
+        (35, "GitRepoVolumeDriver", False, False, "Deprecated"),
+        (36, "GitRepoVolumeDriver", False, True, "Deprecated"),
+        (36, "SeparateCacheWatchRPC", False, True, "Deprecated"),
     ],
 )
 def test_gate_tables(minor: int, gate: str, default: bool, locked: bool, stage: str) -> None:
@@ -137,6 +144,8 @@ def test_resolve_features_defaults() -> None:
         (35, {"DynamicResourceAllocation": False}, "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true"),
         (35, {"DynamicResourceAllocation": True}, None),
         (33, {"SidecarContainers": False}, "cannot set feature gate SidecarContainers to false, feature is locked to true"),
+        (36, {"GitRepoVolumeDriver": True}, "cannot set feature gate GitRepoVolumeDriver to true, feature is locked to false"),
+        (36, {"GitRepoVolumeDriver": False}, None),
         (35, {"GangScheduling": True}, "GangScheduling is enabled, but depends on features that are disabled: [GenericWorkload]"),
         (35, {"GangScheduling": True, "GenericWorkload": True}, None),
         # v1.33/v1.34 have no gate dependencies
