@@ -5,6 +5,7 @@ Upstream model: ``pkg/scheduler/framework/plugins/helper/normalize_score.go and 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from kschedctl.framework.interfaces import NodeScore
@@ -22,6 +23,14 @@ def go_div(a: int, b: int) -> int:
     """Go's integer division (truncates toward zero; Python's // floors)."""
     q = abs(a) // abs(b)
     return q if (a >= 0) == (b > 0) else -q
+
+
+def go_round(x: float) -> int:
+    """Go's ``math.Round``: the nearest integer, halves away from zero (Python's round() goes to even)."""
+    whole = math.trunc(x)
+    if abs(x - whole) >= 0.5:
+        whole += 1 if x > 0 else -1
+    return int(whole)
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: list[NodeScore]) -> Status:
@@ -84,4 +93,4 @@ def build_broken_linear_function(shape: list[FunctionShapePoint]):  # type: igno
 
 
 MAX_CUSTOM_PRIORITY_SCORE = 10
-__all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "MAX_NODE_SCORE", "FunctionShapePoint", "build_broken_linear_function", "default_normalize_score", "default_normalize_scores", "go_div", "use_fast_paths"]
+__all__ = ["MAX_CUSTOM_PRIORITY_SCORE", "MAX_NODE_SCORE", "FunctionShapePoint", "build_broken_linear_function", "default_normalize_score", "default_normalize_scores", "go_div", "go_round", "use_fast_paths"]
