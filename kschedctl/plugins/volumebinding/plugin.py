@@ -4,8 +4,10 @@ PreFilter sorts the pod's claims (skipping pods without claims and rejecting pod
 whose immediate-binding claims are still unbound); Filter checks, per node, bound
 claims' PV node affinity and finds PVs or provisioning room for delayed claims;
 Reserve records whether anything is left to bind; PreBind would bind (a dry run
-only reports that it would). Score exists upstream but is only active with the
-alpha StorageCapacityScoring gate, off in v1.35, so PreScore always skips it.
+only reports that it would). Score needs the StorageCapacityScoring gate (alpha, off
+by default in v1.35 and v1.36; read from ``handle.features``): without it PreScore
+skips; with it PreScore never skips and every feasible node is scored by the storage
+utilization the pod's volumes would cause there (``kschedctl.plugins.volumebinding.scorer``).
 
 Upstream model: ``pkg/scheduler/framework/plugins/volumebinding/volume_binding.go``.
 """
@@ -24,6 +26,12 @@ from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.plugins.volumebinding.binder import BinderError, PodVolumeClaims, PodVolumes, VolumeBinder
+from kschedctl.plugins.volumebinding.scorer import (
+    STORAGE_CAPACITY_SCORING,
+    CapacityScorer,
+    capacity_scorer,
+    usage_by_class,
+)
 from kschedctl.plugins.volumebinding.storage import (
     ANN_SELECTED_NODE,
     PVC_RESOURCE,
@@ -41,9 +49,6 @@ from kschedctl.plugins.volumebinding.storage import (
 from kschedctl.snapshot.model import KubeObject, Pod
 
 NAME = "VolumeBinding"
-
-#: The StorageCapacityScoring feature gate (alpha, off by default in v1.35).
-STORAGE_CAPACITY_SCORING = False
 
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
@@ -78,9 +83,11 @@ STATE_KEY: StateKey[StateData] = StateKey(NAME)
 class VolumeBinding:
     name = NAME
 
-    def __init__(self, args: VolumeBindingArgs, handle: Handle) -> None:
+    def __init__(self, args: VolumeBindingArgs, handle: Handle, scorer: CapacityScorer | None = None) -> None:
         self.args = args
         self.handle = handle
+        #: Set only when StorageCapacityScoring is on; without it the plugin does not score.
+        self.scorer = scorer
 
     # ------------------------------------------------------------------ PreFilter
     def _pod_has_pvcs(self, pod: Pod) -> tuple[bool, str | None]:
@@ -152,11 +159,23 @@ class VolumeBinding:
 
     # ------------------------------------------------------------------ PreScore / Score
     def pre_score(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> Status:
-        # Without StorageCapacityScoring there is no scorer, and upstream skips at once.
-        return Status.skip()
+        if self.scorer is None:
+            return Status.skip()
+        if state.get(STATE_KEY) is None:
+            return Status.as_error("not found")
+        # With the gate on, every pod is scored, even one without claims (0 on every node).
+        return Status()
 
     def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status]:
-        return 0, Status()
+        if self.scorer is None:
+            return 0, Status()
+        s = state.get(STATE_KEY)
+        if s is None:
+            return 0, Status.as_error("not found")
+        volumes = None if s.pod_volumes_by_node is None else s.pod_volumes_by_node.get(node_info.name)
+        if volumes is None:
+            return 0, Status()
+        return self.scorer(usage_by_class(volumes)), Status()
 
     def score_extensions(self) -> ScoreExtensions | None:
         return None
@@ -303,6 +322,7 @@ def new(args: Any, handle: Handle) -> VolumeBinding:
         raise ConfigError(
             f"bindTimeoutSeconds: Invalid value: {a.bind_timeout_seconds}: invalid BindTimeoutSeconds, should not be a negative value"
         )
-    if a.shape and not STORAGE_CAPACITY_SCORING:
+    scoring = handle.features.enabled(STORAGE_CAPACITY_SCORING)
+    if a.shape and not scoring:
         raise ConfigError("shape: Invalid value: unexpected field `shape`, remove it or turn on the feature gate StorageCapacityScoring")
-    return VolumeBinding(a, handle)
+    return VolumeBinding(a, handle, capacity_scorer(a.shape) if scoring else None)
