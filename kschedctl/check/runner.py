@@ -19,7 +19,9 @@ URLs without their port (the test extender runs on a free port), and ``selected.
 
 A run may follow another Kubernetes version (``features``, ``kschedctl.kube.versions``): it is then
 compared with that version's expectation, ``expected-v1.<minor>.json`` (or ``.yaml``), when the scenario
-has one, else with the usual one. An expectation that holds only ``{"refused": "<message>"}`` says
+has one, else with the usual one. A run whose feature gates differ from its version's defaults is
+compared first with the answer for those gates, when the scenario has one (``expected-v1.36-scs.json``
+for v1.36 with StorageCapacityScoring=true; ``versioned_names``). An expectation that holds only ``{"refused": "<message>"}`` says
 that version's API machinery refuses the input: the run must fail on reading it with that message.
 """
 

@@ -19,6 +19,7 @@ from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError, InputError
 from kschedctl.framework.registry import Registry
 from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.versions import changed_gates
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import iter_documents, load_cluster
 
@@ -137,14 +138,27 @@ def load_expected(d: Path, names: tuple[str, ...] = EXPECTED_NAMES) -> dict[str,
     return docs[0]
 
 
+def gate_tag(gate: str, enabled: bool) -> str:
+    """A gate's short name in an expectation file's name: its capitals in lower case
+    (StorageCapacityScoring=true is ``scs``), with ``no`` before it when the gate is turned off."""
+    initials = "".join(c for c in gate if c.isupper()).lower()
+    return initials if enabled else "no" + initials
+
+
 def versioned_names(names: tuple[str, ...], features: Features) -> tuple[str, ...]:
-    """The expectation files to look for under ``features``: that version's own (``expected-v1.33.json``
-    beside ``expected.json``) first, then the usual ones; v1.35, the default, has only the usual ones."""
-    if features.minor == DEFAULT_FEATURES.minor:
-        return names
-    tag = f"-v1.{features.minor}"
-    own = tuple(n.replace(".", tag + ".", 1) for n in names)
-    return own + names
+    """The expectation files to look for under ``features``, first found wins.
+
+    When ``--feature-gates`` moved gates away from the version's defaults, the answer of that version
+    with those gates comes first (``expected-v1.36-scs.json`` for v1.36 with StorageCapacityScoring=true:
+    the version, then each changed gate's ``gate_tag`` in name order); then the version's own
+    (``expected-v1.33.json`` beside ``expected.json``; v1.35, the default, has none); then the usual ones."""
+    own = () if features.minor == DEFAULT_FEATURES.minor else tuple(n.replace(".", f"-v1.{features.minor}.", 1) for n in names)
+    gates = changed_gates(features)
+    if not gates:
+        return own + names
+    tag = f"-v1.{features.minor}-" + "-".join(gate_tag(g, on) for g, on in gates.items())
+    gated = tuple(n.replace(".", tag + ".", 1) for n in names)
+    return gated + own + names
 
 
 def scenario_cluster(d: Path, cluster: Cluster | None, features: Features = DEFAULT_FEATURES) -> Cluster:
