@@ -128,6 +128,48 @@ def test_check_prefers_the_versions_expected_file(version: str, expected: str, t
     assert invoke("check", str(scenario), "--kube-version", other).exit_code == 0
 
 
+SCS_SCENARIO = CONFORMANCE / "dev-446-csi-storage-capacity-max-volume-size"
+SCS_EXPLAIN = ["explain", "pod", "-f", str(SCS_SCENARIO / "pod.yaml"), "--snapshot", str(SCS_SCENARIO / "cluster.yaml")]
+SCS_GATE = ["--feature-gates", "StorageCapacityScoring=true"]
+
+
+def test_storage_capacity_scoring_puts_volume_binding_in_the_score_table() -> None:
+    r = invoke(*SCS_EXPLAIN, "--kube-version", "1.36", *SCS_GATE)
+    assert r.exit_code in (0, 1), r.output
+    assert "kube-scheduler v1.36.2   feature gates: StorageCapacityScoring=true" in r.stdout
+    score_table = r.stdout[r.stdout.index("Score (raw") : r.stdout.index("Selected:")]
+    assert "VolumeBinding" in score_table
+    data = json.loads(invoke(*SCS_EXPLAIN, "--kube-version", "1.36", *SCS_GATE, "-o", "json").stdout)
+    expected = json.loads((SCS_SCENARIO / "expected-v1.36-scs.json").read_text())
+    assert data["score"]["VolumeBinding"] == expected["score"]["VolumeBinding"]
+    assert "VolumeBinding" not in json.loads(invoke(*SCS_EXPLAIN, "--kube-version", "1.36", "-o", "json").stdout)["score"]
+
+
+@pytest.mark.parametrize("version", ["1.35", "1.36"])
+def test_all_alpha_is_accepted_and_turns_storage_capacity_scoring_on(version: str) -> None:
+    r = invoke(*SCS_EXPLAIN, "--kube-version", version, "--feature-gates", "AllAlpha=true", "-o", "json")
+    assert r.exit_code in (0, 1), r.output
+    data = json.loads(r.stdout)
+    assert data["featureGates"]["StorageCapacityScoring"] is True
+    assert "VolumeBinding" in data["score"]
+
+
+def test_check_prefers_the_answer_for_the_changed_gates(tmp_path: Path) -> None:
+    """Under v1.36 with StorageCapacityScoring=true, expected-v1.36-scs.json is compared, not expected-v1.36.json."""
+    import shutil
+
+    scenario = tmp_path / SCS_SCENARIO.name
+    shutil.copytree(SCS_SCENARIO, scenario)
+    assert invoke("check", str(scenario), "--kube-version", "1.36", *SCS_GATE).exit_code == 0
+    gated = scenario / "expected-v1.36-scs.json"
+    data = json.loads(gated.read_text())
+    data["selected"] = {"candidates": ["no-such-node"]}
+    gated.write_text(json.dumps(data))
+    r = invoke("check", str(scenario), "--kube-version", "1.36", *SCS_GATE)
+    assert r.exit_code == 1, r.output
+    assert invoke("check", str(scenario), "--kube-version", "1.36").exit_code == 0
+
+
 # --------------------------------------------------------------------------- diff-versions
 
 
@@ -199,6 +241,8 @@ def test_a_gate_set_by_flag_is_a_change_of_its_own() -> None:
     (change,) = changes_between(fa, fb)
     assert change.kind == "gate" and change.text.startswith("NodeDeclaredFeatures is on (--feature-gates)")
     assert all(r.minor in (34, 35, 36) for r in RULES)
+    (scs,) = changes_between(resolve_features(36), resolve_features(36, {"StorageCapacityScoring": True}))
+    assert scs.touches("VolumeBinding", "score") and scs.text.startswith("StorageCapacityScoring is on (--feature-gates)")
 
 
 # --------------------------------------------------------------------------- ties

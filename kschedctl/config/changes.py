@@ -96,6 +96,8 @@ GATE_EFFECTS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...], str]] = Mappi
     "GenericWorkload": (("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER), "Workload objects group pods"),
     "TopologyAwareWorkloadScheduling": (("NodeResourcesFit",), (SCORE,),
                                         "a pod group's placement is scored as a whole"),
+    "StorageCapacityScoring": (("VolumeBinding",), (SCORE,),
+                               "VolumeBinding scores nodes by the storage utilization the pod's volumes would cause there"),
 })
 
 
