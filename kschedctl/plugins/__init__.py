@@ -33,12 +33,12 @@ IN_TREE_MODULES: dict[str, str] = {
     "DefaultBinder": "kschedctl.plugins.defaultbinder",
     "VolumeRestrictions": "kschedctl.plugins.volumerestrictions",
     "NodeVolumeLimits": "kschedctl.plugins.nodevolumelimits",
-    "VolumeBinding": "kschedctl.plugins.volumebinding",
+    "VolumeBinding": "kschedctl.plugins.volumebinding.plugin",
     "VolumeZone": "kschedctl.plugins.volumezone",
-    "PodTopologySpread": "kschedctl.plugins.podtopologyspread",
-    "InterPodAffinity": "kschedctl.plugins.interpodaffinity",
-    "DynamicResources": "kschedctl.plugins.dynamicresources",
-    "DefaultPreemption": "kschedctl.plugins.defaultpreemption",
+    "PodTopologySpread": "kschedctl.plugins.podtopologyspread.plugin",
+    "InterPodAffinity": "kschedctl.plugins.interpodaffinity.plugin",
+    "DynamicResources": "kschedctl.plugins.dynamicresources.plugin",
+    "DefaultPreemption": "kschedctl.plugins.defaultpreemption.plugin",
     # in the registry of v1.35 and v1.36 alike; it acts only with its gate on (v1.36's default)
     "NodeDeclaredFeatures": "kschedctl.plugins.nodedeclaredfeatures",
     # the pod-group plugins (alpha gates, off by default); only GangScheduling runs outside a

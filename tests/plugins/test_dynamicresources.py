@@ -21,7 +21,7 @@ from kschedctl.kube.cel import (
     device_value,
 )
 from kschedctl.kube.quantity import parse_quantity
-from kschedctl.plugins import dynamicresources as dr
+from kschedctl.plugins.dynamicresources import plugin as dr
 from kschedctl.snapshot.model import KubeObject
 from tests.builders import FakeHandle, PodBuilder, make_node, make_pod, make_snapshot
 
