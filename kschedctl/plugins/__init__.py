@@ -1,9 +1,17 @@
-"""The in-tree plugins of kube-scheduler v1.35, one module each.
+"""The in-tree plugins of kube-scheduler v1.33 to v1.36, and the registry that names them.
 
-Every plugin module exposes ``NAME`` and ``new(args, handle)``; this module only
-maps names to modules, so importing kschedctl does not import every plugin.
-``registry_for`` adds the out-of-tree plugins (installed entry points of the
-group ``kschedctl.plugins`` and ``--plugin-module`` modules) to the in-tree ones.
+Every plugin has one shape. Its plugin module holds the plugin class, ``NAME``, ``ARGS_MODEL``
+when it takes args (the model of ``kschedctl.config.args`` that configuration decodes its
+``pluginConfig`` into) and ``new(args: <ArgsModel> | None, handle: Handle) -> <Plugin>``; a plugin
+without args takes ``args: None``. A plugin of one module is ``plugins/<name>.py``; a plugin of
+several is the package ``plugins/<name>/``, whose ``plugin.py`` is its plugin module and whose
+``__init__.py`` holds only the package docstring. ``noderesources`` is the one package of two
+plugins (NodeResourcesFit and NodeResourcesBalancedAllocation share its scorer): each has its
+plugin module there, ``fit.py`` and ``balanced_allocation.py``.
+
+This module only maps names to plugin modules, so importing kschedctl does not import every
+plugin. ``registry_for`` adds the out-of-tree plugins (installed entry points of the group
+``kschedctl.plugins`` and ``--plugin-module`` modules) to the in-tree ones.
 
 Upstream model: ``pkg/scheduler/framework/plugins/registry.go``.
 """
@@ -16,9 +24,9 @@ from typing import Any
 
 from kschedctl.config.args import ARGS_MODELS
 from kschedctl.framework.interfaces import Handle, Plugin
-from kschedctl.framework.registry import Registry, load_entry_points, load_plugin_module
+from kschedctl.framework.registry import PluginFactory, Registry, load_entry_points, load_plugin_module
 
-#: Plugin name -> module implementing it.
+#: Plugin name -> its plugin module (the one with NAME and new).
 IN_TREE_MODULES: dict[str, str] = {
     "SchedulingGates": "kschedctl.plugins.schedulinggates",
     "PrioritySort": "kschedctl.plugins.queuesort",
@@ -49,10 +57,13 @@ IN_TREE_MODULES: dict[str, str] = {
 }
 
 
-def _lazy_factory(module: str) -> Any:
+def _lazy_factory(module: str, takes_args: bool) -> PluginFactory:
+    """The factory of an in-tree plugin: imports its module when the plugin is first built. A plugin
+    without args gets None, whatever a ``pluginConfig`` entry gives it (kube-scheduler's ignore theirs)."""
+
     def factory(args: Any, handle: Handle) -> Plugin:
-        mod = importlib.import_module(module)
-        return mod.new(args, handle)
+        plugin: Plugin = importlib.import_module(module).new(args if takes_args else None, handle)
+        return plugin
 
     return factory
 
@@ -60,7 +71,8 @@ def _lazy_factory(module: str) -> Any:
 def in_tree_registry() -> Registry:
     r = Registry()
     for name, module in IN_TREE_MODULES.items():
-        r.register(name, _lazy_factory(module), source="in-tree", args_model=ARGS_MODELS.get(name), module=module)
+        model = ARGS_MODELS.get(name)
+        r.register(name, _lazy_factory(module, model is not None), source="in-tree", args_model=model, module=module)
     return r
 
 

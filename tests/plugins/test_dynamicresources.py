@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kschedctl.config.args import DynamicResourcesArgs
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore
 from kschedctl.framework.snapshot import Snapshot
@@ -283,7 +284,8 @@ class Run:
         self, objects: list[KubeObject], pod: PodBuilder, nodes: list[Any] | None = None, args: dict[str, Any] | None = None
     ) -> None:
         self.snapshot: Snapshot = make_snapshot(nodes or NODES, [], objects)
-        self.plugin = dr.new(args, FakeHandle(self.snapshot))
+        model = None if args is None else DynamicResourcesArgs.model_validate(args)
+        self.plugin = dr.new(model, FakeHandle(self.snapshot))
         self.pod = pod.build()
         self.state = CycleState()
 

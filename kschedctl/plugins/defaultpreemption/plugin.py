@@ -16,9 +16,6 @@ dry run never starts evictions, so it always admits the pod.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-from pydantic import BaseModel, ValidationError
 
 from kschedctl.config.args import DefaultPreemptionArgs
 from kschedctl.errors import ConfigError
@@ -37,6 +34,8 @@ from kschedctl.plugins.defaultpreemption.gosort import go_sort_slice
 from kschedctl.snapshot.model import Pod
 
 NAME = "DefaultPreemption"
+#: The args this plugin takes (decoded by kschedctl.config, which owns the model).
+ARGS_MODEL = DefaultPreemptionArgs
 
 NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
@@ -218,18 +217,7 @@ def _as_error(st: Status) -> Status:
     return Status.as_error(st.error or st.message())
 
 
-def new(args: Any, handle: Handle) -> DefaultPreemption:
-    if args is None:
-        model = DefaultPreemptionArgs()
-    elif isinstance(args, DefaultPreemptionArgs):
-        model = args
-    elif isinstance(args, (dict, BaseModel)):
-        raw = args.model_dump(by_alias=True) if isinstance(args, BaseModel) else args
-        try:
-            model = DefaultPreemptionArgs.model_validate(raw)
-        except ValidationError as e:
-            raise ConfigError(f"DefaultPreemptionArgs: {e}") from e
-    else:
-        raise ConfigError(f"got args of type {type(args).__name__}, want DefaultPreemptionArgs")
+def new(args: DefaultPreemptionArgs | None, handle: Handle) -> DefaultPreemption:
+    model = args if args is not None else DefaultPreemptionArgs()
     validate_args(model)
     return DefaultPreemption(model, handle)

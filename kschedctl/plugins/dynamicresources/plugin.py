@@ -53,6 +53,8 @@ if TYPE_CHECKING:  # the allocator (with its CEL evaluator) is imported when a p
     from kschedctl.snapshot.model import Pod
 
 NAME = "DynamicResources"
+#: The args this plugin takes (decoded by kschedctl.config, which owns the model).
+ARGS_MODEL = DynamicResourcesArgs
 
 #: fwk.ErrNotFound: what reading the cycle state says when PreFilter did not run.
 ERR_NOT_FOUND = "not found"
@@ -103,7 +105,7 @@ class _NormalizeScore:
 class DynamicResources:
     name = NAME
 
-    def __init__(self, args: DynamicResourcesArgs, handle: Handle | None) -> None:
+    def __init__(self, args: DynamicResourcesArgs, handle: Handle) -> None:
         self.args = args
         self.handle = handle
         self._dra: DraCluster | None = None
@@ -121,8 +123,6 @@ class DynamicResources:
         return dra
 
     def _cluster(self) -> Cluster:
-        if self.handle is None:
-            raise RuntimeError("DynamicResources needs a framework handle")
         return self.handle.cluster
 
     def pod_claims(self, pod: Pod) -> tuple[list[ResourceClaim], str | None]:
@@ -438,11 +438,9 @@ class UnscoredDynamicResources(DynamicResources):
     sign_pod = None  # type: ignore[assignment]
 
 
-def new(args: DynamicResourcesArgs | dict[str, Any] | None, handle: Handle | None) -> DynamicResources:
+def new(args: DynamicResourcesArgs | None, handle: Handle) -> DynamicResources:
     if args is None:
         args = DynamicResourcesArgs()
-    elif isinstance(args, dict):
-        args = DynamicResourcesArgs.model_validate(args)
-    if handle is not None and not handle.features.at_least(35):
+    if not handle.features.at_least(35):
         return UnscoredDynamicResources(args, handle)
     return DynamicResources(args, handle)

@@ -78,6 +78,8 @@ from kschedctl.plugins.interpodaffinity.scoring import (
 from kschedctl.snapshot.model import Pod
 
 NAME = "InterPodAffinity"
+#: The args this plugin takes (decoded by kschedctl.config, which owns the model).
+ARGS_MODEL = InterPodAffinityArgs
 
 PRE_FILTER_STATE_KEY: StateKey[PreFilterState] = StateKey("PreFilter" + NAME)
 PRE_SCORE_STATE_KEY: StateKey[PreScoreState] = StateKey("PreScore" + NAME)

@@ -60,6 +60,8 @@ from kschedctl.plugins.podtopologyspread.scoring import (
 from kschedctl.snapshot.model import Pod, TopologySpreadConstraint
 
 NAME = "PodTopologySpread"
+#: The args this plugin takes (decoded by kschedctl.config, which owns the model).
+ARGS_MODEL = PodTopologySpreadArgs
 
 PRE_FILTER_STATE_KEY: StateKey[PreFilterState] = StateKey("PreFilter" + NAME)
 PRE_SCORE_STATE_KEY: StateKey[PreScoreState] = StateKey("PreScore" + NAME)
