@@ -9,9 +9,11 @@ several is the package ``plugins/<name>/``, whose ``plugin.py`` is its plugin mo
 plugins (NodeResourcesFit and NodeResourcesBalancedAllocation share its scorer): each has its
 plugin module there, ``fit.py`` and ``balanced_allocation.py``.
 
-This module only maps names to plugin modules, so importing kschedctl does not import every
+This module only maps names to where plugins live, so importing kschedctl does not import every
 plugin. ``registry_for`` adds the out-of-tree plugins (installed entry points of the group
-``kschedctl.plugins`` and ``--plugin-module`` modules) to the in-tree ones.
+``kschedctl.plugins`` and ``--plugin-module`` modules) to the in-tree ones. ``bare_framework`` is
+the runtime's Framework with no plugins of its own: the Handle to build one plugin with by itself
+(``kschedctl plugins`` probes every plugin over it; ``kschedctl.testing.SnapshotHandle`` is it).
 
 Upstream model: ``pkg/scheduler/framework/plugins/registry.go``.
 """
@@ -20,13 +22,19 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Iterable
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from kschedctl.config.args import ARGS_MODELS
 from kschedctl.framework.interfaces import Handle, Plugin
 from kschedctl.framework.registry import PluginFactory, Registry, load_entry_points, load_plugin_module
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 
-#: Plugin name -> its plugin module (the one with NAME and new).
+if TYPE_CHECKING:
+    from kschedctl.framework.runtime import Framework
+    from kschedctl.framework.snapshot import Snapshot
+
+#: Plugin name -> where it lives: its module, or its package (whose plugin module is ``plugin``).
 IN_TREE_MODULES: dict[str, str] = {
     "SchedulingGates": "kschedctl.plugins.schedulinggates",
     "PrioritySort": "kschedctl.plugins.queuesort",
@@ -41,12 +49,12 @@ IN_TREE_MODULES: dict[str, str] = {
     "DefaultBinder": "kschedctl.plugins.defaultbinder",
     "VolumeRestrictions": "kschedctl.plugins.volumerestrictions",
     "NodeVolumeLimits": "kschedctl.plugins.nodevolumelimits",
-    "VolumeBinding": "kschedctl.plugins.volumebinding.plugin",
+    "VolumeBinding": "kschedctl.plugins.volumebinding",
     "VolumeZone": "kschedctl.plugins.volumezone",
-    "PodTopologySpread": "kschedctl.plugins.podtopologyspread.plugin",
-    "InterPodAffinity": "kschedctl.plugins.interpodaffinity.plugin",
-    "DynamicResources": "kschedctl.plugins.dynamicresources.plugin",
-    "DefaultPreemption": "kschedctl.plugins.defaultpreemption.plugin",
+    "PodTopologySpread": "kschedctl.plugins.podtopologyspread",
+    "InterPodAffinity": "kschedctl.plugins.interpodaffinity",
+    "DynamicResources": "kschedctl.plugins.dynamicresources",
+    "DefaultPreemption": "kschedctl.plugins.defaultpreemption",
     # in the registry of v1.35 and v1.36 alike; it acts only with its gate on (v1.36's default)
     "NodeDeclaredFeatures": "kschedctl.plugins.nodedeclaredfeatures",
     # the pod-group plugins (alpha gates, off by default); only GangScheduling runs outside a
@@ -62,10 +70,17 @@ def _lazy_factory(module: str, takes_args: bool) -> PluginFactory:
     without args gets None, whatever a ``pluginConfig`` entry gives it (kube-scheduler's ignore theirs)."""
 
     def factory(args: Any, handle: Handle) -> Plugin:
-        plugin: Plugin = importlib.import_module(module).new(args if takes_args else None, handle)
+        plugin: Plugin = plugin_module(module).new(args if takes_args else None, handle)
         return plugin
 
     return factory
+
+
+def plugin_module(name: str) -> ModuleType:
+    """The plugin module of the in-tree plugin at ``name`` (an ``IN_TREE_MODULES`` value): the module
+    itself, or the ``plugin`` module of a package."""
+    mod = importlib.import_module(name)
+    return importlib.import_module(f"{name}.plugin") if hasattr(mod, "__path__") else mod
 
 
 def in_tree_registry() -> Registry:
@@ -84,3 +99,23 @@ def registry_for(plugin_modules: Iterable[str] = (), *, entry_points: bool = Tru
     for module in plugin_modules:
         load_plugin_module(r, module)
     return r
+
+
+def bare_framework(snapshot: Snapshot | None = None, features: Features = DEFAULT_FEATURES) -> Framework:
+    """The runtime's Framework (the ``Handle`` plugins get) over ``snapshot`` (an empty cluster by default)
+    with no plugins but the queue-sort and bind plugins every profile needs (PrioritySort, DefaultBinder):
+    a Handle to build one plugin with by itself, as ``kschedctl plugins`` and ``kschedctl.testing`` do.
+    Its ``run_*`` calls run no Filter or PreFilter plugin (they return Success), and plugins built over
+    it take the reference paths, not the snapshot's indexes (``fast_paths`` off)."""
+    # imported here: loading a plugin module (this package first) does not load the runtime
+    from kschedctl.framework.profile import PluginRef, Plugins, Profile
+    from kschedctl.framework.runtime import Framework
+    from kschedctl.framework.snapshot import Snapshot
+    from kschedctl.snapshot.cluster import Cluster
+
+    plugins = Plugins()
+    plugins["queueSort"].enabled = [PluginRef("PrioritySort")]
+    plugins["bind"].enabled = [PluginRef("DefaultBinder")]
+    profile = Profile("default-scheduler", plugins, features=features)
+    over = snapshot if snapshot is not None else Snapshot(Cluster())
+    return Framework(profile, in_tree_registry(), over, fast_paths=False)

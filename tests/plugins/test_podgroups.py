@@ -20,6 +20,7 @@ from kschedctl.framework.podgroups import (
     pod_group_name,
     pod_group_states,
 )
+from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.kube.features import V135_GATES, Features
@@ -54,7 +55,7 @@ def zone_node(name: str, zone: str | None) -> NodeBuilder:
     return b.label("zone", zone) if zone else b
 
 
-def handle(pods: list[PodBuilder], objects: list[KubeObject], nodes: list[NodeBuilder] | None = None) -> SnapshotHandle:
+def handle(pods: list[PodBuilder], objects: list[KubeObject], nodes: list[NodeBuilder] | None = None) -> Framework:
     cluster = make_cluster(nodes or [make_node("n1"), make_node("n2")], pods, objects)
     return SnapshotHandle(Snapshot(cluster))
 

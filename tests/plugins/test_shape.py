@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kschedctl.config.args import ARGS_MODELS, NodeAffinityArgs
-from kschedctl.plugins import IN_TREE_MODULES, in_tree_registry
+from kschedctl.plugins import IN_TREE_MODULES, in_tree_registry, plugin_module
 from kschedctl.testing import SnapshotHandle
 
 PLUGINS = Path(importlib.import_module("kschedctl.plugins").__file__ or "").parent
@@ -24,9 +24,9 @@ def test_there_are_23_in_tree_plugins() -> None:
     assert len(IN_TREE_MODULES) == 23
 
 
-@pytest.mark.parametrize(("name", "module"), sorted(IN_TREE_MODULES.items()))
-def test_the_plugin_module(name: str, module: str) -> None:
-    mod = importlib.import_module(module)
+@pytest.mark.parametrize(("name", "where"), sorted(IN_TREE_MODULES.items()))
+def test_the_plugin_module(name: str, where: str) -> None:
+    mod = plugin_module(where)
     assert name == mod.NAME
     model = ARGS_MODELS.get(name)
     assert getattr(mod, "ARGS_MODEL", None) is model
@@ -36,15 +36,14 @@ def test_the_plugin_module(name: str, module: str) -> None:
     assert params["handle"].annotation == "Handle"
 
 
-@pytest.mark.parametrize("module", sorted(IN_TREE_MODULES.values()))
-def test_the_layout(module: str) -> None:
-    parts = module.split(".")[2:]
-    if len(parts) == 1:  # plugins/<name>.py
-        assert (PLUGINS / f"{parts[0]}.py").is_file()
-    elif parts[0] == "noderesources":  # the package of two plugins, one plugin module each
-        assert parts[1] in ("fit", "balanced_allocation")
-    else:
-        assert parts[1] == "plugin", f"{module}: a plugin package's plugin module is its plugin.py"
+@pytest.mark.parametrize("where", sorted(IN_TREE_MODULES.values()))
+def test_the_layout(where: str) -> None:
+    path = PLUGINS.joinpath(*where.split(".")[2:])
+    if path.is_dir():  # plugins/<name>/ with its plugin.py
+        assert (path / "plugin.py").is_file()
+    else:  # plugins/<name>.py, or one of the two plugin modules of noderesources
+        assert path.with_suffix(".py").is_file()
+        assert path.parent == PLUGINS or where.rpartition(".")[0] == "kschedctl.plugins.noderesources"
 
 
 @pytest.mark.parametrize("package", PACKAGES)
@@ -64,7 +63,7 @@ def test_a_package_init_is_only_its_docstring(package: str) -> None:
 )
 def test_the_in_tree_factory_hands_typed_args(monkeypatch: pytest.MonkeyPatch, name: str, given: object, got: object) -> None:
     seen: list[object] = []
-    monkeypatch.setattr(importlib.import_module(IN_TREE_MODULES[name]), "new", lambda args, handle: seen.append(args))
+    monkeypatch.setattr(plugin_module(IN_TREE_MODULES[name]), "new", lambda args, handle: seen.append(args))
     entry = in_tree_registry().get(name)
     assert entry is not None
     entry.factory(given, SnapshotHandle())
