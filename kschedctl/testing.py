@@ -10,7 +10,8 @@ and without kschedctl's internals (docs/plugin-api.md §7 walks through a plugin
   add up in ``requested``), for calling Filter and Score directly.
 * ``make_cluster(nodes, pods, objects)`` or ``cluster_from_yaml(text)``: a ``Cluster``;
   ``make_snapshot(...)``: the framework ``Snapshot`` over one.
-* ``SnapshotHandle(cluster_or_snapshot)``: a ``Handle`` for ``new(args, handle)``.
+* ``SnapshotHandle(cluster_or_snapshot)``: a ``Handle`` for ``new(args, handle)``, the runtime's own
+  Framework over that snapshot, with no plugins of its own.
 * ``load_config(text_or_dict_or_path, plugins=[...])``: a validated KubeSchedulerConfiguration
   (YAML text, a dict, or a ``pathlib.Path``), with the out-of-tree plugins' args checked
   against their ``ARGS_MODEL``; ``registry(*plugins)``: the in-tree plugins plus these.
@@ -38,9 +39,9 @@ import yaml
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.registry import Registry, register_plugin_object
+from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
-from kschedctl.framework.status import Status
-from kschedctl.framework.types import NodeInfo, PodInfo
+from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.cluster import KNOWN_KINDS, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
@@ -474,38 +475,15 @@ def node_info(node: NodeLike, *pods: PodLike) -> NodeInfo:
     return ni
 
 
-class SnapshotHandle:
-    """A plugin's ``Handle`` over a snapshot, for building a plugin with ``new(args, handle)`` in a test.
+def SnapshotHandle(source: Cluster | Snapshot | None = None, features: Features = DEFAULT_FEATURES) -> Framework:
+    """A plugin's ``Handle`` over a snapshot, for building a plugin with ``new(args, handle)`` in a test:
+    the runtime's own Framework (``kschedctl.plugins.bare_framework``), whose ``snapshot``, ``cluster`` and
+    ``features`` are real. It runs no other plugin but the queue-sort and bind plugins every profile has,
+    so ``run_filter_plugins_with_nominated_pods`` and the PreFilter extension calls return Success, and
+    ``extenders`` is empty. To run a plugin together with others, use ``schedule``."""
+    from kschedctl.plugins import bare_framework
 
-    ``snapshot`` and ``cluster`` are real; there are no other plugins, so
-    ``run_filter_plugins_with_nominated_pods`` and the PreFilter extension calls return Success,
-    and ``extenders`` is empty. To run a plugin together with others, use ``schedule``.
-    """
-
-    def __init__(self, source: Cluster | Snapshot | None = None, features: Features = DEFAULT_FEATURES) -> None:
-        self.features = features
-        if isinstance(source, Snapshot):
-            self._snapshot = source
-        else:
-            self._snapshot = Snapshot(source if source is not None else Cluster())
-        self.extenders: list[Any] = []
-
-    @property
-    def snapshot(self) -> Snapshot:
-        return self._snapshot
-
-    @property
-    def cluster(self) -> Cluster:
-        return self._snapshot.cluster
-
-    def run_filter_plugins_with_nominated_pods(self, state: Any, pod: Pod, node_info: NodeInfo) -> Status:
-        return Status()
-
-    def run_pre_filter_extension_add_pod(self, state: Any, pod: Pod, pi: PodInfo, ni: NodeInfo) -> Status:
-        return Status()
-
-    def run_pre_filter_extension_remove_pod(self, state: Any, pod: Pod, pi: PodInfo, ni: NodeInfo) -> Status:
-        return Status()
+    return bare_framework(source if isinstance(source, Snapshot) or source is None else Snapshot(source), features)
 
 
 PluginLike = ModuleType | str | Any

@@ -224,12 +224,8 @@ def test_fast_and_reference_paths_give_the_same_trace(scenario: Any, v136: bool)
 def test_inter_pod_affinity_details_per_domain_equal_the_whole_walk(scenario: Any) -> None:
     """explain's per-domain detail walks list the same pods, in the same order, as one walk of everything."""
     from kschedctl.framework.cycle_state import CycleState
-    from kschedctl.plugins.interpodaffinity import (
-        PRE_FILTER_STATE_KEY,
-        PRE_SCORE_STATE_KEY,
-        filtering,
-        scoring,
-    )
+    from kschedctl.plugins.interpodaffinity import filtering, scoring
+    from kschedctl.plugins.interpodaffinity.plugin import PRE_FILTER_STATE_KEY, PRE_SCORE_STATE_KEY
 
     node_builders, pod_builders, incoming, raw_config, _ = scenario
     cluster = make_cluster(node_builders, pod_builders, [make_object("Namespace", "default", labels={"team": "t1"})])

@@ -8,7 +8,11 @@ import pytest
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
+from kschedctl.kube.features import DEFAULT_FEATURES
+from kschedctl.kube.versions import resolve_features
 from kschedctl.testing import (
     GPU,
     SnapshotHandle,
@@ -75,8 +79,10 @@ def test_handle() -> None:
     assert h.cluster is c and h.cluster.get("ReplicaSet", "shop", "rs") is not None
     assert h.snapshot.get("n1") is not None
     assert SnapshotHandle(Snapshot(c)).cluster is c
-    assert h.run_filter_plugins_with_nominated_pods(None, make_pod().build(), h.snapshot.node_info_list[0]).is_success()
+    assert h.run_filter_plugins_with_nominated_pods(CycleState(), make_pod().build(), h.snapshot.node_info_list[0]).is_success()
     assert h.extenders == []
+    assert isinstance(h, Framework) and h.features is DEFAULT_FEATURES  # the runtime's own Handle
+    assert SnapshotHandle(features=resolve_features(33)).features.minor == 33
 
 
 def test_load_config_from_text_dict_path_or_nothing(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from kschedctl.config import default_config, parse_config
+from kschedctl.config.args import DynamicResourcesArgs
 from kschedctl.config.defaults import FEATURE_GATES
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError, InputError
@@ -246,6 +247,32 @@ def test_dynamic_resources_args_kind_per_version(minor: int, args: dict[str, str
         parse_config(doc, features=resolve_features(minor))
     assert error in str(e.value)
 
+
+
+@pytest.mark.parametrize(("args", "enabled"), [({"filterTimeout": "5s"}, False), ({"filterTimeout": "5s"}, True), (None, True)])
+def test_v133_dynamic_resources_args_are_handed_as_its_model(args: dict[str, str] | None, enabled: bool) -> None:
+    """v1.33 registers no DynamicResourcesArgs kind; configuration still decodes the args as written into
+    the model the plugin takes (a plugin gets typed args only)."""
+    profile: dict[str, object] = {"pluginConfig": [{"name": "DynamicResources", "args": args}]}
+    if enabled:
+        profile["plugins"] = {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
+    got = parse_config(doc, features=resolve_features(33)).profiles[0].args("DynamicResources")
+    assert got == DynamicResourcesArgs.model_validate(args or {})
+
+
+def test_v133_dynamic_resources_args_its_model_refuses() -> None:
+    """Refused only when the profile builds the plugin, as its constructor would refuse them."""
+    profile: dict[str, object] = {"pluginConfig": [{"name": "DynamicResources", "args": {"filterTimout": "5s"}}]}
+    doc = {"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration", "profiles": [profile]}
+    assert parse_config(doc, features=resolve_features(33)).profiles[0].args("DynamicResources") is None
+    profile["plugins"] = {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}
+    with pytest.raises(ConfigError) as e:
+        parse_config(doc, features=resolve_features(33))
+    assert str(e.value) == (
+        "initializing profiles: creating profile for scheduler name default-scheduler: "
+        'initializing plugin "DynamicResources": args.filterTimout: Extra inputs are not permitted'
+    )
 
 # ------------------------------------------------------------------------------------------ loader
 

@@ -21,7 +21,6 @@ from kschedctl.cli.plugin_opts import PluginModuleOpt, build_registry
 if TYPE_CHECKING:
     from kschedctl.framework.registry import RegisteredPlugin
     from kschedctl.kube.features import Features
-    from kschedctl.testing import SnapshotHandle
 
 
 class PluginsOutput(StrEnum):
@@ -31,24 +30,17 @@ class PluginsOutput(StrEnum):
     markdown = "markdown"
 
 
-def _probe_handle() -> SnapshotHandle:
-    """A Handle over an empty cluster, enough to construct a plugin and look at its methods (the one
-    plugin authors' tests use)."""
-    from kschedctl.testing import SnapshotHandle
-
-    return SnapshotHandle()
-
-
 def describe(entry: RegisteredPlugin) -> dict[str, Any]:
     """One row of the listing. ``file`` is where the plugin's class was actually loaded from;
     ``alsoOfferedBy`` an entry point naming a module that ``--plugin-module`` named too;
     ``metadata`` the entry point's distribution metadata (a stale ``*.egg-info`` left in a source
     tree after ``pip uninstall`` shows here)."""
     from kschedctl.framework.registry import probe
+    from kschedctl.plugins import bare_framework
 
     row: dict[str, Any] = {"name": entry.name, "source": entry.source, "module": entry.module}
-    try:
-        row["extensionPoints"], row["file"] = probe(entry, _probe_handle())
+    try:  # over an empty cluster: enough to build a plugin and look at its methods
+        row["extensionPoints"], row["file"] = probe(entry, bare_framework())
     except Exception as e:  # a plugin that cannot be built without a real cluster or args
         row["extensionPoints"] = None
         row["file"] = entry.origin or None

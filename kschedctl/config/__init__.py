@@ -25,7 +25,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from kschedctl.config.args import ARGS_MODELS
 from kschedctl.config.decode import API_VERSION, KIND, DecodeError, decode_configuration
@@ -170,10 +170,16 @@ def _defaulting_gates(features: Features) -> Mapping[str, bool] | None:
 
 
 def _args_model(entry: PluginConfigEntry) -> BaseModel | dict[str, Any]:
-    """The args model handed to a plugin (or the raw args of an out-of-tree plugin)."""
+    """The args handed to a plugin: an instance of its args model when kschedctl has one (the
+    in-tree plugins with args), else the raw args (an out-of-tree plugin's, which ``_out_of_tree_args``
+    turns into its ARGS_MODEL when it has one). Raises ValidationError for args the model refuses."""
+    model = ARGS_MODELS.get(entry.name)
     if not entry.known:
         raw = entry.args
-        return raw if isinstance(raw, dict) else ({} if raw is None else {"args": raw})
+        data = raw if isinstance(raw, dict) else ({} if raw is None else {"args": raw})
+        # an in-tree plugin whose args kind this version does not register (v1.33's DynamicResources):
+        # its args as written, decoded into the model its plugin takes
+        return data if model is None else model.model_validate(data)
     args = dict(entry.args)
     if entry.name == "DynamicResources":
         for k in ("filterTimeout", "bindingTimeout"):
@@ -185,6 +191,32 @@ def _args_model(entry: PluginConfigEntry) -> BaseModel | dict[str, Any]:
             # Go leaves an unset type empty (it does not default it when a strategy is given)
             args["scoringStrategy"] = {**st, "type": ""}
     return ARGS_MODELS[entry.name].model_validate(args)
+
+
+def _profile_args(p: DefaultedProfile, source: str | None) -> dict[str, BaseModel | dict[str, Any]]:
+    """The args of the profile's ``pluginConfig`` entries by plugin name (the first entry of a name wins),
+    failing as kube-scheduler does when the constructor of a plugin the profile builds rejects its args.
+    A plugin the profile does not enable is never built: args its model refuses are left out."""
+    from kschedctl.framework.registry import args_problems
+
+    plugin_config: dict[str, BaseModel | dict[str, Any]] = {}
+    for entry in p.plugin_config:
+        if entry.name in plugin_config:
+            continue
+        try:
+            plugin_config[entry.name] = _args_model(entry)
+        except ValidationError as e:
+            if entry.name in plugins_needed(p):
+                raise _fail(source, _init_failure(p, entry.name, args_problems(e))) from None
+    return plugin_config
+
+
+def _init_failure(p: DefaultedProfile, name: str, problem: str) -> str:
+    """kube-scheduler's message when building the profile's plugin ``name`` fails."""
+    return (
+        f"initializing profiles: creating profile for scheduler name {p.scheduler_name}: "
+        f'initializing plugin "{name}": {problem}'
+    )
 
 
 def _apply_extender_ignored_resources(cfg: DefaultedConfig) -> str | None:
@@ -239,11 +271,7 @@ def _out_of_tree_args(
         try:
             plugin_config[name] = plugin_args(entry, plugin_config.get(name))
         except ValueError as e:
-            raise _fail(
-                source,
-                f"initializing profiles: creating profile for scheduler name {p.scheduler_name}: "
-                f'initializing plugin "{name}": {e}',
-            ) from None
+            raise _fail(source, _init_failure(p, name, str(e))) from None
 
 
 def _user_index(doc: dict[str, Any] | None, i: int, ep: str, name: str) -> str:
@@ -322,9 +350,7 @@ def _build(
 ) -> SchedulerConfig:
     profiles = []
     for i, p in enumerate(cfg.profiles):
-        plugin_config: dict[str, BaseModel | dict[str, Any]] = {}
-        for entry in p.plugin_config:
-            plugin_config.setdefault(entry.name, _args_model(entry))
+        plugin_config = _profile_args(p, source)
         if registry is not None:
             _out_of_tree_args(p, plugin_config, registry, source)
             _check_plugins_exist(p, i, registry, source, doc, features.minor)

@@ -15,7 +15,7 @@ from typing import Any
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.types import NodeInfo, PodInfo
-from kschedctl.plugins.defaultpreemption import NOT_ELIGIBLE_TERMINATING, pod_terminating_by_preemption
+from kschedctl.plugins.defaultpreemption.plugin import NOT_ELIGIBLE_TERMINATING, pod_terminating_by_preemption
 from kschedctl.snapshot.model import Pod
 
 #: The condition the API server writes on a pod created with scheduling gates.

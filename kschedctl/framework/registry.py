@@ -311,11 +311,16 @@ def plugin_args(entry: RegisteredPlugin, raw: Any) -> Any:
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        problems = []
-        for err in e.errors():
-            loc = ".".join(str(p) for p in err.get("loc", ()))
-            problems.append(f"args.{loc}: {err['msg']}" if loc else f"args: {err['msg']}")
-        raise ValueError("; ".join(problems)) from None
+        raise ValueError(args_problems(e)) from None
+
+
+def args_problems(e: ValidationError) -> str:
+    """A validation error of args as one line naming the offending fields (``args.labl: Extra inputs ...``)."""
+    problems = []
+    for err in e.errors():
+        loc = ".".join(str(p) for p in err.get("loc", ()))
+        problems.append(f"args.{loc}: {err['msg']}" if loc else f"args: {err['msg']}")
+    return "; ".join(problems)
 
 
 # introspection ------------------------------------------------------------------------------------

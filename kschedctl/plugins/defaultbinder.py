@@ -34,7 +34,7 @@ def binding_for(pod: Pod, node_name: str) -> dict[str, Any]:
 class DefaultBinder:
     name = NAME
 
-    def __init__(self, handle: Handle | None = None) -> None:
+    def __init__(self, handle: Handle) -> None:
         self.handle = handle
         #: Pod key ("namespace/name") -> the Binding that would have been sent.
         self.bindings: dict[str, dict[str, Any]] = {}
@@ -50,5 +50,5 @@ class DefaultBinder:
         return Status()
 
 
-def new(args: Any, handle: Handle) -> DefaultBinder:
+def new(args: None, handle: Handle) -> DefaultBinder:
     return DefaultBinder(handle)

@@ -18,8 +18,6 @@ the snapshot's copy then.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.podgroups import PodGroupState, find_pod_group, pod_group_name, pod_group_states
@@ -91,5 +89,5 @@ class GangScheduling:
         return Status(), 0.0
 
 
-def new(args: Any, handle: Handle) -> GangScheduling:
+def new(args: None, handle: Handle) -> GangScheduling:
     return GangScheduling(handle)

@@ -14,8 +14,9 @@ from kschedctl.framework.status import MAX_NODE_SCORE, Status
 
 def use_fast_paths(handle: object) -> bool:
     """Whether the framework building a plugin lets it count from the snapshot's indexes
-    (``Framework.fast_paths``); plugins built without a framework take the reference path. A
-    plugin asks once, when it is built (the framework sets the flag before building plugins)."""
+    (``Framework.fast_paths``); plugins built over ``kschedctl.plugins.bare_framework`` (as tests build
+    them) or a handle without the flag take the reference path. A plugin asks once, when it is built
+    (the framework sets the flag before building plugins)."""
     return bool(getattr(handle, "fast_paths", False))
 
 

@@ -14,8 +14,6 @@ Upstream model: ``pkg/scheduler/framework/plugins/imagelocality/image_locality.g
 
 from __future__ import annotations
 
-from typing import Any
-
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import Handle
@@ -100,5 +98,5 @@ class ImageLocality:
         return out, Status()
 
 
-def new(args: Any, handle: Handle) -> ImageLocality:
+def new(args: None, handle: Handle) -> ImageLocality:
     return ImageLocality(handle)

@@ -45,6 +45,8 @@ from kschedctl.plugins.helper import default_normalize_score, default_normalize_
 from kschedctl.snapshot.model import Node, Pod
 
 NAME = "NodeAffinity"
+#: The args this plugin takes (decoded by kschedctl.config, which owns the model).
+ARGS_MODEL = NodeAffinityArgs
 
 ERR_REASON_POD = "node(s) didn't match Pod's node affinity/selector"
 ERR_REASON_ENFORCED = "node(s) didn't match scheduler-enforced node affinity"

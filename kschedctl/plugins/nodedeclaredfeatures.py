@@ -33,7 +33,7 @@ from kschedctl.framework.interfaces import Handle, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
 from kschedctl.snapshot.model import Pod, parse_meta
 
 NAME = "NodeDeclaredFeatures"
@@ -237,5 +237,5 @@ class NodeDeclaredFeatures:
         return QUEUE
 
 
-def new(args: Any, handle: Handle | None) -> NodeDeclaredFeatures:
-    return NodeDeclaredFeatures(handle.features if handle is not None else DEFAULT_FEATURES)
+def new(args: None, handle: Handle) -> NodeDeclaredFeatures:
+    return NodeDeclaredFeatures(handle.features)

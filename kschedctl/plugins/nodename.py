@@ -9,8 +9,6 @@ Upstream model: ``pkg/scheduler/framework/plugins/nodename/node_name.go``.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import Handle, NodeVerdict
@@ -47,5 +45,5 @@ class NodeName(NodeVerdictFilter):
         return [SignFragment(signers.NODE_NAME, pod.node_name)], Status()
 
 
-def new(args: Any, handle: Handle) -> NodeName:
+def new(args: None, handle: Handle) -> NodeName:
     return NodeName()

@@ -11,8 +11,6 @@ preemption may free the port.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, NodeVerdict, PreFilterResult
@@ -100,7 +98,7 @@ class NodePorts(NodeVerdictFilter):
         return [SignFragment(signers.HOST_PORTS, signers.host_ports(pod))], Status()
 
 
-def new(args: Any, handle: Handle) -> NodePorts:
+def new(args: None, handle: Handle) -> NodePorts:
     plugin = NodePorts()
-    plugin.sidecar_ports = handle is None or handle.features.at_least(34)
+    plugin.sidecar_ports = handle.features.at_least(34)
     return plugin

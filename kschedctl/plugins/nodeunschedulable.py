@@ -10,7 +10,6 @@ Upstream model: ``pkg/scheduler/framework/plugins/nodeunschedulable/node_unsched
 from __future__ import annotations
 
 import operator
-from typing import Any
 
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState
@@ -47,5 +46,5 @@ class NodeUnschedulable(NodeVerdictFilter):
         return [SignFragment(signers.TOLERATIONS, signers.tolerations(pod))], Status()
 
 
-def new(args: Any, handle: Handle) -> NodeUnschedulable:
+def new(args: None, handle: Handle) -> NodeUnschedulable:
     return NodeUnschedulable()

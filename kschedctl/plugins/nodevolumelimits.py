@@ -294,5 +294,5 @@ class CSILimits:
         return [SignFragment(signers.VOLUMES, signers.volumes(pod))], Status()
 
 
-def new(args: Any, handle: Handle) -> CSILimits:
+def new(args: None, handle: Handle) -> CSILimits:
     return CSILimits(handle)

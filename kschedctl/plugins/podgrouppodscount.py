@@ -9,8 +9,6 @@ with ``TopologyAwareWorkloadScheduling`` on; only a pod-group cycle calls it.
 
 from __future__ import annotations
 
-from typing import Any
-
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.podgroups import PodGroup, PodGroupAssignments, pod_group_states
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
@@ -43,5 +41,5 @@ class PodGroupPodsCount:
         return Status()
 
 
-def new(args: Any, handle: Handle) -> PodGroupPodsCount:
+def new(args: None, handle: Handle) -> PodGroupPodsCount:
     return PodGroupPodsCount(handle)

@@ -14,7 +14,6 @@ Upstream model: ``pkg/scheduler/framework/plugins/queuesort/priority_sort.go``.
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import Any
 
 from kschedctl.framework.interfaces import Handle
 from kschedctl.snapshot.model import Pod
@@ -59,5 +58,5 @@ class PrioritySort:
         return -pod.effective_priority, queue_arrival(pod)
 
 
-def new(args: Any, handle: Handle) -> PrioritySort:
+def new(args: None, handle: Handle) -> PrioritySort:
     return PrioritySort()

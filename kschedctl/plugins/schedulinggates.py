@@ -9,8 +9,6 @@ Upstream model: ``pkg/scheduler/framework/plugins/schedulinggates/scheduling_gat
 
 from __future__ import annotations
 
-from typing import Any
-
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.status import Status
 from kschedctl.snapshot.model import Pod
@@ -32,5 +30,5 @@ class SchedulingGates:
         return Status.unresolvable(gates_message(list(pod.scheduling_gates)))
 
 
-def new(args: Any, handle: Handle) -> SchedulingGates:
+def new(args: None, handle: Handle) -> SchedulingGates:
     return SchedulingGates()

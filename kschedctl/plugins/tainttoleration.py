@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any
 
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
@@ -119,7 +118,7 @@ class TaintToleration(NodeVerdictFilter):
         return default_normalize_scores(MAX_NODE_SCORE, True, scores)
 
 
-def new(args: Any, handle: Handle) -> TaintToleration:
+def new(args: None, handle: Handle) -> TaintToleration:
     plugin = TaintToleration()
-    plugin.names_taint = handle is not None and not handle.features.at_least(34)
+    plugin.names_taint = not handle.features.at_least(34)
     return plugin

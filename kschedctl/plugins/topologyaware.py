@@ -60,5 +60,5 @@ class TopologyPlacementGenerator:
         return [Placement(nodes, name) for name, nodes in sorted(by_domain.items())], Status()
 
 
-def new(args: Any, handle: Handle) -> TopologyPlacementGenerator:
+def new(args: None, handle: Handle) -> TopologyPlacementGenerator:
     return TopologyPlacementGenerator(handle)

@@ -131,7 +131,7 @@ class VolumeRestrictions:
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
         self.rwop_reason = ERR_REASON_RWOP_CONFLICT
-        if handle is not None and not handle.features.at_least(34):
+        if not handle.features.at_least(34):
             self.rwop_reason = ERR_REASON_RWOP_CONFLICT_V133
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
@@ -205,5 +205,5 @@ class VolumeRestrictions:
         return [SignFragment(signers.VOLUMES, signers.volumes(pod))], Status()
 
 
-def new(args: Any, handle: Handle) -> VolumeRestrictions:
+def new(args: None, handle: Handle) -> VolumeRestrictions:
     return VolumeRestrictions(handle)

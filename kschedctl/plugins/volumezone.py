@@ -183,5 +183,5 @@ class VolumeZone:
         return [SignFragment(signers.VOLUMES, signers.volumes(pod))], Status()
 
 
-def new(args: Any, handle: Handle) -> VolumeZone:
+def new(args: None, handle: Handle) -> VolumeZone:
     return VolumeZone(handle)

@@ -59,7 +59,7 @@ from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.selectors import parse_node_selector_term
 from kschedctl.parallel import WARM_UP_FRACTION
-from kschedctl.plugins.defaultpreemption import NO_VICTIMS_MSG
+from kschedctl.plugins.defaultpreemption.plugin import NO_VICTIMS_MSG
 from kschedctl.plugins.interpodaffinity.filtering import (
     ERR_REASON_AFFINITY_RULES_NOT_MATCH,
     ERR_REASON_ANTI_AFFINITY_RULES_NOT_MATCH,

@@ -257,12 +257,12 @@ def test_truncation_not_rounding() -> None:
 )
 def test_invalid_args(resources: list[dict[str, Any]], error: str) -> None:
     with pytest.raises(ValueError) as ei:
-        ba.new({"resources": resources}, None)
+        ba.new(NodeResourcesBalancedAllocationArgs.model_validate({"resources": resources}), FakeHandle())
     assert error in str(ei.value)
 
 
 def test_defaults() -> None:
-    pl = ba.new({"resources": []}, None)
+    pl = ba.new(NodeResourcesBalancedAllocationArgs(resources=[]), FakeHandle())
     assert [(r.name, r.weight) for r in pl.scorer.resources] == [("cpu", 1), ("memory", 1)]
-    pl = ba.new({"resources": [{"name": "memory", "weight": 0}]}, None)
+    pl = ba.new(NodeResourcesBalancedAllocationArgs.model_validate({"resources": [{"name": "memory", "weight": 0}]}), FakeHandle())
     assert [(r.name, r.weight) for r in pl.scorer.resources] == [("memory", 1)]

@@ -22,7 +22,7 @@ from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
-from kschedctl.plugins import defaultpreemption as dp
+from kschedctl.plugins.defaultpreemption import plugin as dp
 from kschedctl.plugins.defaultpreemption.evaluator import (
     PDB,
     Candidate,

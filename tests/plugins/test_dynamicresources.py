@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from kschedctl.config.args import DynamicResourcesArgs
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore
 from kschedctl.framework.snapshot import Snapshot
@@ -21,7 +22,7 @@ from kschedctl.kube.cel import (
     device_value,
 )
 from kschedctl.kube.quantity import parse_quantity
-from kschedctl.plugins import dynamicresources as dr
+from kschedctl.plugins.dynamicresources import plugin as dr
 from kschedctl.snapshot.model import KubeObject
 from tests.builders import FakeHandle, PodBuilder, make_node, make_pod, make_snapshot
 
@@ -283,7 +284,8 @@ class Run:
         self, objects: list[KubeObject], pod: PodBuilder, nodes: list[Any] | None = None, args: dict[str, Any] | None = None
     ) -> None:
         self.snapshot: Snapshot = make_snapshot(nodes or NODES, [], objects)
-        self.plugin = dr.new(args, FakeHandle(self.snapshot))
+        model = None if args is None else DynamicResourcesArgs.model_validate(args)
+        self.plugin = dr.new(model, FakeHandle(self.snapshot))
         self.pod = pod.build()
         self.state = CycleState()
 

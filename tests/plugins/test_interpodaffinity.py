@@ -15,7 +15,7 @@ from kschedctl.framework.interfaces import NodeScore, extension_points_of
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import PodInfo
-from kschedctl.plugins import interpodaffinity as ipa
+from kschedctl.plugins.interpodaffinity import plugin as ipa
 from kschedctl.snapshot.model import KubeObject, Node, Pod
 from tests.builders import (
     FakeHandle,

@@ -458,8 +458,8 @@ def test_defaults_applied() -> None:
     assert [(r.name, r.weight) for r in pl.scorer.resources] == [("cpu", 1), ("memory", 1)]
     pl = _plugin({"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 0}]}})
     assert [(r.name, r.weight) for r in pl.scorer.resources] == [("cpu", 1)]
-    assert fit.new(None, None).strategy == "LeastAllocated"
-    assert fit.new({"scoringStrategy": {"type": "MostAllocated"}}, None).strategy == "MostAllocated"
+    assert _plugin().strategy == "LeastAllocated"
+    assert _plugin({"scoringStrategy": {"type": "MostAllocated"}}).strategy == "MostAllocated"
 
 
 @pytest.mark.parametrize(("x", "want"), [(0.5, 1), (1.5, 2), (2.5, 3), (2.4999, 2), (0.0, 0), (-0.5, -1), (7.0, 7)])

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from kschedctl.config.args import NodeResourcesFitArgs
 from kschedctl.framework import placement
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.podgroups import (
@@ -19,6 +20,7 @@ from kschedctl.framework.podgroups import (
     pod_group_name,
     pod_group_states,
 )
+from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.kube.features import V135_GATES, Features
@@ -53,7 +55,7 @@ def zone_node(name: str, zone: str | None) -> NodeBuilder:
     return b.label("zone", zone) if zone else b
 
 
-def handle(pods: list[PodBuilder], objects: list[KubeObject], nodes: list[NodeBuilder] | None = None) -> SnapshotHandle:
+def handle(pods: list[PodBuilder], objects: list[KubeObject], nodes: list[NodeBuilder] | None = None) -> Framework:
     cluster = make_cluster(nodes or [make_node("n1"), make_node("n2")], pods, objects)
     return SnapshotHandle(Snapshot(cluster))
 
@@ -191,7 +193,7 @@ def test_fit_score_placement(resources: list[dict[str, Any]] | None, want: int) 
     cluster = make_cluster(nodes, [make_pod("old").req(cpu="1", memory="2Gi").node("a1")], [])
     h = SnapshotHandle(Snapshot(cluster), features=TOPOLOGY_AWARE)
     args = {"scoringStrategy": {"type": "LeastAllocated", **({"resources": resources} if resources else {})}}
-    pl = fit.new(args, h)
+    pl = fit.new(NodeResourcesFitArgs.model_validate(args), h)
     p = member("p").req(cpu="1", memory="4Gi").build()
     place = Placement(list(h.snapshot.node_info_list), "a")
     score, st = pl.score_placement(PodGroup("default", "pg", 2), PodGroupAssignments(place, [(p, "a1"), (p, "a2")]))

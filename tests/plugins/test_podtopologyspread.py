@@ -14,7 +14,7 @@ from kschedctl.framework.interfaces import NodeScore, extension_points_of
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code
 from kschedctl.framework.types import PodInfo
-from kschedctl.plugins import podtopologyspread as pts
+from kschedctl.plugins.podtopologyspread import plugin as pts
 from kschedctl.plugins.podtopologyspread.common import default_selector
 from kschedctl.plugins.podtopologyspread.scoring import go_round
 from kschedctl.snapshot.model import KubeObject, Node, Pod

@@ -10,7 +10,8 @@ from kschedctl.framework.interfaces import extension_points_of
 from kschedctl.framework.status import Code
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import resolve_features
-from kschedctl.plugins import dynamicresources, nodeports, tainttoleration, volumerestrictions
+from kschedctl.plugins import nodeports, tainttoleration, volumerestrictions
+from kschedctl.plugins.dynamicresources import plugin as dynamicresources
 from kschedctl.plugins.noderesources import fit
 from kschedctl.plugins.volumerestrictions import ERR_REASON_RWOP_CONFLICT, ERR_REASON_RWOP_CONFLICT_V133
 from kschedctl.testing import SnapshotHandle

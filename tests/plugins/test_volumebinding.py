@@ -12,8 +12,8 @@ from kschedctl.config.args import VolumeBindingArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.status import Code, Status
-from kschedctl.plugins import volumebinding as vbmod
 from kschedctl.plugins.volumebinding import binder as vb
+from kschedctl.plugins.volumebinding import plugin as vbmod
 from kschedctl.plugins.volumebinding.plugin import VolumeBinding
 from kschedctl.plugins.volumebinding.storage import (
     access_modes,
@@ -349,7 +349,7 @@ def test_reserve_and_pre_bind() -> None:
     pl, state, pod, _ = _setup(make_pod().pvc("data"), [pvc("data"), WFFC])
     assert pl.reserve(state, pod, "n9").is_success()  # no volumes recorded for it: counts as all bound
     pl, state, pod, _ = _setup(make_pod().pvc("data"), [pvc("data"), WFFC])
-    state.get(vbmod.plugin.STATE_KEY).all_bound = False  # type: ignore[union-attr]
+    state.get(vbmod.STATE_KEY).all_bound = False  # type: ignore[union-attr]
     got = pl.pre_bind_pre_flight(state, pod, "n9")
     assert (got.code, got.reasons) == (Code.ERROR, ['no pod volume found for node "n9"'])
 

@@ -18,7 +18,7 @@ plugin is built from ``handle.features``:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kschedctl.config.args import NodeResourcesBalancedAllocationArgs
 from kschedctl.config.field import aggregate
@@ -28,7 +28,6 @@ from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.plugins.noderesources.fit import request_signature
 from kschedctl.plugins.noderesources.indexed import balance_change_columns, score_columns
 from kschedctl.plugins.noderesources.resource_allocation import (
@@ -44,6 +43,8 @@ if TYPE_CHECKING:
     from kschedctl.snapshot.model import Pod
 
 NAME = "NodeResourcesBalancedAllocation"
+#: The args this plugin takes (decoded by kschedctl.config, which owns the model).
+ARGS_MODEL = NodeResourcesBalancedAllocationArgs
 
 _PRE_SCORE_KEY: StateKey[list[int]] = StateKey("PreScore" + NAME)
 
@@ -51,15 +52,14 @@ _PRE_SCORE_KEY: StateKey[list[int]] = StateKey("PreScore" + NAME)
 class BalancedAllocation:
     """The NodeResourcesBalancedAllocation plugin (PreScore, Score)."""
 
-    def __init__(self, resources: list[WeightedResource], handle: Handle | None = None) -> None:
+    def __init__(self, resources: list[WeightedResource], handle: Handle) -> None:
         self.name = NAME
         self.handle = handle
         self.scorer = ResourceAllocationScorer(
             NAME, resources, balanced_resource_scorer, use_requested=True, pod_level_resources=True, use_status=True
         )
-        features: Features = handle.features if handle is not None else DEFAULT_FEATURES
         #: v1.36 scores the change of balance, earlier versions the balance after placing the pod.
-        self.scores_change = features.at_least(36)
+        self.scores_change = handle.features.at_least(36)
         self._score_node = self._balance_change if self.scores_change else self.scorer.score
         self._score_columns = balance_change_columns if self.scores_change else score_columns
 
@@ -112,11 +112,9 @@ def validate_args(resources: list[WeightedResource]) -> str | None:
     return aggregate(errs) if errs else None
 
 
-def new(args: NodeResourcesBalancedAllocationArgs | dict[str, Any] | None, handle: Handle | None) -> BalancedAllocation:
+def new(args: NodeResourcesBalancedAllocationArgs | None, handle: Handle) -> BalancedAllocation:
     if args is None:
         args = NodeResourcesBalancedAllocationArgs()
-    elif isinstance(args, dict):
-        args = NodeResourcesBalancedAllocationArgs.model_validate(args)
     resources = _resources(args)
     err = validate_args(resources)
     if err:

@@ -56,6 +56,8 @@ if TYPE_CHECKING:
     from kschedctl.snapshot.model import Pod
 
 NAME = "NodeResourcesFit"
+#: The args this plugin takes (decoded by kschedctl.config, which owns the model).
+ARGS_MODEL = NodeResourcesFitArgs
 
 DEFAULT_RESOURCES = (WeightedResource(CPU, 1), WeightedResource(MEMORY, 1))
 
@@ -198,7 +200,7 @@ class Fit:
         ignored_resources: frozenset[str],
         ignored_groups: frozenset[str],
         scorer: ResourceAllocationScorer,
-        handle: Handle | None = None,
+        handle: Handle,
     ) -> None:
         self.name = NAME
         self.ignored_resources = ignored_resources
@@ -210,7 +212,7 @@ class Fit:
         self.placement_scorer: ResourceAllocationScorer | None = None
         # a request above the node's whole allocatable is UnschedulableAndUnresolvable from v1.34
         # (fit.go's InsufficientResource.Unresolvable); v1.33 has only Unschedulable
-        self.unresolvable = handle is None or handle.features.at_least(34)
+        self.unresolvable = handle.features.at_least(34)
 
     @property
     def strategy(self) -> str:
@@ -329,11 +331,9 @@ def build_placement_scorer(args: NodeResourcesFitArgs) -> ResourceAllocationScor
     )
 
 
-def new(args: NodeResourcesFitArgs | dict[str, Any] | None, handle: Handle | None) -> Fit:
+def new(args: NodeResourcesFitArgs | None, handle: Handle) -> Fit:
     if args is None:
         args = NodeResourcesFitArgs()
-    elif isinstance(args, dict):
-        args = NodeResourcesFitArgs.model_validate(args)
     err = validate_args(args)
     if err:
         raise ValueError(err)
@@ -343,6 +343,6 @@ def new(args: NodeResourcesFitArgs | dict[str, Any] | None, handle: Handle | Non
         build_scorer(args),
         handle,
     )
-    if handle is not None and handle.features.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
+    if handle.features.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
         fit.placement_scorer = build_placement_scorer(args)
     return fit

@@ -49,6 +49,8 @@ from kschedctl.plugins.volumebinding.storage import (
 from kschedctl.snapshot.model import KubeObject, Pod
 
 NAME = "VolumeBinding"
+#: The args this plugin takes (decoded by kschedctl.config, which owns the model).
+ARGS_MODEL = VolumeBindingArgs
 
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
@@ -316,8 +318,8 @@ def _key(obj: KubeObject) -> str:
     return f"{obj.namespace}/{obj.name}"
 
 
-def new(args: Any, handle: Handle) -> VolumeBinding:
-    a = args if isinstance(args, VolumeBindingArgs) else VolumeBindingArgs()
+def new(args: VolumeBindingArgs | None, handle: Handle) -> VolumeBinding:
+    a = args if args is not None else VolumeBindingArgs()
     if a.bind_timeout_seconds < 0:
         raise ConfigError(
             f"bindTimeoutSeconds: Invalid value: {a.bind_timeout_seconds}: invalid BindTimeoutSeconds, should not be a negative value"
