@@ -15,7 +15,7 @@ from kschedctl.framework.status import Code
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import resolve_features
-from kschedctl.plugins import volumebinding as vbmod
+from kschedctl.plugins.volumebinding import plugin as vbmod
 from kschedctl.plugins.volumebinding.binder import DynamicProvision, PodVolumes, StaticBinding
 from kschedctl.plugins.volumebinding.plugin import VolumeBinding
 from kschedctl.plugins.volumebinding.scorer import ClassUsage, capacity_scorer, usage_by_class
