@@ -13,18 +13,26 @@ table is what it names as the cause of each difference. Two kinds of entries:
   runs' effective values differ: a default that flipped between the versions
   (``kube.gate_tables``) or a ``--feature-gates`` override.
 
-Each entry names the plugins and extension points whose results it can change, so a difference
-found in two traces is attributed only to entries that touch the part that differs.
+Each entry names the plugins and extension points whose results it can change, the kinds of
+difference it can make there (another outcome, another status code, other scores, other words
+only), its words in both directions (an upgrade brings it, a downgrade goes back before it) and
+a trigger: what must be present in the pod, the cluster or the two cycles for the entry to
+matter at all. A difference found in two traces is attributed only to entries that touch the
+part that differs, can make that kind of difference, and whose trigger is present.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 
+from kschedctl.framework.podgroups import pod_group_name
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import gate_specs
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.model import Pod
 
 #: Extension points (and two cycle-level parts) a change can touch, as ``diff-versions`` names them.
 PRE_ENQUEUE = "preEnqueue"
@@ -37,10 +45,110 @@ SELECTION = "selection"
 #: The loop across pods (``simulate``), not one cycle.
 BATCHING = "batching"
 
+#: The kinds of difference between two cycles, most telling first: another outcome or Filter verdict
+#: (feasible or not on a node, the node selected, the preemption), another status code for the same
+#: verdict (Unschedulable or UnschedulableAndUnresolvable: whether preemption tries the node), other
+#: scores for the same decision, other words only.
+OUTCOME = "outcome"
+CODE = "code"
+SCORE_KIND = "score"
+MESSAGE = "message"
+KINDS = (OUTCOME, CODE, SCORE_KIND, MESSAGE)
+ANY_KIND = frozenset(KINDS)
+
+#: The objects of Dynamic Resource Allocation a cluster may hold.
+DRA_KINDS = ("DeviceClass", "ResourceSlice", "ResourceClaim", "ResourceClaimTemplate")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a change's trigger looks at: the pod, the cluster, and what either side's cycle showed."""
+
+    pod: Pod
+    cluster: Cluster
+    #: (plugin, status code) of every rejection, of a node at Filter or of the pod at PreEnqueue/PreFilter.
+    rejections: frozenset[tuple[str, str]] = frozenset()
+    #: Plugins whose PreFilter ran and did not skip.
+    prefiltered: frozenset[str] = frozenset()
+    #: Plugins that gave some node a weighted score other than 0.
+    scored: frozenset[str] = frozenset()
+    #: PostFilter plugins whose answer went into the PodScheduled message (no node was nominated).
+    post_filter_words: frozenset[str] = frozenset()
+    #: Several nodes shared the top total.
+    tie: bool = False
+
+    def rejected_by(self, plugin: str, code: str | None = None) -> bool:
+        return any(p == plugin and (code is None or c == code) for p, c in self.rejections)
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """When a change can matter: ``text`` in words (shown beside the change), ``test`` over the evidence."""
+
+    text: str
+    test: Callable[[Evidence], bool]
+
+    def __call__(self, evidence: Evidence) -> bool:
+        return self.test(evidence)
+
+
+def _rejected(plugin: str, code: str | None = None) -> Trigger:
+    what = f" as {code}" if code else ""
+    return Trigger(f"{plugin} rejected a node or the pod{what}", lambda e: e.rejected_by(plugin, code))
+
+
+def _has_claims(pod: Pod) -> bool:
+    return bool(pod.resource_claims)
+
+
+def _dra_in_use(e: Evidence) -> bool:
+    return _has_claims(e.pod) or any(e.cluster.of_kind(k) for k in DRA_KINDS)
+
+
+def _claimless_post_filter(e: Evidence) -> bool:
+    return not _has_claims(e.pod) and "DynamicResources" in e.post_filter_words
+
+
+def _sidecar_host_ports(e: Evidence) -> bool:
+    return any(c.is_sidecar and any(p.host_port for p in c.ports)
+               for pod in (e.pod, *e.cluster.pods) for c in pod.init_containers)
+
+
+def _pod_level_resources(e: Evidence) -> bool:
+    return any(p.pod_requests is not None or p.pod_limits is not None for p in (e.pod, *e.cluster.pods))
+
+
+def _claims_volumes(e: Evidence) -> bool:
+    return any("persistentVolumeClaim" in v or "ephemeral" in v for v in e.pod.volumes)
+
+
+def _in_pod_group(e: Evidence) -> bool:
+    return pod_group_name(e.pod) is not None
+
+
+TAINT_REJECTED = _rejected("TaintToleration")
+FIT_UNRESOLVABLE = _rejected("NodeResourcesFit", "UnschedulableAndUnresolvable")
+VOLUME_RESTRICTED = _rejected("VolumeRestrictions")
+SIDECAR_HOST_PORTS = Trigger("a sidecar (restartable init) container has a host port, in the pod or on a node",
+                             _sidecar_host_ports)
+DRA_IN_USE = Trigger("the pod has ResourceClaims or the cluster holds DRA objects", _dra_in_use)
+CLAIMLESS_POST_FILTER = Trigger("the pod has no ResourceClaims and DynamicResources' PostFilter answer is in the "
+                                "PodScheduled message", _claimless_post_filter)
+TIE = Trigger("several nodes share the top total", lambda e: e.tie)
+BALANCE_SCORED = Trigger("NodeResourcesBalancedAllocation scored a node",
+                         lambda e: "NodeResourcesBalancedAllocation" in e.scored)
+FEATURES_NEEDED = Trigger("NodeDeclaredFeatures checked the pod (it needs a feature a node declares)",
+                          lambda e: "NodeDeclaredFeatures" in e.prefiltered or e.rejected_by("NodeDeclaredFeatures"))
+POD_LEVEL_RESOURCES = Trigger("a pod has spec.resources (pod-level requests or limits)", _pod_level_resources)
+POD_GROUP = Trigger("the pod belongs to a PodGroup", _in_pod_group)
+VOLUMES_TO_BIND = Trigger("the pod has a PersistentVolumeClaim or ephemeral volume", _claims_volumes)
+NEVER_IN_ONE_CYCLE = Trigger("several pods scheduled in one loop (simulate); never one cycle", lambda e: False)
+
 
 @dataclass(frozen=True)
 class RuleChange:
-    """One change: the version that brought it (or, for a gate, whose value differs), what it touches."""
+    """One change: the version that brought it (or, for a gate, whose value differs), what it touches,
+    when it matters, and its words. ``undone``: B runs older rules than A, so the change is gone there."""
 
     minor: int
     name: str
@@ -48,56 +156,124 @@ class RuleChange:
     plugins: tuple[str, ...]
     points: tuple[str, ...]
     text: str
+    #: The words going back before ``minor`` (a downgrade).
+    back_text: str = ""
+    trigger: Trigger = dataclasses.field(default=Trigger("always", lambda e: True), compare=False)
+    #: The kinds of difference (``KINDS``) it can make.
+    makes: frozenset[str] = ANY_KIND
+    undone: bool = False
 
     def touches(self, plugin: str, point: str) -> bool:
         """Whether this change can alter ``plugin``'s result at ``point`` ("" plugin: the cycle itself)."""
         return point in self.points and (plugin in self.plugins or (not plugin and not self.plugins))
 
+    def explains(self, plugin: str, point: str, kind: str) -> bool:
+        """Whether this change can make a difference of ``kind`` in ``plugin``'s result at ``point``."""
+        return kind in self.makes and self.touches(plugin, point)
+
+    def going_back(self) -> RuleChange:
+        """The change as a downgrade sees it: B goes back before ``minor``."""
+        return dataclasses.replace(self, text=self.back_text or self.text, back_text=self.text, undone=not self.undone)
+
     def line(self) -> str:
-        return f"v1.{self.minor}: {self.text}"
+        return f"back before v1.{self.minor}: {self.text}" if self.undone else f"v1.{self.minor}: {self.text}"
 
     def to_dict(self) -> dict[str, object]:
         return {"version": f"v1.{self.minor}", "name": self.name, "kind": self.kind, "plugins": list(self.plugins),
-                "points": list(self.points), "text": self.text}
+                "points": list(self.points), "text": self.text, "undone": self.undone, "trigger": self.trigger.text}
+
+
+def _rule(minor: int, name: str, plugins: tuple[str, ...], points: tuple[str, ...], text: str, back_text: str,
+          trigger: Trigger, makes: Iterable[str] = KINDS) -> RuleChange:
+    return RuleChange(minor, name, "rule", plugins, points, text, back_text, trigger, frozenset(makes))
 
 
 #: Rules that changed with no gate, by the version that brought them.
 RULES: tuple[RuleChange, ...] = (
-    RuleChange(34, "TaintTolerationMessage", "rule", ("TaintToleration",), (FILTER,),
-               "TaintToleration's Filter reason no longer quotes the untolerated taint"),
-    RuleChange(34, "FitUnresolvable", "rule", ("NodeResourcesFit",), (FILTER, POST_FILTER),
-               "NodeResourcesFit rejects a request above a node's whole allocatable as UnschedulableAndUnresolvable, "
-               "so preemption no longer tries that node"),
-    RuleChange(34, "ReadWriteOncePodMessage", "rule", ("VolumeRestrictions",), (PRE_FILTER, FILTER),
-               "VolumeRestrictions words a ReadWriteOncePod conflict differently"),
-    RuleChange(34, "NodePortsSidecars", "rule", ("NodePorts",), (PRE_FILTER, FILTER),
-               "NodePorts counts the host ports of sidecar (restartable init) containers"),
-    RuleChange(35, "DynamicResourcesScore", "rule", ("DynamicResources",), (SCORE,),
-               "DynamicResources scores nodes (weight 2 in the default profile)"),
-    RuleChange(35, "DeterministicTieBreak", "rule", (), (SELECTION,),
-               "of the nodes with the top total, the first in the score heap is selected, not one at random"),
-    RuleChange(36, "BalancedAllocationChange", "rule", ("NodeResourcesBalancedAllocation",), (SCORE,),
-               "NodeResourcesBalancedAllocation scores the change in balance the pod makes, not the balance after it"),
-    RuleChange(36, "NodeDeclaredFeaturesTable", "rule", ("NodeDeclaredFeatures",), (PRE_FILTER, FILTER),
-               "NodeDeclaredFeatures checks the node features v1.36 defines"),
+    _rule(34, "TaintTolerationMessage", ("TaintToleration",), (FILTER,),
+          "TaintToleration's Filter reason no longer quotes the untolerated taint",
+          "TaintToleration's Filter reason quotes the untolerated taint again", TAINT_REJECTED, (MESSAGE,)),
+    _rule(34, "FitUnresolvable", ("NodeResourcesFit",), (FILTER, POST_FILTER),
+          "NodeResourcesFit rejects a request above a node's whole allocatable as UnschedulableAndUnresolvable, "
+          "so preemption no longer tries that node",
+          "NodeResourcesFit rejects a request above a node's whole allocatable as Unschedulable again, "
+          "so preemption tries that node again", FIT_UNRESOLVABLE, (CODE, OUTCOME)),
+    _rule(34, "ReadWriteOncePodMessage", ("VolumeRestrictions",), (PRE_FILTER, FILTER),
+          "VolumeRestrictions words a ReadWriteOncePod conflict differently",
+          "VolumeRestrictions words a ReadWriteOncePod conflict as it did before", VOLUME_RESTRICTED, (MESSAGE,)),
+    _rule(34, "NodePortsSidecars", ("NodePorts",), (PRE_FILTER, FILTER),
+          "NodePorts counts the host ports of sidecar (restartable init) containers",
+          "NodePorts ignores the host ports of sidecar (restartable init) containers again", SIDECAR_HOST_PORTS),
+    _rule(35, "DynamicResourcesScore", ("DynamicResources",), (SCORE,),
+          "DynamicResources scores nodes (weight 2 in the default profile)",
+          "DynamicResources does not score nodes", DRA_IN_USE, (SCORE_KIND,)),
+    _rule(35, "DeterministicTieBreak", (), (SELECTION,),
+          "of the nodes with the top total, the first in the score heap is selected, not one at random",
+          "of the nodes with the top total, one is selected at random again", TIE, (OUTCOME,)),
+    _rule(36, "BalancedAllocationChange", ("NodeResourcesBalancedAllocation",), (SCORE,),
+          "NodeResourcesBalancedAllocation scores the change in balance the pod makes, not the balance after it",
+          "NodeResourcesBalancedAllocation scores the balance after the pod again, not the change it makes",
+          BALANCE_SCORED, (SCORE_KIND,)),
+    _rule(36, "NodeDeclaredFeaturesTable", ("NodeDeclaredFeatures",), (PRE_FILTER, FILTER),
+          "NodeDeclaredFeatures checks the node features v1.36 defines",
+          "NodeDeclaredFeatures checks the node features v1.35 defines", FEATURES_NEEDED),
 )
 
-#: The gates the scheduler's rules read: the plugins and points each reaches, and what turning it on does.
-GATE_EFFECTS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...], str]] = MappingProxyType({
-    "DynamicResourceAllocation": (("DynamicResources",), (PRE_ENQUEUE, PRE_FILTER, FILTER, SCORE, POST_FILTER),
-                                  "DynamicResources joins the default profile (ResourceClaims are allocated)"),
-    "PodLevelResources": (("NodeResourcesFit", "NodeResourcesBalancedAllocation"), (PRE_FILTER, FILTER, SCORE),
-                          "a pod's spec.resources (pod-level requests) count instead of the sum of its containers'"),
-    "NodeDeclaredFeatures": (("NodeDeclaredFeatures",), (PRE_FILTER, FILTER),
-                             "NodeDeclaredFeatures joins the default profile: a node must declare the features a pod needs"),
-    "OpportunisticBatching": ((), (BATCHING,),
-                              "a cycle's sorted scores are reused for the next pod with the same signature"),
-    "GangScheduling": (("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER), "pods of a PodGroup are scheduled together"),
-    "GenericWorkload": (("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER), "Workload objects group pods"),
-    "TopologyAwareWorkloadScheduling": (("NodeResourcesFit",), (SCORE,),
-                                        "a pod group's placement is scored as a whole"),
-    "StorageCapacityScoring": (("VolumeBinding",), (SCORE,),
-                               "VolumeBinding scores nodes by the storage utilization the pod's volumes would cause there"),
+
+@dataclass(frozen=True)
+class GateEffect:
+    """What turning a gate on does to some plugins' results (``on``), what turning it off does (``off``),
+    and when that can matter."""
+
+    plugins: tuple[str, ...]
+    points: tuple[str, ...]
+    on: str
+    off: str
+    trigger: Trigger
+    makes: frozenset[str] = ANY_KIND
+
+
+_DRA = ("DynamicResources",)
+_FIT_BALANCE = ("NodeResourcesFit", "NodeResourcesBalancedAllocation")
+
+#: The gates the scheduler's rules read, each with its effects (most have one).
+GATE_EFFECTS: Mapping[str, tuple[GateEffect, ...]] = MappingProxyType({
+    "DynamicResourceAllocation": (
+        GateEffect(_DRA, (PRE_ENQUEUE, PRE_FILTER, FILTER, SCORE, POST_FILTER),
+                   "DynamicResources joins the default profile (ResourceClaims are allocated)",
+                   "DynamicResources leaves the default profile (ResourceClaims are not allocated)", DRA_IN_USE),
+        GateEffect(_DRA, (POST_FILTER,),
+                   "DynamicResources joins the default profile; for a pod without ResourceClaims its PostFilter only "
+                   'adds "no new claims to deallocate" to the PodScheduled message',
+                   "DynamicResources leaves the default profile; for a pod without ResourceClaims only "
+                   '"no new claims to deallocate" leaves the PodScheduled message',
+                   CLAIMLESS_POST_FILTER, frozenset({MESSAGE})),
+    ),
+    "PodLevelResources": (GateEffect(
+        _FIT_BALANCE, (PRE_FILTER, FILTER, SCORE),
+        "a pod's spec.resources (pod-level requests) count instead of the sum of its containers'",
+        "a pod's spec.resources is dropped: the sum of its containers' requests counts", POD_LEVEL_RESOURCES),),
+    "NodeDeclaredFeatures": (GateEffect(
+        ("NodeDeclaredFeatures",), (PRE_FILTER, FILTER),
+        "NodeDeclaredFeatures joins the default profile: a node must declare the features a pod needs",
+        "NodeDeclaredFeatures leaves the default profile: no node is checked for the features a pod needs",
+        FEATURES_NEEDED),),
+    "OpportunisticBatching": (GateEffect(
+        (), (BATCHING,), "a cycle's sorted scores are reused for the next pod with the same signature",
+        "every pod's cycle scores the nodes anew", NEVER_IN_ONE_CYCLE),),
+    "GangScheduling": (GateEffect(
+        ("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER), "pods of a PodGroup are scheduled together",
+        "pods of a PodGroup are scheduled one by one", POD_GROUP),),
+    "GenericWorkload": (GateEffect(
+        ("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER), "Workload objects group pods",
+        "Workload objects no longer group pods", POD_GROUP),),
+    "TopologyAwareWorkloadScheduling": (GateEffect(
+        ("NodeResourcesFit",), (SCORE,), "a pod group's placement is scored as a whole",
+        "a pod group's placement is no longer scored as a whole", POD_GROUP),),
+    "StorageCapacityScoring": (GateEffect(
+        ("VolumeBinding",), (SCORE,),
+        "VolumeBinding scores nodes by the storage utilization the pod's volumes would cause there",
+        "VolumeBinding does not score nodes", VOLUMES_TO_BIND),),
 })
 
 
@@ -106,37 +282,47 @@ def _default(gate: str, minor: int) -> bool:
     return spec is not None and spec.default
 
 
-def _gate_change(gate: str, a: Features, b: Features) -> tuple[int, str]:
-    """When the gate's value changed (the version whose default flipped), and why: "on by default" or,
-    when ``--feature-gates`` set it, "set by --feature-gates"."""
+def _gate_change(gate: str, a: Features, b: Features) -> tuple[int, str, bool]:
+    """When the gate's value changed (the version whose default flipped), why ("on by default" or, when
+    ``--feature-gates`` set it, "on (--feature-gates)"), and whether B went back before that version."""
     vb = b.enabled(gate)
+    state = "on" if vb else "off"
     defaults = a.enabled(gate) == _default(gate, a.minor) and vb == _default(gate, b.minor)
     if not defaults:
-        return b.minor, f"{gate} is {'on' if vb else 'off'} (--feature-gates)"
+        return b.minor, f"{gate} is {state} (--feature-gates)", False
     low, high = sorted((a.minor, b.minor))
     flipped = next((m for m in range(low + 1, high + 1) if _default(gate, m) != _default(gate, m - 1)), high)
-    return flipped, f"{gate} is {'on' if _default(gate, flipped) else 'off'} by default"
+    return flipped, f"{gate} is {state} by default", b.minor < a.minor
 
 
 def gate_changes(a: Features, b: Features) -> list[RuleChange]:
-    """The gates the scheduler reads whose effective values differ between ``a`` and ``b``."""
+    """The gates the scheduler reads whose effective values differ between ``a`` and ``b``: one entry per effect."""
     out = []
-    for gate, (plugins, points, text) in GATE_EFFECTS.items():
-        if a.enabled(gate) != b.enabled(gate):
-            minor, state = _gate_change(gate, a, b)
-            out.append(RuleChange(minor, gate, "gate", plugins, points, f"{state}: {text}"))
+    for gate, effects in GATE_EFFECTS.items():
+        if a.enabled(gate) == b.enabled(gate):
+            continue
+        minor, state, undone = _gate_change(gate, a, b)
+        on = b.enabled(gate)
+        for e in effects:
+            text, other = (e.on, e.off) if on else (e.off, e.on)
+            out.append(RuleChange(minor, gate, "gate", e.plugins, e.points, f"{state}: {text}",
+                                  f"{gate} is {'off' if on else 'on'}: {other}", e.trigger, e.makes, undone))
     return sorted(out, key=lambda ch: ch.minor)
 
 
 def changes_between(a: Features, b: Features) -> list[RuleChange]:
-    """Every change from ``a``'s rules to ``b``'s: the rules of the versions in between (either direction)
-    and the gates whose values differ."""
+    """Every change from ``a``'s rules to ``b``'s: the rules of the versions in between (worded as going
+    back when ``b`` is older) and the gates whose values differ."""
     low, high = sorted((a.minor, b.minor))
-    found = [r for r in RULES if low < r.minor <= high] + gate_changes(a, b)
-    return sorted(found, key=lambda ch: ch.minor)
+    rules = [r for r in RULES if low < r.minor <= high]
+    if b.minor < a.minor:
+        rules = [r.going_back() for r in rules]
+    return sorted(rules + gate_changes(a, b), key=lambda ch: ch.minor)
 
 
-def attribute(changes: Iterable[RuleChange], parts: Iterable[tuple[str, str]]) -> list[RuleChange]:
-    """The changes that touch any of ``parts`` ((plugin, point) pairs where two traces differ), in order."""
+def attribute(changes: Iterable[RuleChange], parts: Iterable[tuple[str, str, str]],
+              evidence: Evidence | None = None) -> list[RuleChange]:
+    """The changes that can explain any of ``parts`` ((plugin, point, kind of difference) where two traces
+    differ) and, given ``evidence``, whose trigger is present; in order."""
     wanted = list(parts)
-    return [c for c in changes if any(c.touches(p, pt) for p, pt in wanted)]
+    return [c for c in changes if (evidence is None or c.trigger(evidence)) and any(c.explains(*p) for p in wanted)]

@@ -2,9 +2,11 @@
 
 Both renderers say the same things in the same order: which configuration is A and which
 is B, one decision row per pod, then for each pod that differs (or the only pod) the Filter
-verdicts that change and the per-plugin scores on the nodes each side selects, and last the
-summary line. A comparison of two versions adds, per pod, every difference in words and the rule
-changes it is attributed to (``whatif.versions``).
+verdicts that change (each with its kind: the verdict flips, only the status code changes and
+with it whether preemption tries the node, or only the words do) and the per-plugin scores on
+the nodes each side selects, and last the summary line. A comparison of two versions adds, per
+pod, every difference in words under its kind and, under each kind, the rule changes it is
+attributed to (``whatif.versions``); one of the same version and gates on both sides is one line.
 """
 
 from __future__ import annotations
@@ -47,22 +49,53 @@ def decision_words(d: dict[str, Any]) -> str:
     return str(outcome)
 
 
+#: The change column of a pod whose decision stays, by the most telling kind of difference.
+SAME_DECISION_WORDS = {
+    "outcome": "same decision, a Filter verdict flips",
+    "code": "same decision, status codes change",
+    "score": "same decision, scores change",
+    "message": "same decision, messages only",
+}
+#: What a kind of difference is called where a pod's differences are listed.
+KIND_HEADINGS = {
+    "outcome": "Outcome changes",
+    "code": "Status codes change",
+    "score": "Scores change",
+    "message": "Messages change (words only)",
+}
+#: The kinds of difference of a Filter verdict, in the "Filter verdicts that change" table.
+_VERDICT_KIND_WORDS = {"outcome": "verdict", "code": "status code and words", "message": "words only"}
+#: What a change of status code does to preemption (A's code, B's code).
+_CODE_EFFECT = {
+    ("Unschedulable", "UnschedulableAndUnresolvable"): "preemption no longer tries it",
+    ("UnschedulableAndUnresolvable", "Unschedulable"): "preemption now tries it",
+}
+
+
 def change_words(p: dict[str, Any]) -> str:
-    words = CHANGE_WORDS.get(p["change"], p["change"])
-    if p["change"] == "same" and p["feasibilityChanges"]:
-        return "same node, Filter verdicts change"
-    if p["change"] == "same" and p.get("differences"):
-        return "same decision, scores or messages change"
-    return words
+    if p["change"] != "same":
+        return CHANGE_WORDS.get(p["change"], p["change"])
+    return SAME_DECISION_WORDS.get(p.get("kind") or "", "same")
+
+
+def _home_kind(change: dict[str, Any], by_kind: dict[str, list[str]]) -> str:
+    """The kind a cited change is listed under: the most telling one it explains that has words."""
+    return next((k for k in change.get("explains", []) if k in by_kind), list(by_kind)[-1])
 
 
 def attribution_lines(p: dict[str, Any]) -> list[str]:
-    """A version comparison's differences and the rule changes behind them (empty for other comparisons)."""
-    att = p.get("attribution")
-    if not p.get("differences") or att is None:
+    """A version comparison's differences, one line per kind, each followed by the rule changes behind it
+    (indented by two spaces); empty for other comparisons."""
+    att, by_kind = p.get("attribution"), p.get("byKind")
+    if not by_kind or att is None:
         return []
-    lines = ["What changes: " + "; ".join(p["differences"])]
-    lines += [f"because {c['line']}" for c in att["changes"]]
+    cited: dict[str, list[str]] = {}
+    for ch in att["changes"]:
+        cited.setdefault(_home_kind(ch, by_kind), []).append(f"  because {ch['line']}")
+    lines: list[str] = []
+    for kind, words in by_kind.items():
+        lines.append(f"{KIND_HEADINGS.get(kind, kind)}: " + "; ".join(words))
+        lines += cited.get(kind, [])
     if att["unexplained"]:
         lines.append("not attributed to a rule change kschedctl knows: " + ", ".join(att["unexplained"]))
     elif not att["changes"]:
@@ -74,6 +107,7 @@ def summary_line(report: dict[str, Any]) -> str:
     s = report["summary"]
     if not s["pods"]:
         return "no pods compared"
+    decisions = ("nodeChanged", "becomeUnschedulable", "becomeSchedulable", "preemptionChanged", "outcomeChanged")
     parts = [
         f"{s['nodeChanged']} change node",
         f"{s['becomeUnschedulable']} become unschedulable",
@@ -83,13 +117,54 @@ def summary_line(report: dict[str, Any]) -> str:
         parts.append(f"{s['preemptionChanged']} preempt differently")
     if s["outcomeChanged"]:
         parts.append(f"{s['outcomeChanged']} change outcome otherwise")
-    if s["feasibilityOnly"]:
-        parts.append(f"{s['feasibilityOnly']} keep their decision but Filter verdicts change")
-    if s.get("otherOnly"):
-        parts.append(f"{s['otherOnly']} keep their decision but scores or messages change")
+    kinds = s.get("byKind") or {}
+    others = {
+        "outcome": (kinds.get("outcome", 0) - sum(s[k] for k in decisions), "keep their decision but a Filter verdict flips"),
+        "code": (kinds.get("code", 0), "keep their verdicts but status codes change"),
+        "score": (kinds.get("score", 0), "keep their decision but scores change"),
+        "message": (kinds.get("message", 0), "differ in messages only"),
+    }
+    parts += [f"{n} {words}" for n, words in others.values() if n]
     parts.append(f"{s['unchanged']} unchanged")
     pods = "1 pod" if s["pods"] == 1 else f"{s['pods']} pods"
     return f"{pods}: " + ", ".join(parts)
+
+
+def _plugin(verdict: str) -> str:
+    return verdict.split(":", 1)[0]
+
+
+def verdict_rows(p: dict[str, Any]) -> list[list[str]]:
+    """The Filter verdicts that change other than by their status code alone: node, A's and B's verdict,
+    and the kind of difference (the verdict flips, or the words only)."""
+    rows = []
+    for f in p["feasibilityChanges"]:
+        kind = f.get("kind") or "outcome"
+        if kind == "code" and f["a"] == f["b"]:
+            continue  # in code_rows
+        rows.append([f["node"], f["a"], f["b"], _VERDICT_KIND_WORDS.get(kind, kind)])
+    return rows
+
+
+def code_rows(p: dict[str, Any]) -> list[list[str]]:
+    """The status codes that change, one row per plugin and pair of codes: the nodes, the plugin, A's and
+    B's code."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for f in p["feasibilityChanges"]:
+        if f.get("kind") == "code":
+            groups.setdefault((_plugin(f["b"]), f["codeA"], f["codeB"]), []).append(f["node"])
+    return [[", ".join(sorted(nodes)), plugin, a, b] for (plugin, a, b), nodes in groups.items()]
+
+
+def code_title(rows: list[list[str]]) -> str:
+    """The title of the status codes table: what each change of code does to preemption."""
+    effects = sorted({_CODE_EFFECT[(r[2], r[3])] for r in rows if (r[2], r[3]) in _CODE_EFFECT})
+    return "Status codes that change" + (f" ({'; '.join(effects).replace(' it', ' these nodes')})" if effects else "")
+
+
+def same_sides_line(report: dict[str, Any]) -> str | None:
+    """The one line of a comparison whose sides are the same (``diff-versions`` of one version and gates)."""
+    return str(report["notes"][0]) if report.get("sameSides") and report.get("notes") else None
 
 
 def _weights(p: dict[str, Any]) -> str:
@@ -165,6 +240,10 @@ def render_diff_table(report: dict[str, Any], console: Console, notes_console: C
     """The comparison on ``console``; notes (per pod, prefixed with the pod, and the report's) on
     ``notes_console`` (stderr from the CLI)."""
     notes = notes_console or console
+    same = same_sides_line(report)
+    if same is not None:
+        console.print(Text(same), overflow="fold")
+        return
     for line in _side_lines(report):
         console.print(Text(line), overflow="fold")
     pods = report["pods"]
@@ -194,11 +273,15 @@ def render_diff_table(report: dict[str, Any], console: Console, notes_console: C
                 console.print(Text(f"{side.upper()} error: {d['error']}"), overflow="fold")
             if d.get("note"):
                 console.print(Text(f"{side.upper()}: {d['note']}"), overflow="fold")
-        if p["feasibilityChanges"]:
-            cols = [Column("node", keep=True), Column("A", min_width=16), Column("B", min_width=16)]
-            changes = [[Text(f["node"]), Text(f["a"]), Text(f["b"])] for f in p["feasibilityChanges"]]
-            print_table(console, "Filter verdicts that change", cols, changes)
-        elif _compared_filters(p):
+        verdicts, codes = verdict_rows(p), code_rows(p)
+        if verdicts:
+            cols = [Column("node", keep=True), Column("A", min_width=16), Column("B", min_width=16),
+                    Column("difference", min_width=10)]
+            print_table(console, "Filter verdicts that change", cols, [[Text(c) for c in r] for r in verdicts])
+        if codes:
+            cols = [Column("nodes", min_width=16), Column("plugin", keep=True), Column("A", keep=True), Column("B", keep=True)]
+            print_table(console, code_title(codes), cols, [[Text(c) for c in r] for r in codes])
+        if not p["feasibilityChanges"] and _compared_filters(p):
             console.print("Filter verdicts: no change")
         if p["scores"]:
             headers, score_table = score_rows(p["scores"], node_header_sep="\n")
@@ -219,6 +302,9 @@ def render_diff_table(report: dict[str, Any], console: Console, notes_console: C
 
 def render_diff_markdown(report: dict[str, Any]) -> str:
     out: list[str] = [f"### {report.get('title', 'kschedctl diff-profiles')}", ""]
+    same = same_sides_line(report)
+    if same is not None:
+        return "\n".join([*out, same]) + "\n"
     out += [f"- **{line[0]}**{line[1:]}" for line in _side_lines(report)]
     out.append("")
     pods = report["pods"]
@@ -237,16 +323,20 @@ def render_diff_markdown(report: dict[str, Any]) -> str:
                 out += [f"{side.upper()} error: {d['error']}", ""]
             if d.get("note"):
                 out += [f"{side.upper()}: {d['note']}", ""]
-        if p["feasibilityChanges"]:
-            rows = [[f["node"], f["a"], f["b"]] for f in p["feasibilityChanges"]]
-            out += ["Filter verdicts that change:", "", tabulate(rows, headers=["node", "A", "B"], tablefmt="github"), ""]
-        elif _compared_filters(p):
+        verdicts, codes = verdict_rows(p), code_rows(p)
+        if verdicts:
+            out += ["Filter verdicts that change:", "",
+                    tabulate(verdicts, headers=["node", "A", "B", "difference"], tablefmt="github"), ""]
+        if codes:
+            out += [f"{code_title(codes)}:", "", tabulate(codes, headers=["nodes", "plugin", "A", "B"], tablefmt="github"), ""]
+        if not p["feasibilityChanges"] and _compared_filters(p):
             out += ["Filter verdicts: no change", ""]
         if p["scores"]:
             headers, rows = score_rows(p["scores"])
             out += ["Scores on the chosen nodes (weighted, A → B):", "", tabulate(rows, headers=headers, tablefmt="github"), ""]
         attributed = attribution_lines(p)
-        out += [f"- {line}" for line in attributed] + ([""] if attributed else [])
+        out += [f"  - {line.strip()}" if line.startswith(" ") else f"- {line}" for line in attributed]
+        out += [""] if attributed else []
         out += [f"_{n}_" for n in p["notes"]]
         if p["notes"]:
             out.append("")

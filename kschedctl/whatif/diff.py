@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.config.changes import CODE, KINDS, MESSAGE, OUTCOME
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
 from kschedctl.explain.cycle import run_cycle
@@ -119,17 +120,27 @@ class Decision:
 
 @dataclass
 class FeasibilityChange:
-    """A node whose Filter verdict differs between the sides."""
+    """A node whose Filter verdict differs between the sides: whether it is feasible, the status code
+    of its rejection, or only the words."""
 
     node: str
     a: str
     b: str
     feasible_a: bool | None  # None: not evaluated
     feasible_b: bool | None
+    #: The status code of the rejection (None: feasible, or not rejected by one plugin's status).
+    code_a: str | None = None
+    code_b: str | None = None
 
     @property
     def feasibility_changed(self) -> bool:
         return self.feasible_a != self.feasible_b
+
+    @property
+    def kind(self) -> str:
+        """``outcome`` (feasible on one side only, or evaluated on one side only), ``code`` (rejected on
+        both sides with other status codes), or ``message`` (the same verdict and code, other words)."""
+        return verdict_kind(self.feasible_a, self.feasible_b, self.code_a, self.code_b)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -138,7 +149,19 @@ class FeasibilityChange:
             "b": self.b,
             "feasibleA": self.feasible_a,
             "feasibleB": self.feasible_b,
+            "kind": self.kind,
+            "codeA": self.code_a,
+            "codeB": self.code_b,
         }
+
+
+def verdict_kind(feasible_a: bool | None, feasible_b: bool | None, code_a: str | None, code_b: str | None) -> str:
+    """The kind of difference between two Filter verdicts of one node (see ``FeasibilityChange.kind``)."""
+    if feasible_a != feasible_b:
+        return OUTCOME
+    if code_a != code_b:
+        return CODE
+    return MESSAGE
 
 
 @dataclass
@@ -203,13 +226,32 @@ class PodDiff:
     scores: list[NodeScores] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     #: A comparison of two versions (``whatif.versions``): every difference in words (a score or
-    #: message change counts there), and the rule changes it is attributed to.
-    differences: list[str] | None = None
+    #: message change counts there) by its kind (``config.changes.KINDS``), and the rule changes it
+    #: is attributed to.
+    by_kind: dict[str, list[str]] | None = None
     attribution: dict[str, Any] | None = None
+
+    @property
+    def differences(self) -> list[str] | None:
+        """Every difference in words, most telling kind first (None: not a comparison of versions)."""
+        if self.by_kind is None:
+            return None
+        return [text for kind in KINDS for text in self.by_kind.get(kind, [])]
 
     @property
     def differs(self) -> bool:
         return self.change != SAME or bool(self.feasibility) or bool(self.differences)
+
+    @property
+    def kind(self) -> str | None:
+        """The most telling kind of difference (``config.changes.KINDS``); None when nothing differs.
+        Without words by kind (``diff-profiles``), from the decision and the Filter verdicts alone."""
+        if self.by_kind is not None:
+            return next((k for k in KINDS if self.by_kind.get(k)), None)
+        if self.change != SAME:
+            return OUTCOME
+        found = {f.kind for f in self.feasibility}
+        return next((k for k in KINDS if k in found), None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -222,13 +264,14 @@ class PodDiff:
             "feasibilityChanges": [f.to_dict() for f in self.feasibility],
             "scores": [s.to_dict() for s in self.scores],
             "notes": list(self.notes),
-            **({"differences": self.differences} if self.differences is not None else {}),
+            "kind": self.kind,
+            **({"differences": self.differences, "byKind": self.by_kind} if self.by_kind is not None else {}),
             **({"attribution": self.attribution} if self.attribution is not None else {}),
         }
 
 
-#: Called with each pod's comparison and its two traces, to add to it (``whatif.versions``).
-Annotate = Callable[[PodDiff, Trace, Trace], None]
+#: Called with each pod's comparison, the pod and its two traces, to add to it (``whatif.versions``).
+Annotate = Callable[[PodDiff, Pod, Trace, Trace], None]
 
 
 @dataclass
@@ -246,7 +289,7 @@ class DiffReport:
     def count(self, change: str) -> int:
         return sum(1 for p in self.pods if p.change == change)
 
-    def summary(self) -> dict[str, int]:
+    def summary(self) -> dict[str, Any]:
         return {
             "pods": len(self.pods),
             "differ": sum(1 for p in self.pods if p.differs),
@@ -259,6 +302,7 @@ class DiffReport:
             **({"otherOnly": n} if (n := sum(1 for p in self.pods if p.change == SAME and not p.feasibility
                                              and p.differences)) else {}),
             "unchanged": sum(1 for p in self.pods if not p.differs),
+            "byKind": {k: sum(1 for p in self.pods if p.kind == k) for k in KINDS},
         }
 
     def to_dict(self) -> dict[str, Any]:
@@ -307,7 +351,19 @@ def verdict(trace: Trace, node: str) -> tuple[str, bool | None]:
     return "not evaluated", None
 
 
+def verdict_code(trace: Trace, node: str) -> str | None:
+    """The status code that rejected ``node`` (at Filter, or the pod at PreFilter); None when it was
+    feasible, left out by PreFilter's node names, or not evaluated."""
+    v = trace.filter.get(node)
+    if v is not None:
+        return None if v.status.is_success() else v.status.code.label
+    if trace.pre_filter_node_names is not None and node not in trace.pre_filter_node_names:
+        return None
+    return next((r.status.code.label for r in trace.pre_filter if r.status.is_rejected()), None)
+
+
 def feasibility_changes(ta: Trace, tb: Trace) -> list[FeasibilityChange]:
+    """The nodes whose verdict differs: feasible or not, the status code, or the words."""
     nodes = list(ta.filter)
     seen = set(nodes)
     nodes += [n for n in tb.filter if n not in seen]
@@ -315,8 +371,9 @@ def feasibility_changes(ta: Trace, tb: Trace) -> list[FeasibilityChange]:
     for n in nodes:
         va, fa = verdict(ta, n)
         vb, fb = verdict(tb, n)
-        if va != vb:
-            out.append(FeasibilityChange(n, va, vb, fa, fb))
+        ca, cb = verdict_code(ta, n), verdict_code(tb, n)
+        if va != vb or ca != cb:
+            out.append(FeasibilityChange(n, va, vb, fa, fb, ca, cb))
     return out
 
 
@@ -411,7 +468,7 @@ class DiffEngine:
                     "(candidates are listed per side)"
                 )
             if self.annotate is not None:
-                self.annotate(d, ta, tb)
+                self.annotate(d, pod, ta, tb)
         if pod.node_name:
             d.notes.append(f"the pod is bound to {pod.node_name}; compared as if it were pending")
         return d
