@@ -24,6 +24,7 @@ from kschedctl.cli.common import (
     worker_jobs,
 )
 from kschedctl.cli.options import (
+    AllNamespacesOpt,
     ClusterOptions,
     ConfigOpt,
     ContextOpt,
@@ -59,18 +60,22 @@ PodFilesOpt = Annotated[
     list[str] | None,
     typer.Option("--filename", "-f", metavar="FILE", help="Pods or workloads (one representative pod each); - for stdin. Repeatable."),
 ]
-PendingOpt = Annotated[bool, typer.Option("--pending", help="Every pending pod (of the namespace when -n is given).")]
+PendingOpt = Annotated[
+    bool, typer.Option("--pending", help="Every pending pod: of the namespace with -n, of every namespace without it (or with -A).")
+]
 
 
 @dataclass(frozen=True)
 class ComparedPods:
-    """The pods a comparison runs on (one NAME, ``-f`` files, or ``--pending``) and where they are."""
+    """The pods a comparison runs on (one NAME, ``-f`` files, or ``--pending`` of ``-n NS`` or of every
+    namespace, ``-A`` or no ``-n``) and where they are."""
 
     name: str | None
     namespace: str | None
     filenames: list[str]
     pending: bool
     where: ClusterOptions
+    all_namespaces: bool = False
 
     def open(self) -> tuple[Source, str]:
         """The options checked, then the source opened (the named pod checked first)."""
@@ -78,6 +83,10 @@ class ComparedPods:
 
         if sum([self.name is not None, bool(self.filenames), self.pending]) != 1:
             raise UsageError("give exactly one of: a pod NAME (with -n), -f FILE, or --pending")
+        if self.all_namespaces and not self.pending:
+            raise UsageError("-A goes with --pending (every pending pod of every namespace)")
+        if self.all_namespaces and self.namespace:
+            raise UsageError("give -n NAMESPACE or -A, not both")
         read_stdin_once(("-f", self.filenames), ("--snapshot", self.where.snapshot or []))
         return open_for_pod(self.where, self.namespace, self.name)
 
@@ -126,6 +135,7 @@ def diff_profiles_cmd(
     namespace: NamespaceOpt = None,
     filename: PodFilesOpt = None,
     pending: PendingOpt = False,
+    all_namespaces: AllNamespacesOpt = False,
     snapshot: LiveSnapshotOpt = None,
     config: Annotated[
         list[str] | None,
@@ -163,7 +173,7 @@ def diff_profiles_cmd(
 
         versions = VersionOptions(kube_version, feature_gates)
         where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)
-        pods = ComparedPods(name, namespace, list(filename or []), pending, where)
+        pods = ComparedPods(name, namespace, list(filename or []), pending, where, all_namespaces)
         source, ns = pods.open()
         setup = SchedulerOptions(plugin_module, versions, source)
         sides = build_sides(list(config or []), list(profile or []), setup)
@@ -205,6 +215,7 @@ def diff_versions_cmd(
     namespace: NamespaceOpt = None,
     filename: PodFilesOpt = None,
     pending: PendingOpt = False,
+    all_namespaces: AllNamespacesOpt = False,
     snapshot: LiveSnapshotOpt = None,
     config: ConfigOpt = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", metavar="NAME", help="schedulerName of the profile to use.")] = None,
@@ -220,31 +231,45 @@ def diff_versions_cmd(
 
     The same configuration (--config, else each version's defaults) and cluster under --from and --to
     (--feature-gates applies to --to). Per pod: the decision of each version, the nodes whose Filter verdict
-    changes, the scores on the node each selects, every difference in words (node, totals, the PodScheduled
-    message, preemption victims) and the rule changes between the versions that caused it, e.g.
-    "v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes". A pod differs when
-    any of these changes.
+    changes, the scores on the node each selects, and every difference in words by kind: the outcome (node,
+    preemption, a node feasible on one side only), a status code (whether preemption tries a node), scores,
+    or messages only; under each, the rule changes between the versions that caused it, e.g.
+    "v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes" (from 1.36 to 1.35:
+    "back before v1.36: ..."). A pod differs when any of these changes. The same version and gates on both
+    sides is said in one line.
 
     Exit status: 0 no pod differs, 1 some pod differs, 2 bad input or usage.
     """
 
     def body() -> int:
         from kschedctl.render.diff import render_diff_markdown, render_diff_table
-        from kschedctl.usecases.diff_versions import DiffVersionsRequest, diff_versions
+        from kschedctl.usecases.diff_versions import DiffVersionsRequest, diff_versions, same_sides
 
         if not to:
             raise UsageError("give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
         VersionOptions(to, feature_gates), VersionOptions(from_)  # checked before anything is read
         where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)
-        pods = ComparedPods(name, namespace, list(filename or []), pending, where)
+        pods = ComparedPods(name, namespace, list(filename or []), pending, where, all_namespaces)
         source, ns = pods.open()
         setup = SchedulerOptions(plugin_module, VersionOptions(from_), source)
         sides = version_sides(str(config) if config else None, profile, (from_, to), setup)
+        same = same_sides(*sides)
+        if same is not None:
+            emit_report({"title": "kschedctl diff-versions", **same_sides_report(sides, same)}, output,
+                        render_diff_table, render_diff_markdown)
+            return EXIT_OK
         report = diff_versions(pods.request(DiffVersionsRequest, sides, source, ns, setup, jobs, newer(*sides)), hooks())
         emit_report({"title": "kschedctl diff-versions", **report.to_dict()}, output, render_diff_table, render_diff_markdown)
         return EXIT_NO if report.differs else EXIT_OK
 
     guarded(body)
+
+
+def same_sides_report(sides: tuple[Side, Side], sentence: str) -> dict[str, object]:
+    """What ``diff-versions`` answers when both sides run one version with the same gates: the sides and the
+    sentence, no pod compared (``render.diff`` prints the sentence alone)."""
+    return {"a": sides[0].to_dict(), "b": sides[1].to_dict(), "sameSides": True, "differs": False, "pods": [],
+            "notes": [sentence]}
 
 
 def newer(a: Side, b: Side) -> Features:
