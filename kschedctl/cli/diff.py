@@ -243,7 +243,8 @@ def diff_versions_cmd(
 
     def body() -> int:
         from kschedctl.render.diff import render_diff_markdown, render_diff_table
-        from kschedctl.usecases.diff_versions import DiffVersionsRequest, diff_versions, same_sides
+        from kschedctl.usecases.diff_versions import DiffVersionsRequest, diff_versions
+        from kschedctl.whatif.versions import same_rules
 
         if not to:
             raise UsageError("give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
@@ -253,7 +254,7 @@ def diff_versions_cmd(
         source, ns = pods.open()
         setup = SchedulerOptions(plugin_module, VersionOptions(from_), source)
         sides = version_sides(str(config) if config else None, profile, (from_, to), setup)
-        same = same_sides(*sides)
+        same = same_rules(sides[0].config.features, sides[1].config.features)
         if same is not None:
             emit_report({"title": "kschedctl diff-versions", **same_sides_report(sides, same)}, output,
                         render_diff_table, render_diff_markdown)

@@ -92,9 +92,8 @@ class Trigger:
         return self.test(evidence)
 
 
-def _rejected(plugin: str, code: str | None = None) -> Trigger:
-    what = f" as {code}" if code else ""
-    return Trigger(f"{plugin} rejected a node or the pod{what}", lambda e: e.rejected_by(plugin, code))
+def _rejected(text: str, plugin: str, code: str | None = None) -> Trigger:
+    return Trigger(text, lambda e: e.rejected_by(plugin, code))
 
 
 def _has_claims(pod: Pod) -> bool:
@@ -126,9 +125,10 @@ def _in_pod_group(e: Evidence) -> bool:
     return pod_group_name(e.pod) is not None
 
 
-TAINT_REJECTED = _rejected("TaintToleration")
-FIT_UNRESOLVABLE = _rejected("NodeResourcesFit", "UnschedulableAndUnresolvable")
-VOLUME_RESTRICTED = _rejected("VolumeRestrictions")
+TAINT_REJECTED = _rejected("a taint rejected a node (TaintToleration)", "TaintToleration")
+FIT_UNRESOLVABLE = _rejected("NodeResourcesFit rejected a node as UnschedulableAndUnresolvable", "NodeResourcesFit",
+                             "UnschedulableAndUnresolvable")
+VOLUME_RESTRICTED = _rejected("VolumeRestrictions rejected the pod or a node", "VolumeRestrictions")
 SIDECAR_HOST_PORTS = Trigger("a sidecar (restartable init) container has a host port, in the pod or on a node",
                              _sidecar_host_ports)
 DRA_IN_USE = Trigger("the pod has ResourceClaims or the cluster holds DRA objects", _dra_in_use)

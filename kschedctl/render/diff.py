@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 from tabulate import tabulate
 
-from kschedctl.render.layout import Column, print_table
+from kschedctl.render.layout import Column, print_indented, print_table
 
 CHANGE_WORDS = {
     "same": "same",
@@ -288,7 +288,10 @@ def render_diff_table(report: dict[str, Any], console: Console, notes_console: C
             cols = [Column(h, keep=True) for h in headers]
             print_table(console, "Scores on the chosen nodes (weighted, A → B)", cols, [[Text(c) for c in r] for r in score_table])
         for line in attribution_lines(p):
-            console.print(Text(line), overflow="fold")
+            if line.startswith(" "):
+                print_indented(console, Text(line.strip()), indent=2)
+            else:
+                console.print(Text(line), overflow="fold")
         for n in p["notes"]:
             notes.print(Text(f"note: {p['pod']}: {n}"))
     console.print()

@@ -248,6 +248,15 @@ def _preemption(node: str | None, victims: list[str]) -> str:
     return f"{len(victims)} victim(s) on {node}" if node else "none"
 
 
+def same_rules(a: Features, b: Features) -> str | None:
+    """The sentence saying that both sides run one version with the same gates, so that nothing can differ;
+    None when their rules differ."""
+    if (a.minor, dict(a.gates)) != (b.minor, dict(b.gates)):
+        return None
+    return (f"--from and --to are both kube-scheduler {a.release} with the same feature gates: nothing can "
+            "differ (give another --to, or --feature-gates for B)")
+
+
 class VersionAttribution:
     """Fills a version comparison's ``PodDiff``: its differences by kind and the rule changes behind them,
     each cited only where its trigger is present for the pod (``config.changes``)."""
