@@ -178,7 +178,7 @@ def test_diff_versions_attributes_the_score_change_to_balanced_allocation() -> N
     assert r.exit_code == 1, r.output
     assert "A: kube-scheduler v1.35.4, default configuration" in r.stdout
     assert "B: kube-scheduler v1.36.2, default configuration" in r.stdout
-    assert "What changes: total on memory-b0: 873 → 854 (-19)" in r.stdout
+    assert "Scores change: total on memory-b0: 873 → 854 (-19)" in r.stdout
     assert ("because v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes, not the "
             "balance after it") in r.stdout.replace("\n", " ")
     data = json.loads(invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--from", "1.35",
@@ -194,17 +194,117 @@ def test_diff_versions_attributes_messages_and_preemption_to_v134() -> None:
     data = json.loads(invoke("diff-versions", "--pending", "--snapshot", DEMO, "--from", "1.33", "--to", "1.34",
                              "-o", "json").stdout)
     by_pod = {p["pod"]: p for p in data["pods"]}
-    names = {c["name"] for c in by_pod["ml/notebook-pending"]["attribution"]["changes"]}
-    assert {"TaintTolerationMessage", "FitUnresolvable", "DynamicResourceAllocation"} <= names
-    dra = next(c for c in by_pod["ml/notebook-pending"]["attribution"]["changes"] if c["name"] == "DynamicResourceAllocation")
-    assert dra["version"] == "v1.34" and dra["kind"] == "gate"
-    assert "PodScheduled message (FitError) differs" in by_pod["ml/notebook-pending"]["differences"]
+    notebook = by_pod["ml/notebook-pending"]
+    names = {c["name"]: c for c in notebook["attribution"]["changes"]}
+    assert set(names) == {"TaintTolerationMessage", "FitUnresolvable", "DynamicResourceAllocation"}
+    dra = names["DynamicResourceAllocation"]
+    assert dra["version"] == "v1.34" and dra["kind"] == "gate" and dra["explains"] == ["message"]
+    assert "no new claims to deallocate" in dra["text"]  # the pod has no claims: only that note is DRA's doing
+    assert names["FitUnresolvable"]["explains"] == ["code"] and names["TaintTolerationMessage"]["explains"] == ["message"]
+    assert notebook["kind"] == "code" and list(notebook["byKind"]) == ["code", "message"]
+    assert any(d.startswith("PodScheduled message (FitError) differs") for d in notebook["byKind"]["message"])
+    assert data["summary"]["byKind"] == {"outcome": 0, "code": 3, "score": 0, "message": 2}
 
 
-def test_diff_versions_of_one_version_changes_nothing() -> None:
+# --------------------------------------------------------------------------- diff-versions: what a new user met
+
+
+def test_a_wording_change_is_a_message_only_difference() -> None:
+    r = invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--from", "1.33", "--to", "1.34")
+    assert r.exit_code == 1, r.output
+    out = " ".join(r.stdout.split())
+    assert "same decision, messages only" in out
+    assert "Filter verdicts change" not in out and "Filter verdict differs" not in out
+    assert "Messages change (words only): TaintToleration's reason on 2 node(s) (gpu-a0, gpu-b0)" in out
+    assert "because v1.34: TaintToleration's Filter reason no longer quotes the untolerated taint" in out
+    assert "1 differ in messages only, 0 unchanged" in out
+    data = json.loads(invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--from", "1.33",
+                             "--to", "1.34", "-o", "json").stdout)
+    (pod,) = data["pods"]
+    assert (pod["change"], pod["kind"]) == ("same", "message")
+    assert {(f["node"], f["kind"], f["feasibleA"], f["feasibleB"]) for f in pod["feasibilityChanges"]} == {
+        ("gpu-a0", "message", False, False), ("gpu-b0", "message", False, False)}
+
+
+def test_a_status_code_change_is_shown_with_what_it_does_to_preemption() -> None:
+    r = invoke("diff-versions", "train-pending", "-n", "ml", "--snapshot", DEMO, "--from", "1.33", "--to", "1.34")
+    assert r.exit_code == 1, r.output
+    out = " ".join(r.stdout.split())
+    assert "Filter verdicts: no change" not in out
+    assert "same decision, status codes change" in out
+    assert "Status codes that change (preemption no longer tries these nodes)" in out
+    assert ("Status codes change: NodeResourcesFit rejects 9 node(s) (general-a0, general-a1, general-a2, …) as "
+            "UnschedulableAndUnresolvable, not Unschedulable: preemption no longer tries them") in out
+    assert "because v1.34: NodeResourcesFit rejects a request above a node's whole allocatable" in out
+    data = json.loads(invoke("diff-versions", "train-pending", "-n", "ml", "--snapshot", DEMO, "--from", "1.33",
+                             "--to", "1.34", "-o", "json").stdout)
+    (pod,) = data["pods"]
+    codes = [f for f in pod["feasibilityChanges"] if f["kind"] == "code"]
+    assert len(codes) == 9 and {(f["codeA"], f["codeB"]) for f in codes} == {("Unschedulable", "UnschedulableAndUnresolvable")}
+    assert "10 Preemption is not helpful" in pod["b"]["fitError"] and "1 Preemption is not helpful" in pod["a"]["fitError"]
+
+
+def test_a_dra_change_is_not_cited_for_a_pod_without_claims_where_it_changes_nothing() -> None:
+    data = json.loads(invoke("diff-versions", "checkout-pending", "-n", "shop", "--snapshot", DEMO, "--from", "1.33",
+                             "--to", "1.36", "-o", "json").stdout)
+    (pod,) = data["pods"]
+    names = [c["name"] for c in pod["attribution"]["changes"]]
+    assert names == ["TaintTolerationMessage", "FitUnresolvable"]
+    assert pod["attribution"]["unexplained"] == []
+    r = invoke("diff-versions", "checkout-pending", "-n", "shop", "--snapshot", DEMO, "--from", "1.33", "--to", "1.36")
+    assert "DynamicResource" not in r.stdout.split("Filter verdicts that change")[1]
+
+
+def test_a_downgrade_is_worded_as_going_back() -> None:
+    r = invoke("diff-versions", "notebook-pending", "-n", "ml", "--snapshot", DEMO, "--from", "1.36", "--to", "1.33")
+    assert r.exit_code == 1, r.output
+    out = " ".join(r.stdout.split())
+    assert "because back before v1.34: TaintToleration's Filter reason quotes the untolerated taint again" in out
+    assert ("because back before v1.34: NodeResourcesFit rejects a request above a node's whole allocatable as "
+            "Unschedulable again, so preemption tries that node again") in out
+    assert "preemption now tries them" in out
+    assert "no longer quotes" not in out and "v1.34: DynamicResourceAllocation is on" not in out
+    assert "back before v1.34: DynamicResourceAllocation is off by default" in out
+
+
+def test_diff_versions_of_one_version_says_so_in_one_line() -> None:
     r = invoke("diff-versions", "--pending", "--snapshot", DEMO, "--from", "1.35", "--to", "1.35")
     assert r.exit_code == 0, r.output
-    assert "6 unchanged" in r.stdout
+    assert r.stdout.splitlines() == ["--from and --to are both kube-scheduler v1.35.4 with the same feature gates: "
+                                     "nothing can differ (give another --to, or --feature-gates for B)"]
+    r = invoke("diff-versions", "--pending", "--snapshot", DEMO, "--from", "1.35", "--to", "1.35", "-o", "json")
+    data = json.loads(r.stdout)
+    assert (r.exit_code, data["sameSides"], data["differs"], data["pods"]) == (0, True, False, [])
+    r = invoke("diff-versions", "--pending", "--snapshot", DEMO, "--from", "1.35", "--to", "1.35", "-o", "markdown")
+    assert r.stdout.splitlines()[-1].startswith("--from and --to are both kube-scheduler v1.35.4")
+
+
+@pytest.mark.parametrize(
+    ("scope", "pods"),
+    [
+        (["-A"], {"shop/web-7d9f-pending", "shop/checkout-pending", "shop/canary-gated", "ml/train-pending",
+                  "ml/notebook-pending", "batch/report-pending"}),
+        ([], {"shop/web-7d9f-pending", "shop/checkout-pending", "shop/canary-gated", "ml/train-pending",
+              "ml/notebook-pending", "batch/report-pending"}),
+        (["-n", "ml"], {"ml/train-pending", "ml/notebook-pending"}),
+    ],
+)
+@pytest.mark.parametrize("command", [["diff-versions", "--to", "1.36"], ["diff-profiles", "-p", "default-scheduler", "-p", "default-scheduler"]])
+def test_pending_pods_of_one_namespace_or_all(command: list[str], scope: list[str], pods: set[str]) -> None:
+    r = invoke(*command, "--pending", *scope, "--snapshot", DEMO, "-o", "json")
+    assert r.exit_code in (0, 1), r.output
+    assert {p["pod"] for p in json.loads(r.stdout)["pods"]} == pods
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--pending", "-A", "-n", "ml"], "error: give -n NAMESPACE or -A, not both"),
+        (["train-pending", "-A"], "error: -A goes with --pending (every pending pod of every namespace)"),
+    ],
+)
+def test_all_namespaces_is_for_pending_pods_only(args: list[str], message: str) -> None:
+    assert one_error_line(invoke("diff-versions", *args, "--snapshot", DEMO, "--to", "1.36")) == message
 
 
 def test_diff_versions_defaults_from_to_the_clusters_version_and_needs_to() -> None:
