@@ -8,7 +8,9 @@ same snapshot and compares the two Traces:
 * the decision: the selected node, or why there is none (unschedulable with its FitError, gated,
   an error, or no profile for the pod's schedulerName), and a preemption nomination;
 * the Filter verdict of every node where the two sides disagree (including nodes one side did
-  not evaluate because ``percentageOfNodesToScore`` stopped the search);
+  not evaluate because ``percentageOfNodesToScore`` stopped the search), with the kind of the
+  disagreement: feasible on one side only (an outcome), rejected on both with another status code
+  (preemption tries the node on one side only), or rejected alike in other words;
 * per plugin, the raw, normalized and weighted score on the nodes that matter (the node each
   side selected), with the weighted delta.
 
