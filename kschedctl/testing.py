@@ -42,7 +42,8 @@ from kschedctl.framework.registry import Registry, register_plugin_object
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.types import NodeInfo
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot.cluster import KNOWN_KINDS, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
 

@@ -324,11 +324,11 @@ def test_diff_versions_markdown_has_its_title_and_the_attribution() -> None:
 @pytest.mark.parametrize(
     ("a", "b", "names"),
     [
-        (35, 36, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures"}),
+        (35, 36, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures", "PodGroupCycle"}),
         (34, 35, {"DynamicResourcesScore", "DeterministicTieBreak", "OpportunisticBatching"}),
         (33, 34, {"TaintTolerationMessage", "FitUnresolvable", "ReadWriteOncePodMessage", "NodePortsSidecars",
                   "DynamicResourceAllocation", "PodLevelResources"}),
-        (36, 35, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures"}),
+        (36, 35, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures", "PodGroupCycle"}),
     ],
 )
 def test_the_change_table_between_two_versions(a: int, b: int, names: set[str]) -> None:

@@ -30,12 +30,14 @@ from kschedctl.config.args import (
     PodTopologySpreadArgs,
     VolumeBindingArgs,
 )
-from kschedctl.config.defaults import FEATURE_GATES, default_plugins, merge_plugin_set, merge_plugins
+from kschedctl.config.defaults import default_plugins, merge_plugin_set, merge_plugins
 from kschedctl.config.field import aggregate, go_duration_string, parse_go_duration
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError
 from kschedctl.framework.profile import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet
 from kschedctl.framework.runtime import Framework
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.plugins import in_tree_registry
 from tests.builders import make_node, make_snapshot
 
@@ -370,11 +372,14 @@ def test_extenders() -> None:
 
 
 def test_default_plugins_feature_gates() -> None:
-    assert refs(default_plugins()["multiPoint"]) == DEFAULT_MULTIPOINT
-    no_dra = refs(default_plugins({**FEATURE_GATES, "DynamicResourceAllocation": False})["multiPoint"])
+    def gated(**gates: bool) -> Features:
+        return Features(35, {**DEFAULT_FEATURES.gates, **gates}, DEFAULT_FEATURES.release)
+
+    assert refs(default_plugins(DEFAULT_FEATURES)["multiPoint"]) == DEFAULT_MULTIPOINT
+    no_dra = refs(default_plugins(gated(DynamicResourceAllocation=False))["multiPoint"])
     assert no_dra == [r for r in DEFAULT_MULTIPOINT if r[0] != "DynamicResources"]
     alpha = refs(
-        default_plugins({**FEATURE_GATES, "NodeDeclaredFeatures": True, "GangScheduling": True})["multiPoint"]
+        default_plugins(gated(NodeDeclaredFeatures=True, GangScheduling=True))["multiPoint"]
     )
     assert alpha == [*DEFAULT_MULTIPOINT, ("NodeDeclaredFeatures", 0), ("GangScheduling", 0)]
 
@@ -425,7 +430,7 @@ def test_merge_plugin_set(
 
 
 def test_merge_plugins_none_is_the_default() -> None:
-    d = default_plugins()
+    d = default_plugins(DEFAULT_FEATURES)
     assert merge_plugins(d, None) is d
 
 
@@ -1270,7 +1275,7 @@ def test_merging_is_idempotent(default: PluginSet, custom: PluginSet) -> None:
 def test_multipoint_disable_on_the_real_defaults(disabled: list[str]) -> None:
     custom = Plugins()
     custom.sets["multiPoint"] = PluginSet([], disabled)
-    merged = merge_plugins(default_plugins(), custom)
+    merged = merge_plugins(default_plugins(DEFAULT_FEATURES), custom)
     assert refs(merged["multiPoint"]) == [r for r in DEFAULT_MULTIPOINT if r[0] not in disabled]
 
 

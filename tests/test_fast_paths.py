@@ -27,7 +27,7 @@ from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Status
 from kschedctl.framework.verdict import NodeVerdictFilter
-from kschedctl.kube.features import V135_GATES, Features
+from kschedctl.kube.versions import resolve_features
 from kschedctl.plugins import in_tree_registry
 from kschedctl.snapshot.model import Pod
 from kschedctl.testing import SnapshotHandle
@@ -189,7 +189,7 @@ def trace_of(cluster: Any, pod: Any, config: Any, fast: bool) -> dict[str, Any]:
 
 
 #: v1.36's rules (BalancedAllocation scores the change of balance) with its default NodeDeclaredFeatures.
-V136 = Features(minor=36, gates={**V135_GATES, "NodeDeclaredFeatures": True}, release="v1.36.2")
+V136 = resolve_features(36, {"NodeDeclaredFeatures": True})
 
 
 def with_v136(raw_config: dict[str, Any]) -> dict[str, Any]:

@@ -11,8 +11,7 @@ from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
-from kschedctl.kube.features import DEFAULT_FEATURES
-from kschedctl.kube.versions import resolve_features
+from kschedctl.kube.versions import DEFAULT_FEATURES, resolve_features
 from kschedctl.testing import (
     GPU,
     SnapshotHandle,

@@ -157,6 +157,7 @@ TRIGGERS: list[tuple[str, int, c.Evidence, c.Evidence]] = [
     ("OpportunisticBatching", 0, _evidence(tie=True), _evidence()),  # never one cycle's doing: no positive case
     ("GangScheduling", 0, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})), _evidence()),
     ("GenericWorkload", 0, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})), _evidence()),
+    ("PodGroupCycle", 0, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})), _evidence()),
     ("TopologyAwareWorkloadScheduling", 0, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})),
      _evidence()),
     ("StorageCapacityScoring", 0, _evidence(make_pod("p").pvc("data")), _evidence()),

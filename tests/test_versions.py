@@ -9,12 +9,12 @@ import pytest
 
 from kschedctl.config import default_config, parse_config
 from kschedctl.config.args import DynamicResourcesArgs
-from kschedctl.config.defaults import FEATURE_GATES
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError, InputError
 from kschedctl.explain.cycle import explain_pod
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
 from kschedctl.kube.versions import (
+    DEFAULT_FEATURES,
     RELEASES,
     FeatureGateError,
     default_gates,
@@ -136,7 +136,6 @@ def test_resolve_features_defaults() -> None:
         assert dict(f.gates) == default_gates(minor)
     v135 = resolve_features(35)
     assert all(v135.enabled(g) == on for g, on in DEFAULT_FEATURES.gates.items())
-    assert all(v135.enabled(g) == on for g, on in FEATURE_GATES.items())  # what config defaulting reads by default
 
 
 @pytest.mark.parametrize(
@@ -359,3 +358,54 @@ def test_a_cycle_under_each_version(minor: int, fit_error: str) -> None:
 
     trace = schedule(make_pod("p"), nodes=[make_node("a").taint("k", "v")], features=resolve_features(minor))
     assert trace.fit_error == fit_error
+
+
+# ------------------------------------------------------------------------------------------ one version model
+
+
+def test_every_gate_constant_is_a_real_gate() -> None:
+    from kschedctl.kube import gates
+    from kschedctl.kube.features import KNOWN_GATES
+
+    constants = {v for k, v in vars(gates).items() if k.isupper() and isinstance(v, str)}
+    assert constants == set(gates.READ_BY_RULES)
+    assert constants <= KNOWN_GATES, constants - KNOWN_GATES
+
+
+def test_a_misspelt_gate_fails_loudly() -> None:
+    with pytest.raises(ValueError, match="not a feature gate"):
+        DEFAULT_FEATURES.enabled("StorageCapacityScorin")
+    # a real gate this release does not have is simply off
+    assert not resolve_features(33).enabled("GenericWorkload")
+
+
+def test_every_rule_row_is_switched_in_code_and_cited_by_diff_versions() -> None:
+    """A ``kube.rules`` row is asked by the code that holds both rules (``follows(ROW)``) and is the
+    row ``diff-versions`` cites (``config.changes.RULES``): neither side can drift from the other."""
+    import ast
+    from pathlib import Path
+
+    from kschedctl.config.changes import RULES
+    from kschedctl.kube import rules
+
+    names = {k for k, v in vars(rules).items() if isinstance(v, rules.VersionRule)}
+    asked: set[str] = set()
+    for path in (Path(__file__).parent.parent / "kschedctl").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "follows":
+                for arg in node.args:
+                    asked.add(arg.attr if isinstance(arg, ast.Attribute) else getattr(arg, "id", ""))
+    assert names <= asked, f"rows no code asks: {sorted(names - asked)}"
+    assert asked <= names | {"rule"}, f"follows() given something else: {sorted(asked - names)}"
+    cited = {(r.name, r.minor) for r in RULES}
+    assert cited == {(r.name, r.since) for r in rules.ALL}
+    assert set(rules.ALL) == {vars(rules)[n] for n in names}
+
+
+@pytest.mark.parametrize("minor", sorted(RELEASES))
+def test_follows_is_the_row_version(minor: int) -> None:
+    from kschedctl.kube import rules
+
+    f = resolve_features(minor)
+    for row in rules.ALL:
+        assert f.follows(row) is (minor >= row.since)

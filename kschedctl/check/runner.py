@@ -50,7 +50,8 @@ from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import InputError
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.framework.registry import Registry
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import admit_pod, load_pods
 

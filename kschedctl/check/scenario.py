@@ -18,8 +18,8 @@ from kschedctl.config import load_config
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError, InputError
 from kschedctl.framework.registry import Registry
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
-from kschedctl.kube.versions import changed_gates
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES, changed_gates
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import iter_documents, load_cluster
 

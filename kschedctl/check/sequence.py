@@ -55,7 +55,8 @@ from kschedctl.check.scenario import (
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import InputError
 from kschedctl.framework.registry import Registry
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import iter_documents, load_cluster
 from kschedctl.whatif.simulate import (

@@ -24,7 +24,8 @@ from kschedctl.check.scenario import ScenarioResult
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import KschedctlError
 from kschedctl.framework.registry import Registry
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 

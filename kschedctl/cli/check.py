@@ -170,8 +170,7 @@ def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | No
     and the JUnit report when asked for."""
     from kschedctl.check.junit import write_junit
     from kschedctl.cli.progress import done
-    from kschedctl.kube.features import DEFAULT_FEATURES
-    from kschedctl.kube.versions import version_line
+    from kschedctl.kube.versions import DEFAULT_FEATURES, version_line
     from kschedctl.render.check import render_check
 
     done()

@@ -21,7 +21,6 @@ Upstream model: ``pkg/scheduler/apis/config/scheme/scheme.go and apis/config/lat
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import yaml
@@ -35,7 +34,8 @@ from kschedctl.config.types import SchedulerConfig
 from kschedctl.config.validation import plugins_needed, validate_configuration, validate_plugin_instantiation
 from kschedctl.errors import NESTED_TOO_DEEPLY, ConfigError
 from kschedctl.framework.profile import EXTENSION_INTERFACES, Extender, Profile
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 
 if TYPE_CHECKING:
     from kschedctl.framework.registry import Registry
@@ -150,7 +150,7 @@ def _resolve(
         doc = decode_configuration(data, duplicates, features.minor)
     except DecodeError as e:
         raise _fail(source, str(e), e.field) from None
-    cfg = set_defaults(doc, _defaulting_gates(features), features.minor)
+    cfg = set_defaults(doc, features)
     errors = validate_configuration(cfg)
     if errors:
         raise _fail(source, aggregate(errors))
@@ -161,12 +161,6 @@ def _resolve(
     if init_error is not None:
         raise _fail(source, init_error)
     return _build(cfg, source, registry, doc, features)
-
-
-def _defaulting_gates(features: Features) -> Mapping[str, bool] | None:
-    """The gates defaulting reads: v1.35's own table for the default run (so its results stay what they
-    were), else the run's full gate set."""
-    return None if features is DEFAULT_FEATURES else features.gates
 
 
 def _args_model(entry: PluginConfigEntry) -> BaseModel | dict[str, Any]:
@@ -286,7 +280,7 @@ def _user_index(doc: dict[str, Any] | None, i: int, ep: str, name: str) -> str:
 
 
 def _check_plugins_exist(
-    p: DefaultedProfile, i: int, registry: Registry, source: str | None, doc: dict[str, Any] | None, minor: int = 35
+    p: DefaultedProfile, i: int, registry: Registry, source: str | None, doc: dict[str, Any] | None, minor: int
 ) -> None:
     """kube-scheduler's "<Interface> "<name>" does not exist", naming the field and what to do about it.
 

@@ -4,11 +4,8 @@
 table is what it names as the cause of each difference. Two kinds of entries:
 
 * rules that changed with no feature gate (a message, a status code, a score formula, the
-  tie-break), written here by hand, one per place where a plugin or the cycle tests
-  ``Features.at_least`` (``plugins/tainttoleration.py``, ``plugins/noderesources/fit.py``,
-  ``plugins/volumerestrictions.py``, ``plugins/nodeports.py``, ``plugins/dynamicresources``,
-  ``plugins/noderesources/balanced_allocation.py``, ``plugins/nodedeclaredfeatures.py``,
-  ``explain/cycle.py``);
+  tie-break): one entry per row of ``kube.rules``, the same row the code that holds both rules
+  asks (``Features.follows``), so what is switched and what is cited are one thing;
 * feature gates the scheduler reads (``GATE_EFFECTS``), whose effect applies whenever the two
   runs' effective values differ: a default that flipped between the versions
   (``kube.gate_tables``) or a ``--feature-gates`` override.
@@ -29,6 +26,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from kschedctl.framework.podgroups import pod_group_name
+from kschedctl.kube import gates, rules
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import gate_specs
 from kschedctl.snapshot.cluster import Cluster
@@ -183,40 +181,44 @@ class RuleChange:
                 "points": list(self.points), "text": self.text, "undone": self.undone, "trigger": self.trigger.text}
 
 
-def _rule(minor: int, name: str, plugins: tuple[str, ...], points: tuple[str, ...], text: str, back_text: str,
+def _rule(row: rules.VersionRule, plugins: tuple[str, ...], points: tuple[str, ...], text: str, back_text: str,
           trigger: Trigger, makes: Iterable[str] = KINDS) -> RuleChange:
-    return RuleChange(minor, name, "rule", plugins, points, text, back_text, trigger, frozenset(makes))
+    return RuleChange(row.since, row.name, "rule", plugins, points, text, back_text, trigger, frozenset(makes))
 
 
 #: Rules that changed with no gate, by the version that brought them.
 RULES: tuple[RuleChange, ...] = (
-    _rule(34, "TaintTolerationMessage", ("TaintToleration",), (FILTER,),
+    _rule(rules.TAINT_TOLERATION_MESSAGE, ("TaintToleration",), (FILTER,),
           "TaintToleration's Filter reason no longer quotes the untolerated taint",
           "TaintToleration's Filter reason quotes the untolerated taint again", TAINT_REJECTED, (MESSAGE,)),
-    _rule(34, "FitUnresolvable", ("NodeResourcesFit",), (FILTER, POST_FILTER),
+    _rule(rules.FIT_UNRESOLVABLE, ("NodeResourcesFit",), (FILTER, POST_FILTER),
           "NodeResourcesFit rejects a request above a node's whole allocatable as UnschedulableAndUnresolvable, "
           "so preemption no longer tries that node",
           "NodeResourcesFit rejects a request above a node's whole allocatable as Unschedulable again, "
           "so preemption tries that node again", FIT_UNRESOLVABLE, (CODE, OUTCOME)),
-    _rule(34, "ReadWriteOncePodMessage", ("VolumeRestrictions",), (PRE_FILTER, FILTER),
+    _rule(rules.READ_WRITE_ONCE_POD_MESSAGE, ("VolumeRestrictions",), (PRE_FILTER, FILTER),
           "VolumeRestrictions words a ReadWriteOncePod conflict differently",
           "VolumeRestrictions words a ReadWriteOncePod conflict as it did before", VOLUME_RESTRICTED, (MESSAGE,)),
-    _rule(34, "NodePortsSidecars", ("NodePorts",), (PRE_FILTER, FILTER),
+    _rule(rules.NODE_PORTS_SIDECARS, ("NodePorts",), (PRE_FILTER, FILTER),
           "NodePorts counts the host ports of sidecar (restartable init) containers",
           "NodePorts ignores the host ports of sidecar (restartable init) containers again", SIDECAR_HOST_PORTS),
-    _rule(35, "DynamicResourcesScore", ("DynamicResources",), (SCORE,),
+    _rule(rules.DYNAMIC_RESOURCES_SCORE, ("DynamicResources",), (SCORE,),
           "DynamicResources scores nodes (weight 2 in the default profile)",
           "DynamicResources does not score nodes", DRA_IN_USE, (SCORE_KIND,)),
-    _rule(35, "DeterministicTieBreak", (), (SELECTION,),
+    _rule(rules.DETERMINISTIC_TIE_BREAK, (), (SELECTION,),
           "of the nodes with the top total, the first in the score heap is selected, not one at random",
           "of the nodes with the top total, one is selected at random again", TIE, (OUTCOME,)),
-    _rule(36, "BalancedAllocationChange", ("NodeResourcesBalancedAllocation",), (SCORE,),
+    _rule(rules.BALANCED_ALLOCATION_CHANGE, ("NodeResourcesBalancedAllocation",), (SCORE,),
           "NodeResourcesBalancedAllocation scores the change in balance the pod makes, not the balance after it",
           "NodeResourcesBalancedAllocation scores the balance after the pod again, not the change it makes",
           BALANCE_SCORED, (SCORE_KIND,)),
-    _rule(36, "NodeDeclaredFeaturesTable", ("NodeDeclaredFeatures",), (PRE_FILTER, FILTER),
+    _rule(rules.NODE_DECLARED_FEATURES_TABLE, ("NodeDeclaredFeatures",), (PRE_FILTER, FILTER),
           "NodeDeclaredFeatures checks the node features v1.36 defines",
           "NodeDeclaredFeatures checks the node features v1.35 defines", FEATURES_NEEDED),
+    _rule(rules.POD_GROUP_CYCLE, ("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER),
+          "with GenericWorkload on, a PodGroup's pods are scheduled in one pod-group cycle (its placements "
+          "generated and scored as a whole)",
+          "there is no pod-group cycle: a PodGroup's pods are scheduled one by one", POD_GROUP),
 )
 
 
@@ -238,7 +240,7 @@ _FIT_BALANCE = ("NodeResourcesFit", "NodeResourcesBalancedAllocation")
 
 #: The gates the scheduler's rules read, each with its effects (most have one).
 GATE_EFFECTS: Mapping[str, tuple[GateEffect, ...]] = MappingProxyType({
-    "DynamicResourceAllocation": (
+    gates.DYNAMIC_RESOURCE_ALLOCATION: (
         GateEffect(_DRA, (PRE_ENQUEUE, PRE_FILTER, FILTER, SCORE, POST_FILTER),
                    "DynamicResources joins the default profile (ResourceClaims are allocated)",
                    "DynamicResources leaves the default profile (ResourceClaims are not allocated)", DRA_IN_USE),
@@ -249,28 +251,28 @@ GATE_EFFECTS: Mapping[str, tuple[GateEffect, ...]] = MappingProxyType({
                    '"no new claims to deallocate" leaves the PodScheduled message',
                    CLAIMLESS_POST_FILTER, frozenset({MESSAGE})),
     ),
-    "PodLevelResources": (GateEffect(
+    gates.POD_LEVEL_RESOURCES: (GateEffect(
         _FIT_BALANCE, (PRE_FILTER, FILTER, SCORE),
         "a pod's spec.resources (pod-level requests) count instead of the sum of its containers'",
         "a pod's spec.resources is dropped: the sum of its containers' requests counts", POD_LEVEL_RESOURCES),),
-    "NodeDeclaredFeatures": (GateEffect(
+    gates.NODE_DECLARED_FEATURES: (GateEffect(
         ("NodeDeclaredFeatures",), (PRE_FILTER, FILTER),
         "NodeDeclaredFeatures joins the default profile: a node must declare the features a pod needs",
         "NodeDeclaredFeatures leaves the default profile: no node is checked for the features a pod needs",
         FEATURES_NEEDED),),
-    "OpportunisticBatching": (GateEffect(
+    gates.OPPORTUNISTIC_BATCHING: (GateEffect(
         (), (BATCHING,), "a cycle's sorted scores are reused for the next pod with the same signature",
         "every pod's cycle scores the nodes anew", NEVER_IN_ONE_CYCLE),),
-    "GangScheduling": (GateEffect(
+    gates.GANG_SCHEDULING: (GateEffect(
         ("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER), "pods of a PodGroup are scheduled together",
         "pods of a PodGroup are scheduled one by one", POD_GROUP),),
-    "GenericWorkload": (GateEffect(
+    gates.GENERIC_WORKLOAD: (GateEffect(
         ("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER), "Workload objects group pods",
         "Workload objects no longer group pods", POD_GROUP),),
-    "TopologyAwareWorkloadScheduling": (GateEffect(
+    gates.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: (GateEffect(
         ("NodeResourcesFit",), (SCORE,), "a pod group's placement is scored as a whole",
         "a pod group's placement is no longer scored as a whole", POD_GROUP),),
-    "StorageCapacityScoring": (GateEffect(
+    gates.STORAGE_CAPACITY_SCORING: (GateEffect(
         ("VolumeBinding",), (SCORE,),
         "VolumeBinding scores nodes by the storage utilization the pod's volumes would cause there",
         "VolumeBinding does not score nodes", VOLUMES_TO_BIND),),

@@ -195,7 +195,7 @@ REGISTERED_KINDS = {KIND} | {f"{name}Args" for name in ARGS_TYPES}
 _DYNAMIC_RESOURCES_ARGS_V134 = _struct("v1", "DynamicResourcesArgs", {**_TYPE_META, "filterTimeout": DURATION})
 
 
-def args_types(minor: int = 35) -> dict[str, GoType]:
+def args_types(minor: int) -> dict[str, GoType]:
     """The plugin args kinds v1.<minor> registers, by plugin name."""
     if minor >= 35:
         return ARGS_TYPES
@@ -316,7 +316,7 @@ CONFIGURATION_V136 = GoType(
 )
 
 
-def configuration_type(minor: int = 35) -> GoType:
+def configuration_type(minor: int) -> GoType:
     """The KubeSchedulerConfiguration type v1.<minor> decodes."""
     return CONFIGURATION_V136 if minor >= 36 else CONFIGURATION
 
@@ -549,7 +549,7 @@ def _no_kind(kind: str, version: str) -> str:
     return msg
 
 
-def decode_configuration(doc: Any, duplicate_keys: list[str] | None = None, minor: int = 35) -> dict[str, Any]:
+def decode_configuration(doc: Any, duplicate_keys: list[str] | None, minor: int) -> dict[str, Any]:
     """Decode a KubeSchedulerConfiguration document; raise DecodeError with Go's message.
 
     ``duplicate_keys`` are the YAML duplicate-key complaints found while reading

@@ -26,24 +26,14 @@ from which ``SchedulerConfig`` is built.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kschedctl.config.decode import API_VERSION, ARGS_TYPES, EXTENSION_POINTS, args_types
+from kschedctl.config.decode import API_VERSION, EXTENSION_POINTS, args_types
 from kschedctl.framework.profile import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet
-
-#: v1.35 default values of the feature gates that change scheduler configuration defaults (the full
-#: per-version tables are in ``kschedctl.kube.versions``; this is what a call without gates uses).
-FEATURE_GATES: dict[str, bool] = {
-    "DynamicResourceAllocation": True,  # GA, locked on
-    "NodeDeclaredFeatures": False,  # alpha
-    "GangScheduling": False,  # alpha
-    "DRASchedulerFilterTimeout": True,  # beta, on
-    "DRADeviceBindingConditions": False,  # alpha
-    "DRAResourceClaimDeviceStatus": True,  # beta, on
-    "StorageCapacityScoring": False,  # alpha
-}
+from kschedctl.kube import gates
+from kschedctl.kube.features import Features
+from kschedctl.kube.rules import DYNAMIC_RESOURCES_SCORE
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -69,31 +59,26 @@ BASE_DEFAULT_PLUGINS: tuple[tuple[str, int], ...] = (
     ("DefaultBinder", 0),
 )
 
-#: Plugins whose args have a registered kind (``<Name>Args``); only these get default args.
-ARGS_KINDS: frozenset[str] = frozenset(ARGS_TYPES)
-
 
 # ---------------------------------------------------------------------------------------------
 # default plugins and merging
 
 
-def default_plugins(gates: Mapping[str, bool] | None = None, minor: int = 35) -> Plugins:
-    """``getDefaultPlugins()`` + ``applyFeatureGates`` of v1.<minor>: everything is in MultiPoint."""
-    g = FEATURE_GATES if gates is None else gates
+def default_plugins(features: Features) -> Plugins:
+    """``getDefaultPlugins()`` + ``applyFeatureGates`` of the run's version: everything is in MultiPoint."""
     enabled = [PluginRef(n, w) for n, w in BASE_DEFAULT_PLUGINS]
-    if g.get("NodeDeclaredFeatures"):
+    if features.enabled(gates.NODE_DECLARED_FEATURES):
         enabled.append(PluginRef("NodeDeclaredFeatures"))
-    if g.get("DynamicResourceAllocation"):
-        # v1.33/v1.34's default_plugins.go add it without a weight (it has no Score there);
-        # from v1.35 it scores and comes with weight 2
-        weight = 2 if minor >= 35 else 0
+    if features.enabled(gates.DYNAMIC_RESOURCE_ALLOCATION):
+        # before DynamicResources scored, default_plugins.go added it without a weight
+        weight = 2 if features.follows(DYNAMIC_RESOURCES_SCORE) else 0
         for i, ref in enumerate(enabled):
             if ref.name == "DefaultPreemption":
                 enabled.insert(i, PluginRef("DynamicResources", weight))
                 break
-    if g.get("GangScheduling"):
+    if features.enabled(gates.GANG_SCHEDULING):
         enabled.append(PluginRef("GangScheduling"))
-    if g.get("TopologyAwareWorkloadScheduling"):
+    if features.enabled(gates.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
         enabled.extend((PluginRef("TopologyPlacementGenerator"), PluginRef("PodGroupPodsCount", 1)))
     plugins = Plugins()
     plugins.sets["multiPoint"] = PluginSet(enabled, [])
@@ -163,11 +148,8 @@ _DEFAULT_RESOURCES = ({"name": "cpu", "weight": 1}, {"name": "memory", "weight":
 _SECOND = 1_000_000_000
 
 
-def default_args(
-    name: str, args: dict[str, Any] | None, gates: Mapping[str, bool] | None = None
-) -> dict[str, Any]:
+def default_args(name: str, args: dict[str, Any] | None, features: Features) -> dict[str, Any]:
     """Return a defaulted copy of ``name``'s v1 args (``{}`` stands for "no args given")."""
-    g = FEATURE_GATES if gates is None else gates
     a = copy.deepcopy(args) if args else {}
     a.setdefault("kind", f"{name}Args")
     a.setdefault("apiVersion", API_VERSION)
@@ -179,7 +161,7 @@ def default_args(
         a.setdefault("ignorePreferredTermsOfExistingPods", False)
     elif name == "VolumeBinding":
         a.setdefault("bindTimeoutSeconds", 600)
-        if not a.get("shape") and g.get("StorageCapacityScoring"):
+        if not a.get("shape") and features.enabled(gates.STORAGE_CAPACITY_SCORING):
             a["shape"] = [{"utilization": 0, "score": 10}, {"utilization": 100, "score": 0}]
     elif name == "NodeResourcesBalancedAllocation":
         if not a.get("resources"):
@@ -204,12 +186,12 @@ def default_args(
             if not r.get("weight"):
                 r["weight"] = 1
     elif name == "DynamicResources":
-        if a.get("filterTimeout") is None and g.get("DRASchedulerFilterTimeout"):
+        if a.get("filterTimeout") is None and features.enabled(gates.DRA_SCHEDULER_FILTER_TIMEOUT):
             a["filterTimeout"] = 10 * _SECOND
         if (
             a.get("bindingTimeout") is None
-            and g.get("DRADeviceBindingConditions")
-            and g.get("DRAResourceClaimDeviceStatus")
+            and features.enabled(gates.DRA_DEVICE_BINDING_CONDITIONS)
+            and features.enabled(gates.DRA_RESOURCE_CLAIM_DEVICE_STATUS)
         ):
             a["bindingTimeout"] = 600 * _SECOND
     return a
@@ -256,31 +238,27 @@ class DefaultedConfig:
     delay_cache_until_active: bool
     profiles: list[DefaultedProfile]
     extenders: list[dict[str, Any]]
-    #: The feature gates defaulting followed; validation reads the same ones.
-    gates: Mapping[str, bool] = field(default_factory=lambda: FEATURE_GATES)
-    #: The minor version whose defaulting this is (which plugins have args kinds depends on it).
-    minor: int = 35
+    #: The version and feature gates defaulting followed; validation reads the same ones.
+    features: Features
 
 
-def default_profile(
-    raw: dict[str, Any], gates: Mapping[str, bool] | None = None, minor: int = 35
-) -> DefaultedProfile:
+def default_profile(raw: dict[str, Any], features: Features) -> DefaultedProfile:
     """``setDefaults_KubeSchedulerProfile`` (the scheduler name is handled by the caller)."""
-    plugins = merge_plugins(default_plugins(gates, minor), plugins_from_v1(raw.get("plugins")))
-    kinds = ARGS_KINDS if minor >= 35 else frozenset(args_types(minor))
+    plugins = merge_plugins(default_plugins(features), plugins_from_v1(raw.get("plugins")))
+    kinds = frozenset(args_types(features.minor))
     entries: list[PluginConfigEntry] = []
     existing: set[str] = set()
     for pc in raw.get("pluginConfig") or []:
         name = pc.get("name", "")
         existing.add(name)
         if name in kinds:
-            entries.append(PluginConfigEntry(name, default_args(name, pc.get("args"), gates), True))
+            entries.append(PluginConfigEntry(name, default_args(name, pc.get("args"), features), True))
         else:
             entries.append(PluginConfigEntry(name, copy.deepcopy(pc.get("args")), False))
     for name in plugins_names(plugins):
         if name in existing or name not in kinds:
             continue
-        entries.append(PluginConfigEntry(name, default_args(name, None, gates), True))
+        entries.append(PluginConfigEntry(name, default_args(name, None, features), True))
     return DefaultedProfile(
         raw.get("schedulerName", ""),
         raw.get("percentageOfNodesToScore"),
@@ -289,14 +267,14 @@ def default_profile(
     )
 
 
-def set_defaults(doc: dict[str, Any], gates: Mapping[str, bool] | None = None, minor: int = 35) -> DefaultedConfig:
-    """``SetDefaults_KubeSchedulerConfiguration`` of v1.<minor> on a decoded v1 document."""
+def set_defaults(doc: dict[str, Any], features: Features) -> DefaultedConfig:
+    """``SetDefaults_KubeSchedulerConfiguration`` of the run's version on a decoded v1 document."""
     raw_profiles = [dict(p) for p in doc.get("profiles") or []]
     if not raw_profiles:
         raw_profiles.append({})
     if len(raw_profiles) == 1 and "schedulerName" not in raw_profiles[0]:
         raw_profiles[0]["schedulerName"] = DEFAULT_SCHEDULER_NAME
-    profiles = [default_profile(p, gates, minor) for p in raw_profiles]
+    profiles = [default_profile(p, features) for p in raw_profiles]
 
     le = dict(doc.get("leaderElection") or {})
     if not le.get("resourceLock"):
@@ -337,6 +315,5 @@ def set_defaults(doc: dict[str, Any], gates: Mapping[str, bool] | None = None, m
         delay_cache_until_active=doc.get("delayCacheUntilActive", False),
         profiles=profiles,
         extenders=[copy.deepcopy(e) for e in doc.get("extenders") or []],
-        gates=FEATURE_GATES if gates is None else gates,
-        minor=minor,
+        features=features,
     )

@@ -21,12 +21,12 @@ here it is fixed.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any
 
 from kschedctl.apivalidation import label_value_errors, parse_go_int64, qualified_name_errors
 from kschedctl.config.decode import ARGS_TYPES, args_types
-from kschedctl.config.defaults import FEATURE_GATES, DefaultedConfig, DefaultedProfile
+from kschedctl.config.defaults import DefaultedConfig, DefaultedProfile
 from kschedctl.config.field import (
     DUPLICATE,
     FieldError,
@@ -45,6 +45,8 @@ from kschedctl.config.field import (
     required,
 )
 from kschedctl.framework.profile import EXTENSION_POINT_FIELDS, PluginSet
+from kschedctl.kube import gates
+from kschedctl.kube.features import Features
 
 
 def _label_name(value: str, path: str) -> list[FieldError]:
@@ -208,10 +210,7 @@ def validate_node_resources_fit_args(path: str | None, args: dict[str, Any]) -> 
     return errs
 
 
-def validate_volume_binding_args(
-    path: str | None, args: dict[str, Any], gates: Mapping[str, bool] | None = None
-) -> list[FieldError]:
-    g = FEATURE_GATES if gates is None else gates
+def validate_volume_binding_args(path: str | None, args: dict[str, Any], features: Features) -> list[FieldError]:
     errs: list[FieldError] = []
     t = args.get("bindTimeoutSeconds", 0)
     if t < 0:
@@ -223,7 +222,7 @@ def validate_volume_binding_args(
             )
         )
     shape = args.get("shape")
-    if g.get("StorageCapacityScoring"):
+    if features.enabled(gates.STORAGE_CAPACITY_SCORING):
         errs.extend(_shape_errors(shape or [], child(path, "shape")))
     elif shape is not None:
         internal = [{"Utilization": p.get("utilization", 0), "Score": p.get("score", 0)} for p in shape]
@@ -237,13 +236,10 @@ def validate_volume_binding_args(
     return errs
 
 
-def validate_dynamic_resources_args(
-    path: str | None, args: dict[str, Any], gates: Mapping[str, bool] | None = None
-) -> list[FieldError]:
-    g = FEATURE_GATES if gates is None else gates
+def validate_dynamic_resources_args(path: str | None, args: dict[str, Any], features: Features) -> list[FieldError]:
     errs: list[FieldError] = []
     ft = args.get("filterTimeout")
-    if g.get("DRASchedulerFilterTimeout"):
+    if features.enabled(gates.DRA_SCHEDULER_FILTER_TIMEOUT):
         if ft is not None and ft < 0:
             errs.append(
                 invalid(child(path, "filterTimeout"), go_duration_string(ft), "must be zero or positive")
@@ -253,7 +249,7 @@ def validate_dynamic_resources_args(
             forbidden(child(path, "filterTimeout"), "DRASchedulingFilterTimeout feature gate is disabled")
         )
     bt = args.get("bindingTimeout")
-    if g.get("DRADeviceBindingConditions") and g.get("DRAResourceClaimDeviceStatus"):
+    if features.enabled(gates.DRA_DEVICE_BINDING_CONDITIONS) and features.enabled(gates.DRA_RESOURCE_CLAIM_DEVICE_STATUS):
         if bt is not None and bt < 1_000_000_000:
             errs.append(
                 invalid(child(path, "bindingTimeout"), go_duration_string(bt), "must be at least 1 second")
@@ -377,41 +373,36 @@ def validate_node_affinity_args(path: str | None, args: dict[str, Any]) -> list[
 
 #: ``validatePluginConfig``'s table. NodeResourcesFit is registered under the wrong key in Go
 #: ("NodeResourcesFitArgs"), so its args are not checked here (see module docstring).
-ArgsValidator = Callable[[str | None, dict[str, Any]], list[FieldError]]
-GatedArgsValidator = Callable[[str | None, dict[str, Any], Mapping[str, bool] | None], list[FieldError]]
+#: A validator of one plugin's args: the field path (None: the plugin's ``New``), the args, the run's
+#: version and gates (which only VolumeBinding's and DynamicResources' rules read).
+ArgsValidator = Callable[[str | None, dict[str, Any], Features], list[FieldError]]
+
+
+def _ungated(validate: Callable[[str | None, dict[str, Any]], list[FieldError]]) -> ArgsValidator:
+    """A validator whose rules no feature gate changes, in the shape every validator has."""
+    return lambda path, args, _features: validate(path, args)
+
+
 CONFIG_ARGS_VALIDATORS: dict[str, ArgsValidator] = {
-    "DefaultPreemption": validate_default_preemption_args,
-    "InterPodAffinity": validate_inter_pod_affinity_args,
-    "NodeAffinity": validate_node_affinity_args,
-    "NodeResourcesBalancedAllocation": validate_node_resources_balanced_allocation_args,
-    "NodeResourcesFitArgs": validate_node_resources_fit_args,
-    "PodTopologySpread": validate_pod_topology_spread_args,
+    "DefaultPreemption": _ungated(validate_default_preemption_args),
+    "InterPodAffinity": _ungated(validate_inter_pod_affinity_args),
+    "NodeAffinity": _ungated(validate_node_affinity_args),
+    "NodeResourcesBalancedAllocation": _ungated(validate_node_resources_balanced_allocation_args),
+    "NodeResourcesFitArgs": _ungated(validate_node_resources_fit_args),
+    "PodTopologySpread": _ungated(validate_pod_topology_spread_args),
     "VolumeBinding": validate_volume_binding_args,
     "DynamicResources": validate_dynamic_resources_args,
 }
 #: What each in-tree plugin's ``New`` validates (nil path) when the framework is built.
 PLUGIN_ARGS_VALIDATORS: dict[str, ArgsValidator] = {
-    "DefaultPreemption": validate_default_preemption_args,
-    "InterPodAffinity": validate_inter_pod_affinity_args,
-    "NodeAffinity": validate_node_affinity_args,
-    "NodeResourcesBalancedAllocation": validate_node_resources_balanced_allocation_args,
-    "NodeResourcesFit": validate_node_resources_fit_args,
-    "PodTopologySpread": validate_pod_topology_spread_args,
-    "VolumeBinding": validate_volume_binding_args,
-    "DynamicResources": validate_dynamic_resources_args,
-}
-#: The validators whose rules depend on feature gates (they take the run's gates as a third argument).
-GATED_VALIDATORS: dict[str, GatedArgsValidator] = {
-    "VolumeBinding": validate_volume_binding_args,
-    "DynamicResources": validate_dynamic_resources_args,
+    **{name: v for name, v in CONFIG_ARGS_VALIDATORS.items() if name != "NodeResourcesFitArgs"},
+    "NodeResourcesFit": _ungated(validate_node_resources_fit_args),
 }
 
 
-def _run_validator(name: str, path: str | None, args: dict[str, Any], gates: Mapping[str, bool]) -> list[FieldError]:
-    gated = GATED_VALIDATORS.get(name)
-    if gated is not None:
-        return gated(path, args, gates)
-    return PLUGIN_ARGS_VALIDATORS[name](path, args) if path is None else CONFIG_ARGS_VALIDATORS[name](path, args)
+def _run_validator(name: str, path: str | None, args: dict[str, Any], features: Features) -> list[FieldError]:
+    table = PLUGIN_ARGS_VALIDATORS if path is None else CONFIG_ARGS_VALIDATORS
+    return table[name](path, args, features)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -447,10 +438,10 @@ def _percentage(path: str, value: int | None) -> list[FieldError]:
 
 
 def _validate_profile(
-    path: str, api_version: str, prof: DefaultedProfile, gates: Mapping[str, bool], minor: int = 35
+    path: str, api_version: str, prof: DefaultedProfile, features: Features
 ) -> list[FieldError]:
     # validatePluginConfig's table is the version's: a plugin without an args kind there is not checked
-    unregistered = frozenset(ARGS_TYPES) - frozenset(args_types(minor))
+    unregistered = frozenset(ARGS_TYPES) - frozenset(args_types(features.minor))
     errs: list[FieldError] = []
     if not prof.scheduler_name:
         errs.append(required(child(path, "schedulerName")))
@@ -491,7 +482,7 @@ def _validate_profile(
                 )
             )
             continue
-        errs.extend(_run_validator(pc.name, child(pc_path, "args"), pc.args, gates))
+        errs.extend(_run_validator(pc.name, child(pc_path, "args"), pc.args, features))
     return errs
 
 
@@ -638,7 +629,7 @@ def validate_configuration(cfg: DefaultedConfig) -> list[FieldError]:
         existing: dict[str, int] = {}
         for i, prof in enumerate(cfg.profiles):
             path = f"profiles[{i}]"
-            errs.extend(_validate_profile(path, cfg.api_version, prof, cfg.gates, cfg.minor))
+            errs.extend(_validate_profile(path, cfg.api_version, prof, cfg.features))
             if prof.scheduler_name in existing:
                 # Go passes the *field.Path of the first occurrence, which json.Marshal prints as {}:
                 # name the duplicated value and where it first appears instead.
@@ -695,7 +686,7 @@ def validate_plugin_instantiation(cfg: DefaultedConfig) -> str | None:
             args = args_by_name.get(name)
             if validator is None or args is None:
                 continue
-            errs = _run_validator(name, None, args, cfg.gates)
+            errs = _run_validator(name, None, args, cfg.features)
             if errs:
                 return (
                     f"initializing profiles: creating profile for scheduler name {prof.scheduler_name}: "

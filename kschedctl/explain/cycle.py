@@ -38,6 +38,8 @@ from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.features import Features
+from kschedctl.kube.rules import DETERMINISTIC_TIE_BREAK
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 
@@ -218,13 +220,17 @@ def _pod_group_steps(fw: Framework, config: SchedulerConfig) -> podgroup.Steps:
     )
 
 
+def tie_rule(features: Features) -> str:
+    """How ``selectHost`` breaks a tie among the top totals: "random" (reservoir sampling, before
+    ``DETERMINISTIC_TIE_BREAK``) or "first" (the first node its score heap pops)."""
+    return "first" if features.follows(DETERMINISTIC_TIE_BREAK) else "random"
+
+
 def _new_trace(fw: Framework, pod: Pod, config: SchedulerConfig) -> Trace:
     """An empty trace for ``pod``, with the configuration it runs and the profile's extenders ready."""
     features = fw.features
     trace = Trace(pod=pod.key, profile=fw.profile_name, k8s_version=features.release)
-    # schedule_one.go's selectHost: up to v1.34 a tie among the top totals goes to a random one of them
-    # (reservoir sampling); from v1.35 to the first its score heap pops
-    trace.tie_rule = "first" if features.at_least(35) else "random"
+    trace.tie_rule = tie_rule(features)
     trace.num_all_nodes = fw.snapshot.num_nodes_in_placement()
     if config.source is None:
         trace.notes.append(f"default configuration (kube-scheduler v1.{features.minor})")

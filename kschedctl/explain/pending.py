@@ -21,7 +21,7 @@ from kschedctl.explain.cycle import explain_pod, run_cycle
 from kschedctl.explain.nearest import Rejection, analyse_filters
 from kschedctl.explain.order import assess
 from kschedctl.explain.trace import Trace
-from kschedctl.framework.podgroups import GENERIC_WORKLOAD, pod_group_name
+from kschedctl.framework.podgroups import pod_group_cycle_on, pod_group_name
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
@@ -198,7 +198,7 @@ def _explain(
 
 def _groups_pods(config: SchedulerConfig) -> bool:
     """Whether the configuration's version runs pod-group cycles (v1.36 with GenericWorkload)."""
-    return config.features.at_least(36) and config.features.enabled(GENERIC_WORKLOAD)
+    return pod_group_cycle_on(config.features)
 
 
 def _row_order(config: SchedulerConfig) -> Callable[[Pod], tuple[str, ...]]:

@@ -30,16 +30,16 @@ from kschedctl.explain.trace import PluginScores, Trace
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.placement import best_placements, run_placement_generate, run_placement_score
 from kschedctl.framework.podgroups import (
-    GENERIC_WORKLOAD,
-    TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
     Placement,
     PodGroup,
     PodGroupAssignments,
     find_pod_group,
+    pod_group_cycle_on,
     pod_group_name,
 )
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.status import Code, Status
+from kschedctl.kube.gates import TOPOLOGY_AWARE_WORKLOAD_SCHEDULING
 from kschedctl.snapshot.model import Pod
 
 #: ``errPodGroupUnschedulable``.
@@ -49,7 +49,7 @@ WAITING_FOR_PREEMPTION = "pod group is waiting for preemption to complete"
 
 def applies(fw: Framework, pod: Pod) -> bool:
     """Whether kube-scheduler would run a pod-group cycle for ``pod`` (GenericWorkload on, a group named)."""
-    return fw.features.at_least(36) and fw.features.enabled(GENERIC_WORKLOAD) and pod_group_name(pod) is not None
+    return pod_group_cycle_on(fw.features) and pod_group_name(pod) is not None
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,8 @@ from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.kube.features import Features
+from kschedctl.kube.rules import POD_GROUP_CYCLE
+from kschedctl.kube.versions import DEFAULT_FEATURES
 
 if TYPE_CHECKING:
     from kschedctl.framework.signers import SignFragment
@@ -302,6 +304,7 @@ def implements(plugin: object, extension_point: str) -> bool:
 PLACEMENT_POINTS = ("placementGenerate", "placementScore")
 
 
-def extension_points_of(plugin: object, minor: int = 35) -> list[str]:
-    """The extension points ``plugin`` implements in v1.<minor>."""
-    return [ep for ep in EXTENSION_POINTS if implements(plugin, ep) and (minor >= 36 or ep not in PLACEMENT_POINTS)]
+def extension_points_of(plugin: object, features: Features = DEFAULT_FEATURES) -> list[str]:
+    """The extension points ``plugin`` implements under ``features`` (the placement points from v1.36)."""
+    return [ep for ep in EXTENSION_POINTS
+            if implements(plugin, ep) and (features.follows(POD_GROUP_CYCLE) or ep not in PLACEMENT_POINTS)]

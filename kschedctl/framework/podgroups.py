@@ -18,17 +18,21 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from kschedctl.kube.gates import GENERIC_WORKLOAD
+from kschedctl.kube.rules import POD_GROUP_CYCLE
+
 if TYPE_CHECKING:
     from kschedctl.framework.types import NodeInfo
+    from kschedctl.kube.features import Features
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.model import Pod
 
 KIND = "PodGroup"
 
-#: The gates of the pod-group cycle (all alpha, off by default in v1.36).
-GENERIC_WORKLOAD = "GenericWorkload"
-GANG_SCHEDULING = "GangScheduling"
-TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
+
+def pod_group_cycle_on(features: Features) -> bool:
+    """Whether kube-scheduler runs pod-group cycles: its version has them and GenericWorkload is on."""
+    return features.follows(POD_GROUP_CYCLE) and features.enabled(GENERIC_WORKLOAD)
 
 
 def pod_group_name(pod: Pod) -> str | None:

@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from kschedctl.framework.interfaces import PLACEMENT_POINTS
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 
 EXTENSION_POINT_FIELDS = (
     "multiPoint",

@@ -343,4 +343,4 @@ def probe(entry: RegisteredPlugin, handle: Handle) -> tuple[list[str], str | Non
     plugin = unwrapped(entry.factory(default_args(entry), handle))
     cls = type(plugin)
     where = source_file(cls) if cls.__module__ not in ("builtins", "types") else None
-    return extension_points_of(plugin, handle.features.minor), where or entry.origin or None
+    return extension_points_of(plugin, handle.features), where or entry.origin or None

@@ -62,6 +62,7 @@ from kschedctl.framework.registry import Registry, plugin_args
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import MAX_NODE_SCORE, MAX_TOTAL_SCORE, MIN_NODE_SCORE, Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
+from kschedctl.kube.rules import POD_GROUP_CYCLE
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 
@@ -236,7 +237,7 @@ class Framework:
                 raise ConfigError(f"initializing plugin {q(name)}: {e}") from e
         self.lists: dict[str, list[Plugin]] = {ep: [] for ep in PLACEMENT_EXTENSION_POINTS}
         # the placement extension points exist from v1.36 (getExtensionPoints lists them last)
-        interfaces = [(ep, i) for ep, i in EXTENSION_INTERFACES if self.features.at_least(36) or ep not in self.lists]
+        interfaces = [(ep, i) for ep, i in EXTENSION_INTERFACES if self.features.follows(POD_GROUP_CYCLE) or ep not in self.lists]
         for ep, iface in interfaces:
             self.lists[ep] = self._explicit_list(ep, iface)
         if plugins["multiPoint"].enabled:
@@ -264,7 +265,7 @@ class Framework:
             if self.score_weights.get(pl.name, 0) == 0:
                 raise ConfigError(f"score plugin {q(pl.name)} is not configured with weight")
         self._type_lists()
-        self.placement_score_weights = self._placement_score_weights() if self.features.at_least(36) else {}
+        self.placement_score_weights = self._placement_score_weights() if self.features.follows(POD_GROUP_CYCLE) else {}
 
     def _placement_score_weights(self) -> dict[str, int]:
         """v1.36's checks of the pod-group extension points: one generator at most, and the

@@ -4,51 +4,46 @@ kube-scheduler hands every in-tree plugin a ``feature.Features`` value built fro
 process's feature gates (``pkg/scheduler/framework/plugins/feature/feature.go``), and most
 differences between Kubernetes versions reach the scheduler that way: a gate whose default
 flipped. A few rules changed with no gate (a message text, a status code, a score formula);
-plugins that hold both rules side by side test ``minor`` for those.
+each is a row of ``kube.rules``, and code that holds both rules side by side asks ``follows``.
 
-This module is a leaf: the per-version tables that fill it live in ``kschedctl.kube.versions``.
-Plugins read it from their handle (``handle.features``); the default is v1.35 with its default
-gates, so code that builds a plugin without choosing a version keeps v1.35's behaviour.
+Plugins read it from their handle (``handle.features``), which the framework is built with:
+one value per run, as upstream passes ``feature.Features`` to each plugin's factory.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from types import MappingProxyType
+from dataclasses import dataclass
 
-#: v1.35's default values of the gates the scheduler's rules read (the full per-version tables,
-#: every gate a kube-scheduler of that version accepts, are in ``kschedctl.kube.versions``).
-V135_GATES: Mapping[str, bool] = MappingProxyType(
-    {
-        "DynamicResourceAllocation": True,
-        "PodLevelResources": True,
-        "NodeDeclaredFeatures": False,
-        "OpportunisticBatching": True,
-        "GangScheduling": False,
-        "GenericWorkload": False,
-        "TopologyAwareWorkloadScheduling": False,
-    }
+from kschedctl.kube import gate_tables
+from kschedctl.kube.rules import VersionRule
+
+#: Every gate some release in ``kube.gate_tables`` registers, and the two switches every gate set has.
+KNOWN_GATES: frozenset[str] = frozenset({"AllAlpha", "AllBeta"}).union(
+    *(table for name, table in vars(gate_tables).items() if name.startswith("GATES_V1_"))
 )
 
 
 @dataclass(frozen=True)
 class Features:
-    """The Kubernetes minor version (33 for v1.33) and the effective feature gates of one run."""
+    """The Kubernetes minor version (33 for v1.33) and the effective feature gates of one run.
 
-    minor: int = 35
-    gates: Mapping[str, bool] = field(default_factory=lambda: V135_GATES)
+    Made by ``kube.versions.resolve_features`` (``DEFAULT_FEATURES`` there is v1.35.4 with its
+    default gates); ``gates`` holds every gate that release registers."""
+
+    minor: int
+    gates: Mapping[str, bool]
     #: The patch release the rules are taken from (for headers and ``kubeVersion``), e.g. "v1.35.4".
-    release: str = "v1.35.4"
+    release: str
 
     def enabled(self, gate: str) -> bool:
-        """Whether ``gate`` is on (a gate this run does not know is off)."""
+        """Whether ``gate`` (a ``kube.gates`` constant) is on; a gate this release does not have is off.
+
+        A name that no supported release registers is a programming error, not an "off" gate."""
+        if gate not in KNOWN_GATES:
+            raise ValueError(f"{gate!r} is not a feature gate of any supported release")
         return bool(self.gates.get(gate, False))
 
-    def at_least(self, minor: int) -> bool:
-        """Whether the rules are those of v1.<minor> or later."""
-        return self.minor >= minor
-
-
-#: v1.35.4 with its default gates: what every run uses unless a version is chosen.
-DEFAULT_FEATURES = Features()
+    def follows(self, rule: VersionRule) -> bool:
+        """Whether this run follows ``rule`` (a ``kube.rules`` row): its version brought it or a later one."""
+        return self.minor >= rule.since

@@ -191,6 +191,10 @@ def resolve_features(minor: int = DEFAULT_MINOR, overrides: Mapping[str, bool] |
     return Features(minor=minor, gates=MappingProxyType(gates), release=RELEASES[minor])
 
 
+#: v1.35.4 with its default gates: the rules a run follows when no version is chosen or detected.
+DEFAULT_FEATURES: Features = resolve_features(DEFAULT_MINOR)
+
+
 def server_minor(git_version: str | None) -> tuple[int | None, str | None]:
     """The minor version whose rules a cluster running ``git_version`` (GET /version's ``gitVersion``)
     is explained by, and a note when that is not the server's own minor (None, None: unknown version).

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any
 from kschedctl.config.args import ARGS_MODELS
 from kschedctl.framework.interfaces import Handle, Plugin
 from kschedctl.framework.registry import PluginFactory, Registry, load_entry_points, load_plugin_module
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 
 if TYPE_CHECKING:
     from kschedctl.framework.runtime import Framework

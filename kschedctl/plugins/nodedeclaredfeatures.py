@@ -34,10 +34,11 @@ from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.features import Features
+from kschedctl.kube.gates import NODE_DECLARED_FEATURES
+from kschedctl.kube.rules import NODE_DECLARED_FEATURES_TABLE
 from kschedctl.snapshot.model import Pod, parse_meta
 
 NAME = "NodeDeclaredFeatures"
-GATE = "NodeDeclaredFeatures"
 
 #: v1.36's Filter reason (one fixed text; v1.35 named the missing features, see ``FeatureTable``).
 ERR_REASON = "node(s) didn't match Pod's required features"
@@ -148,7 +149,7 @@ class FeatureTable:
 
 
 def table_for(features: Features) -> FeatureTable:
-    if features.at_least(36):
+    if features.follows(NODE_DECLARED_FEATURES_TABLE):
         return FeatureTable(V136_FEATURES, bitmap=True)
     return FeatureTable(V135_FEATURES, bitmap=False)
 
@@ -181,7 +182,7 @@ class NodeDeclaredFeatures:
     name = NAME
 
     def __init__(self, features: Features) -> None:
-        self.enabled = features.enabled(GATE)
+        self.enabled = features.enabled(NODE_DECLARED_FEATURES)
         self.table = table_for(features)
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:

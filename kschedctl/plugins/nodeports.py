@@ -18,6 +18,7 @@ from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import HostPortInfo, NodeInfo, host_ports
 from kschedctl.framework.verdict import NodeVerdictFilter
+from kschedctl.kube.rules import NODE_PORTS_SIDECARS
 from kschedctl.snapshot.model import Pod
 
 NAME = "NodePorts"
@@ -100,5 +101,5 @@ class NodePorts(NodeVerdictFilter):
 
 def new(args: None, handle: Handle) -> NodePorts:
     plugin = NodePorts()
-    plugin.sidecar_ports = handle.features.at_least(34)
+    plugin.sidecar_ports = handle.features.follows(NODE_PORTS_SIDECARS)
     return plugin

@@ -22,6 +22,7 @@ from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.framework.verdict import NodeVerdictFilter
+from kschedctl.kube.rules import TAINT_TOLERATION_MESSAGE
 from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import Pod, Taint, Toleration, tolerations_tolerate
 
@@ -120,5 +121,5 @@ class TaintToleration(NodeVerdictFilter):
 
 def new(args: None, handle: Handle) -> TaintToleration:
     plugin = TaintToleration()
-    plugin.names_taint = not handle.features.at_least(34)
+    plugin.names_taint = not handle.features.follows(TAINT_TOLERATION_MESSAGE)
     return plugin

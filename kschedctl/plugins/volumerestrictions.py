@@ -19,6 +19,7 @@ from kschedctl.framework.interfaces import Handle, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo, PodInfo
+from kschedctl.kube.rules import READ_WRITE_ONCE_POD_MESSAGE
 from kschedctl.plugins.volumebinding.storage import PVC_RESOURCE, access_modes, not_found
 from kschedctl.snapshot.model import Pod
 
@@ -131,7 +132,7 @@ class VolumeRestrictions:
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
         self.rwop_reason = ERR_REASON_RWOP_CONFLICT
-        if not handle.features.at_least(34):
+        if not handle.features.follows(READ_WRITE_ONCE_POD_MESSAGE):
             self.rwop_reason = ERR_REASON_RWOP_CONFLICT_V133
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:

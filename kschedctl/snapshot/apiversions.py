@@ -20,11 +20,12 @@ from collections.abc import Mapping
 from typing import Any
 
 from kschedctl.kube.features import Features
+from kschedctl.kube.gates import GENERIC_WORKLOAD, POD_LEVEL_RESOURCES
 
 #: API versions of kinds the scheduler reads, and the first minor whose scheme registers them.
 SERVED_SINCE: Mapping[str, int] = {"resource.k8s.io/v1": 34}
 #: API versions served only from a minor and with a gate on (the alpha pod-group API of v1.36).
-SERVED_WITH_GATE: Mapping[str, tuple[int, str]] = {"scheduling.k8s.io/v1alpha2": (36, "GenericWorkload")}
+SERVED_WITH_GATE: Mapping[str, tuple[int, str]] = {"scheduling.k8s.io/v1alpha2": (36, GENERIC_WORKLOAD)}
 #: Where client-go's scheme of those releases registers its kinds (named in the decoding error).
 _SCHEME = "k8s.io/client-go/kubernetes/scheme/register.go:84"
 
@@ -60,7 +61,7 @@ def gated_refusal(kind: str, api_version: str, features: Features, since: int, g
 
 
 #: Pod spec fields the API server drops on create when their gate is off (``dropDisabledFields``).
-GATED_POD_FIELDS: Mapping[str, str] = {"resources": "PodLevelResources", "schedulingGroup": "GenericWorkload"}
+GATED_POD_FIELDS: Mapping[str, str] = {"resources": POD_LEVEL_RESOURCES, "schedulingGroup": GENERIC_WORKLOAD}
 
 
 def drop_disabled_fields(kind: str, obj: dict[str, Any], features: Features) -> dict[str, Any]:

@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.errors import NESTED_TOO_DEEPLY, ClusterAccessError, UsageError
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.source import (
     POD,

@@ -27,7 +27,8 @@ from kschedctl.apivalidation import (
     validate_workload,
 )
 from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot import cache, yamldocs
 from kschedctl.snapshot.apiversions import (
     drop_disabled_fields,

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from kschedctl.errors import InputError, UsageError
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 
 if TYPE_CHECKING:  # the model and the loader are imported where a Cluster is built: ``snapshot`` does without
     from kschedctl.snapshot.cluster import Cluster

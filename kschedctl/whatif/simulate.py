@@ -46,7 +46,7 @@ from functools import cmp_to_key
 from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
-from kschedctl.explain.cycle import run_cycle
+from kschedctl.explain.cycle import run_cycle, tie_rule
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.batch import OpportunisticBatch
 from kschedctl.framework.cycle_state import CycleState
@@ -55,6 +55,7 @@ from kschedctl.framework.resources import Resource
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot, list_order
 from kschedctl.framework.types import PodInfo
+from kschedctl.kube.gates import OPPORTUNISTIC_BATCHING
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 from kschedctl.snapshot.nodeorder import StartupOrder
@@ -471,7 +472,7 @@ class Simulator:
             fw = Framework(profile, self.registry, self.snapshot)
             self.frameworks[scheduler_name] = fw
             # OpportunisticBatching exists from v1.35 (beta, on): an older version, or the gate off, never batches
-            if self.options.batching and profile.features.enabled("OpportunisticBatching"):
+            if self.options.batching and profile.features.enabled(OPPORTUNISTIC_BATCHING):
                 self.batches[scheduler_name] = OpportunisticBatch(fw, has_extenders=bool(self.config.extenders))
         return fw
 
@@ -737,7 +738,7 @@ class Simulator:
             result.notes.append(order_note)
         tied = any(p.placed and len(p.candidates) > 1 for p in result.placements)
         features = self.config.features
-        if tied and not features.at_least(35):
+        if tied and tie_rule(features) == "random":
             result.notes.append(
                 f"kube-scheduler {features.release} breaks a tie among the top totals at random: where several nodes "
                 "share it (a placement's candidates), the real loop may pick another of them, and the rest of the run "

@@ -11,12 +11,13 @@ from kschedctl.config.args import NodeResourcesBalancedAllocationArgs
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.status import Code
 from kschedctl.framework.types import NodeInfo
-from kschedctl.kube.features import DEFAULT_FEATURES, V135_GATES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES, resolve_features
 from kschedctl.plugins.noderesources import balanced_allocation as ba
 from kschedctl.plugins.noderesources.resource_allocation import balance_change_score, balanced_resource_scorer
 from tests.builders import FakeHandle, NodeBuilder, PodBuilder, make_node, make_pod, node_info
 
-V136 = Features(minor=36, gates={**V135_GATES, "NodeDeclaredFeatures": True}, release="v1.36.2")
+V136 = resolve_features(36, {"NodeDeclaredFeatures": True})
 
 
 def _plugin(resources: list[str] | None = None, features: Features = DEFAULT_FEATURES) -> ba.BalancedAllocation:
@@ -206,7 +207,7 @@ def test_balance_change_score(with_pod: int, without: int, want: int) -> None:
 def test_rule_chosen_from_the_version() -> None:
     assert not _plugin().scores_change
     assert _plugin(features=V136).scores_change
-    assert _plugin(features=Features(minor=37)).scores_change
+    assert _plugin(features=Features(minor=37, gates=V136.gates, release="v1.37.0")).scores_change
 
 
 def test_score_without_pre_score() -> None:

@@ -13,7 +13,8 @@ from kschedctl.explain.cycle import explain_pod
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.signers import FEATURES
 from kschedctl.framework.status import Code
-from kschedctl.kube.features import DEFAULT_FEATURES, V135_GATES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES, resolve_features
 from kschedctl.plugins import in_tree_registry
 from kschedctl.plugins import nodedeclaredfeatures as ndf
 from tests.builders import (
@@ -27,9 +28,12 @@ from tests.builders import (
     node_info,
 )
 
-V136 = Features(minor=36, gates={**V135_GATES, "NodeDeclaredFeatures": True}, release="v1.36.2")
-V135_ON = Features(minor=35, gates={**V135_GATES, "NodeDeclaredFeatures": True})
-V136_OFF = Features(minor=36, gates={**V135_GATES, "NodeDeclaredFeatures": False}, release="v1.36.2")
+V136 = resolve_features(36, {"NodeDeclaredFeatures": True})
+V135_ON = resolve_features(35, {"NodeDeclaredFeatures": True})
+# v1.36 refuses the gate off while the gates that depend on it stay on: all of them off, as a user must
+V136_OFF = resolve_features(36, dict.fromkeys((
+    "NodeDeclaredFeatures", "ExtendWebSocketsToKubelet", "InPlacePodLevelResourcesVerticalScaling",
+    "InPlacePodVerticalScalingInitContainers", "RestartAllContainersOnContainerExits"), False))
 
 RESTART_ALL = "RestartAllContainersOnContainerExits"
 USERNS_HOSTNET = "UserNamespacesHostNetworkSupport"

@@ -23,7 +23,7 @@ from kschedctl.framework.podgroups import (
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
-from kschedctl.kube.features import V135_GATES, Features
+from kschedctl.kube.versions import resolve_features
 from kschedctl.plugins import gangscheduling, podgrouppodscount, topologyaware
 from kschedctl.plugins.noderesources import fit
 from kschedctl.snapshot.model import KubeObject
@@ -175,9 +175,7 @@ def test_pods_count_scores_and_normalizes() -> None:
     assert st.code == Code.ERROR
 
 
-TOPOLOGY_AWARE = Features(
-    minor=36, gates={**V135_GATES, "GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}, release="v1.36.2"
-)
+TOPOLOGY_AWARE = resolve_features(36, {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True})
 
 
 @pytest.mark.parametrize(

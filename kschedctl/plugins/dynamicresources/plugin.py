@@ -42,6 +42,7 @@ from kschedctl.framework.interfaces import Handle, NodeScore, NodeToStatus, Post
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.rules import DYNAMIC_RESOURCES_SCORE
 from kschedctl.kube.selectors import NodeSelector
 from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
 from kschedctl.snapshot.model import KubeObject
@@ -441,6 +442,6 @@ class UnscoredDynamicResources(DynamicResources):
 def new(args: DynamicResourcesArgs | None, handle: Handle) -> DynamicResources:
     if args is None:
         args = DynamicResourcesArgs()
-    if not handle.features.at_least(35):
+    if not handle.features.follows(DYNAMIC_RESOURCES_SCORE):
         return UnscoredDynamicResources(args, handle)
     return DynamicResources(args, handle)

@@ -28,6 +28,7 @@ from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
+from kschedctl.kube.rules import BALANCED_ALLOCATION_CHANGE
 from kschedctl.plugins.noderesources.fit import request_signature
 from kschedctl.plugins.noderesources.indexed import balance_change_columns, score_columns
 from kschedctl.plugins.noderesources.resource_allocation import (
@@ -59,7 +60,7 @@ class BalancedAllocation:
             NAME, resources, balanced_resource_scorer, use_requested=True, pod_level_resources=True, use_status=True
         )
         #: v1.36 scores the change of balance, earlier versions the balance after placing the pod.
-        self.scores_change = handle.features.at_least(36)
+        self.scores_change = handle.features.follows(BALANCED_ALLOCATION_CHANGE)
         self._score_node = self._balance_change if self.scores_change else self.scorer.score
         self._score_columns = balance_change_columns if self.scores_change else score_columns
 

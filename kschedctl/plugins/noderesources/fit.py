@@ -26,7 +26,7 @@ from kschedctl.config.validation import validate_node_resources_fit_args
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, PreFilterResult
-from kschedctl.framework.podgroups import TOPOLOGY_AWARE_WORKLOAD_SCHEDULING, PodGroup, PodGroupAssignments
+from kschedctl.framework.podgroups import PodGroup, PodGroupAssignments
 from kschedctl.framework.resources import (
     CPU,
     EPHEMERAL_STORAGE,
@@ -37,7 +37,9 @@ from kschedctl.framework.resources import (
 )
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
+from kschedctl.kube.gates import TOPOLOGY_AWARE_WORKLOAD_SCHEDULING
 from kschedctl.kube.quantity import milli_value, value
+from kschedctl.kube.rules import FIT_UNRESOLVABLE
 from kschedctl.plugins.noderesources.indexed import fit_statuses, score_columns
 from kschedctl.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
@@ -212,7 +214,7 @@ class Fit:
         self.placement_scorer: ResourceAllocationScorer | None = None
         # a request above the node's whole allocatable is UnschedulableAndUnresolvable from v1.34
         # (fit.go's InsufficientResource.Unresolvable); v1.33 has only Unschedulable
-        self.unresolvable = handle.features.at_least(34)
+        self.unresolvable = handle.features.follows(FIT_UNRESOLVABLE)
 
     @property
     def strategy(self) -> str:

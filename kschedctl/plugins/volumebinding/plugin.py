@@ -25,9 +25,9 @@ from kschedctl.framework.interfaces import Handle, PreFilterResult, ScoreExtensi
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.gates import STORAGE_CAPACITY_SCORING
 from kschedctl.plugins.volumebinding.binder import BinderError, PodVolumeClaims, PodVolumes, VolumeBinder
 from kschedctl.plugins.volumebinding.scorer import (
-    STORAGE_CAPACITY_SCORING,
     CapacityScorer,
     capacity_scorer,
     usage_by_class,

@@ -41,9 +41,6 @@ from kschedctl.plugins.volumebinding.storage import (
     volume_capacity,
 )
 
-#: The gate that turns the scorer on.
-STORAGE_CAPACITY_SCORING = "StorageCapacityScoring"
-
 MAX_UTILIZATION = 100
 
 #: What defaulting gives an empty shape when the gate is on: emptier nodes score higher.
