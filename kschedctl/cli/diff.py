@@ -183,8 +183,9 @@ def version_sides(
     from kschedctl.whatif.diff import Side
 
     from_, to = versions
-    fa = VersionOptions(from_).features() if from_ is not None else setup.versions.resolve(setup.features.minor)
-    fb = VersionOptions(to, setup.versions.feature_gates).features()
+    gates = setup.versions.feature_gates
+    fa = VersionOptions(from_, gates, "--from").features() if from_ is not None else setup.features
+    fb = VersionOptions(to, gates, "--to").features()
     sides = []
     for name, features in (("A", fa), ("B", fb)):
         cfg = load_config(config, setup.registry, features)
@@ -219,7 +220,7 @@ def diff_versions_cmd(
     """Compare what two Kubernetes versions' kube-scheduler decide for the same pods (what an upgrade changes).
 
     The same configuration (--config, else each version's defaults) and cluster under --from and --to
-    (--feature-gates applies to --to). Per pod: the decision of each version, the nodes whose Filter verdict
+    (--feature-gates applies to both, and to reading the cluster). Per pod: the decision of each version, the nodes whose Filter verdict
     changes, the scores on the node each selects, every difference in words (node, totals, the PodScheduled
     message, preemption victims) and the rule changes between the versions that caused it, e.g.
     "v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes". A pod differs when
@@ -234,11 +235,12 @@ def diff_versions_cmd(
 
         if not to:
             raise UsageError("give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
-        VersionOptions(to, feature_gates), VersionOptions(from_)  # checked before anything is read
+        # both checked before anything is read; the gates apply to both versions
+        VersionOptions(to, feature_gates, "--to"), VersionOptions(from_, feature_gates, "--from")
         where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)
         pods = ComparedPods(name, namespace, list(filename or []), pending, where)
         source, ns = pods.open()
-        setup = SchedulerOptions(plugin_module, VersionOptions(from_), source)
+        setup = SchedulerOptions(plugin_module, VersionOptions(from_, feature_gates, "--from"), source)
         sides = version_sides(str(config) if config else None, profile, (from_, to), setup)
         report = diff_versions(pods.request(DiffVersionsRequest, sides, source, ns, setup, jobs, newer(*sides)), hooks())
         emit_report({"title": "kschedctl diff-versions", **report.to_dict()}, output, render_diff_table, render_diff_markdown)
