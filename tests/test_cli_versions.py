@@ -339,6 +339,81 @@ def scenario_recording(tmp_path: Path, name: str, version: str | None) -> Path:
     return d
 
 
+def test_check_follows_the_version_each_scenarios_cluster_records() -> None:
+    """examples/ci's prod.yaml records v1.36.2: the scenarios checked against it run as v1.36.2, as explain
+    does; gpu-pool-keeps-web-off has its own cluster.yaml, which records none: v1.35.4. --kube-version wins."""
+    r = invoke(*CI_CHECK, "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert {s["name"]: s["kubeVersion"] for s in json.loads(r.stdout)} == {
+        "cart-rollout": "v1.36.2", "gpu-pool-keeps-web-off": "v1.35.4", "training-fits": "v1.36.2", "web-fits": "v1.36.2"}
+    assert all("featureGates" not in s for s in json.loads(r.stdout))
+    table = invoke(*CI_CHECK).stdout.splitlines()
+    assert table[0] == "kschedctl check" and "┃ kube-scheduler ┃" in table[2]
+    assert [ln.split("│")[2].strip() for ln in table if "gpu-pool-keeps-web-off" in ln and "│" in ln] == ["v1.35.4"]
+    md = invoke(*CI_CHECK, "-o", "markdown").stdout
+    assert "| scenario               | kube-scheduler   | result   |" in md
+    r = invoke(*CI_CHECK, "--kube-version", "1.36", "-o", "json")
+    assert {s["kubeVersion"] for s in json.loads(r.stdout)} == {"v1.36.2"}
+    r = invoke(*CI_CHECK, "--kube-version", "1.36")
+    assert r.stdout.splitlines()[0] == "kube-scheduler v1.36.2" and "┃ kube-scheduler ┃" not in r.stdout
+
+
+def test_check_of_the_default_version_has_no_header_and_a_scenario_cluster_records_its_own(tmp_path: Path) -> None:
+    plain = scenario_recording(tmp_path, "plain", None)
+    r = invoke("check", str(plain))
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[0] == "kschedctl check" and "kube-scheduler" not in r.stdout
+    recorded = scenario_recording(tmp_path, "recorded", "v1.36.2")
+    r = invoke("check", str(recorded), "-o", "json")
+    assert r.exit_code == 0, r.output
+    [result] = json.loads(r.stdout)
+    assert result["kubeVersion"] == "v1.36.2" and result["file"].endswith("expected-v1.36.json")
+    assert invoke("check", str(recorded)).stdout.splitlines()[0] == "kube-scheduler v1.36.2"
+
+
+def test_check_runs_another_patch_as_the_modelled_one_with_a_note(tmp_path: Path) -> None:
+    d = scenario_recording(tmp_path, "patch", "v1.36.0")
+    r = invoke("check", str(d), "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)[0]["kubeVersion"] == "v1.36.2"
+    assert (f"note: {d / 'cluster.yaml'}: Kubernetes v1.36.0; kschedctl follows kube-scheduler v1.36.2's rules for "
+            "every v1.36 patch release") in " ".join(r.stderr.split())
+    r = invoke("check", str(d), "--kube-version", "1.35.99")
+    assert r.exit_code == 0, r.output
+    assert ("note: --kube-version 1.35.99: kschedctl follows kube-scheduler v1.35.4's rules for every v1.35 patch "
+            "release") in " ".join(r.stderr.split())
+
+
+def test_check_refuses_a_malformed_recorded_version_as_that_scenarios_bad_input(tmp_path: Path) -> None:
+    bad = scenario_recording(tmp_path, "bad", "banana")
+    good = scenario_recording(tmp_path, "good", None)
+    r = invoke("check", str(bad), str(good), "-o", "json")
+    assert r.exit_code == 2, r.output
+    by_name = {s["name"]: s for s in json.loads(r.stdout)}
+    assert by_name["good"]["passed"] and by_name["good"]["kubeVersion"] == "v1.35.4"
+    assert by_name["bad"]["kubeVersion"] is None
+    assert by_name["bad"]["error"] == (
+        f'{bad / "cluster.yaml"}: metadata.annotations["kschedctl.io/server-version"]: invalid Kubernetes version '
+        '"banana": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35; correct it, or choose the version with --kube-version')
+    assert invoke("check", str(bad), "--kube-version", "1.35").exit_code == 0
+
+
+def test_check_applies_the_gates_to_each_scenarios_version_and_names_the_one_lacking_a_gate(tmp_path: Path) -> None:
+    v136 = scenario_recording(tmp_path, "v136", "v1.36.2")
+    gates = ["--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"]
+    r = invoke("check", str(v136), *gates, "-o", "json")
+    assert r.exit_code == 0, r.output
+    [result] = json.loads(r.stdout)
+    assert result["featureGates"] == {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}
+    assert (invoke("check", str(v136), *gates).stdout.splitlines()[0]
+            == "kube-scheduler v1.36.2   feature gates: GenericWorkload=true, TopologyAwareWorkloadScheduling=true")
+    v135 = scenario_recording(tmp_path, "v135", None)
+    assert one_error_line(invoke("check", str(v136), str(v135), *gates)) == (
+        'error: invalid argument "GenericWorkload=true,TopologyAwareWorkloadScheduling=true" for "--feature-gates" flag: '
+        "unrecognized feature gate: TopologyAwareWorkloadScheduling (kube-scheduler v1.35.4 has no such gate; it exists in "
+        "v1.36)")
+
+
 def test_a_snapshots_recorded_version_is_checked(tmp_path: Path) -> None:
     """A malformed record is refused naming the file and the annotation (--kube-version overrides it); another
     patch of a supported minor runs as the modelled one, with a note."""
