@@ -49,6 +49,16 @@ class Features:
         """Whether the rules are those of v1.<minor> or later."""
         return self.minor >= minor
 
+    def __reduce__(self) -> tuple[object, tuple[int, dict[str, bool], str]]:
+        """Pickled as its three values (a read-only mapping does not pickle), so a result that carries the
+        version it ran as comes back from a worker process."""
+        return _features, (self.minor, dict(self.gates), self.release)
+
+
+def _features(minor: int, gates: dict[str, bool], release: str) -> Features:
+    """A Features made again from its pickled values, the gates read-only again."""
+    return Features(minor, MappingProxyType(gates), release)
+
 
 #: v1.35.4 with its default gates: what every run uses unless a version is chosen.
 DEFAULT_FEATURES = Features()
