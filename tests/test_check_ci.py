@@ -323,7 +323,9 @@ def test_the_shared_cluster_is_not_changed_by_a_scenario(tmp_path: Path) -> None
 
 def test_live_cluster_is_read_once_with_gets_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Scenarios without cluster.yaml against the served recordings of a real API server; the
-    expectation of the first was written by the reference scheduler for that cluster (exact)."""
+    expectation of the first was written by the reference scheduler for that cluster (exact). That
+    scheduler was v1.35.4 against a v1.36.2 API server (a skew kube-scheduler allows), so the run names
+    its version: without --kube-version check follows the server's, as explain does."""
     from tests.apiserver import RecordedAPIServer
 
     tests = tmp_path / "tests"
@@ -338,11 +340,13 @@ def test_live_cluster_is_read_once_with_gets_only(tmp_path: Path, monkeypatch: p
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     with RecordedAPIServer() as srv:
         monkeypatch.setenv("KUBECONFIG", str(srv.kubeconfig(tmp_path / "kubeconfig")))
-        r = invoke("check", tests, "--junit", tmp_path / "report.xml")
-    assert r.exit_code == 0, r.output
-    assert "2 passed, 0 failed" in r.stdout
-    assert {s.method for s in srv.seen} == {"GET"}
-    assert sum(1 for s in srv.seen if s.path == "/api/v1/nodes") == 1
+        r = invoke("check", tests, "--junit", tmp_path / "report.xml", "--kube-version", "1.35")
+        assert r.exit_code == 0, r.output
+        assert "2 passed, 0 failed" in r.stdout
+        assert {s.method for s in srv.seen} == {"GET"}
+        assert sum(1 for s in srv.seen if s.path == "/api/v1/nodes") == 1
+        follows_server = invoke("check", tests / "web-partial", "-o", "json")
+    assert json.loads(follows_server.stdout)[0]["kubeVersion"] == "v1.36.2"
 
 
 # --------------------------------------------------------------------------- --config, file paths, --changed

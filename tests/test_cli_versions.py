@@ -63,9 +63,12 @@ def test_every_command_runs_as_the_version_given(command: str, version: str) -> 
     ("options", "message"),
     [
         (["--kube-version", "1.40"], "error: Kubernetes 1.40 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36"),
-        (["--kube-version", "2.0"], 'error: invalid Kubernetes version "2.0": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
+        (["--kube-version", "2.0"], 'error: invalid argument "2.0" for "{flag}" flag: want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
+        (["--kube-version", "1.035"], 'error: invalid argument "1.035" for "{flag}" flag: "035" starts with 0 (did you mean 1.35?)'),
+        (["--kube-version", "1.x"], 'error: invalid argument "1.x" for "{flag}" flag: want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
         (["--feature-gates", "NoSuchGate=true"],
-         'error: invalid argument "NoSuchGate=true" for "--feature-gates" flag: unrecognized feature gate: NoSuchGate'),
+         'error: invalid argument "NoSuchGate=true" for "--feature-gates" flag: unrecognized feature gate: NoSuchGate '
+         "(kube-scheduler {release} has no such gate)"),
         (["--feature-gates", "GangScheduling=maybe"],
          'error: invalid argument "GangScheduling=maybe" for "--feature-gates" flag: invalid value of GangScheduling=maybe, '
          'err: strconv.ParseBool: parsing "maybe": invalid syntax'),
@@ -76,10 +79,11 @@ def test_every_command_runs_as_the_version_given(command: str, version: str) -> 
 )
 @pytest.mark.parametrize("command", list(COMMANDS))
 def test_a_bad_version_or_gate_is_one_line_and_exit_2(command: str, options: list[str], message: str) -> None:
-    args = COMMANDS[command]
+    args, flag = COMMANDS[command], "--kube-version"
     if command == "diff-versions" and options[0] == "--kube-version":
-        args, options = args[:-1], [options[1], *options[2:]]  # --to takes the version
-    assert one_error_line(invoke(*args, *options)) == message
+        args, options, flag = args[:-1], [options[1], *options[2:]], "--to"  # --to takes the version
+    release = "v1.36.2" if command == "diff-versions" else "v1.35.4"  # the version checked first (--to's)
+    assert one_error_line(invoke(*args, *options)) == message.format(flag=flag, release=release)
 
 
 @pytest.mark.parametrize("fmt", ["json", "yaml"])
@@ -271,7 +275,7 @@ def test_diff_versions_of_one_version_says_so_in_one_line() -> None:
     r = invoke("diff-versions", "--pending", "--snapshot", DEMO, "--from", "1.35", "--to", "1.35")
     assert r.exit_code == 0, r.output
     assert r.stdout.splitlines() == ["--from and --to are both kube-scheduler v1.35.4 with the same feature gates: "
-                                     "nothing can differ (give another --to, or --feature-gates for B)"]
+                                     "nothing can differ (give another --to)"]
     r = invoke("diff-versions", "--pending", "--snapshot", DEMO, "--from", "1.35", "--to", "1.35", "-o", "json")
     data = json.loads(r.stdout)
     assert (r.exit_code, data["sameSides"], data["differs"], data["pods"]) == (0, True, False, [])
@@ -407,3 +411,170 @@ def test_every_command_that_schedules_takes_the_version_options() -> None:
         if "--plugin-module" in options:
             assert "--feature-gates" in options, path
             assert ({"--kube-version"} if path != "diff-versions" else {"--from", "--to"}) <= options, path
+
+
+# --------------------------------------------------------------------------- versions a run can trust
+
+CI = ROOT / "examples" / "ci"
+CI_CHECK = ["check", str(CI / "scheduling-tests"), "--config", str(CI / "deploy" / "scheduler-config.yaml"),
+            "--snapshot", str(CI / "snapshots" / "prod.yaml"), "-j", "1"]
+OVERHEAD = CONFORMANCE / "dev-003-pod-overhead"
+
+
+def recording(cluster: Path, version: str) -> None:
+    """``cluster`` rewritten as ``kschedctl snapshot`` writes one: a List recording the server's ``version``."""
+    items = list(yaml.safe_load_all(cluster.read_text()))
+    doc = {"apiVersion": "v1", "kind": "List", "metadata": {"annotations": {"kschedctl.io/server-version": version}},
+           "items": [i for i in items if i]}
+    cluster.write_text(yaml.safe_dump(doc, sort_keys=False))
+
+
+def scenario_recording(tmp_path: Path, name: str, version: str | None) -> Path:
+    import shutil
+
+    d = tmp_path / name
+    shutil.copytree(OVERHEAD, d)
+    if version is not None:
+        recording(d / "cluster.yaml", version)
+    return d
+
+
+def test_check_follows_the_version_each_scenarios_cluster_records() -> None:
+    """examples/ci's prod.yaml records v1.36.2: the scenarios checked against it run as v1.36.2, as explain
+    does; gpu-pool-keeps-web-off has its own cluster.yaml, which records none: v1.35.4. --kube-version wins."""
+    r = invoke(*CI_CHECK, "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert {s["name"]: s["kubeVersion"] for s in json.loads(r.stdout)} == {
+        "cart-rollout": "v1.36.2", "gpu-pool-keeps-web-off": "v1.35.4", "training-fits": "v1.36.2", "web-fits": "v1.36.2"}
+    assert all("featureGates" not in s for s in json.loads(r.stdout))
+    table = invoke(*CI_CHECK).stdout.splitlines()
+    assert table[0] == "kschedctl check" and "┃ kube-scheduler ┃" in table[2]
+    assert [ln.split("│")[2].strip() for ln in table if "gpu-pool-keeps-web-off" in ln and "│" in ln] == ["v1.35.4"]
+    md = invoke(*CI_CHECK, "-o", "markdown").stdout
+    assert "| scenario               | kube-scheduler   | result   |" in md
+    r = invoke(*CI_CHECK, "--kube-version", "1.36", "-o", "json")
+    assert {s["kubeVersion"] for s in json.loads(r.stdout)} == {"v1.36.2"}
+    r = invoke(*CI_CHECK, "--kube-version", "1.36")
+    assert r.stdout.splitlines()[0] == "kube-scheduler v1.36.2" and "┃ kube-scheduler ┃" not in r.stdout
+
+
+def test_check_of_the_default_version_has_no_header_and_a_scenario_cluster_records_its_own(tmp_path: Path) -> None:
+    plain = scenario_recording(tmp_path, "plain", None)
+    r = invoke("check", str(plain))
+    assert r.exit_code == 0, r.output
+    assert r.stdout.splitlines()[0] == "kschedctl check" and "kube-scheduler" not in r.stdout
+    recorded = scenario_recording(tmp_path, "recorded", "v1.36.2")
+    r = invoke("check", str(recorded), "-o", "json")
+    assert r.exit_code == 0, r.output
+    [result] = json.loads(r.stdout)
+    assert result["kubeVersion"] == "v1.36.2" and result["file"].endswith("expected-v1.36.json")
+    assert invoke("check", str(recorded)).stdout.splitlines()[0] == "kube-scheduler v1.36.2"
+
+
+def test_check_runs_another_patch_as_the_modelled_one_with_a_note(tmp_path: Path) -> None:
+    d = scenario_recording(tmp_path, "patch", "v1.36.0")
+    r = invoke("check", str(d), "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)[0]["kubeVersion"] == "v1.36.2"
+    assert (f"note: {d / 'cluster.yaml'}: Kubernetes v1.36.0; kschedctl follows kube-scheduler v1.36.2's rules for "
+            "every v1.36 patch release") in " ".join(r.stderr.split())
+    r = invoke("check", str(d), "--kube-version", "1.35.99")
+    assert r.exit_code == 0, r.output
+    assert ("note: --kube-version 1.35.99: kschedctl follows kube-scheduler v1.35.4's rules for every v1.35 patch "
+            "release") in " ".join(r.stderr.split())
+
+
+def test_check_refuses_a_malformed_recorded_version_as_that_scenarios_bad_input(tmp_path: Path) -> None:
+    bad = scenario_recording(tmp_path, "bad", "banana")
+    good = scenario_recording(tmp_path, "good", None)
+    r = invoke("check", str(bad), str(good), "-o", "json")
+    assert r.exit_code == 2, r.output
+    by_name = {s["name"]: s for s in json.loads(r.stdout)}
+    assert by_name["good"]["passed"] and by_name["good"]["kubeVersion"] == "v1.35.4"
+    assert by_name["bad"]["kubeVersion"] is None
+    assert by_name["bad"]["error"] == (
+        f'{bad / "cluster.yaml"}: metadata.annotations["kschedctl.io/server-version"]: invalid Kubernetes version '
+        '"banana": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35; correct it, or choose the version with --kube-version')
+    assert invoke("check", str(bad), "--kube-version", "1.35").exit_code == 0
+
+
+def test_check_applies_the_gates_to_each_scenarios_version_and_names_the_one_lacking_a_gate(tmp_path: Path) -> None:
+    v136 = scenario_recording(tmp_path, "v136", "v1.36.2")
+    gates = ["--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"]
+    r = invoke("check", str(v136), *gates, "-o", "json")
+    assert r.exit_code == 0, r.output
+    [result] = json.loads(r.stdout)
+    assert result["featureGates"] == {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}
+    assert (invoke("check", str(v136), *gates).stdout.splitlines()[0]
+            == "kube-scheduler v1.36.2   feature gates: GenericWorkload=true, TopologyAwareWorkloadScheduling=true")
+    v135 = scenario_recording(tmp_path, "v135", None)
+    assert one_error_line(invoke("check", str(v136), str(v135), *gates)) == (
+        'error: invalid argument "GenericWorkload=true,TopologyAwareWorkloadScheduling=true" for "--feature-gates" flag: '
+        "unrecognized feature gate: TopologyAwareWorkloadScheduling (kube-scheduler v1.35.4 has no such gate; it exists in "
+        "v1.36)")
+
+
+def test_a_snapshots_recorded_version_is_checked(tmp_path: Path) -> None:
+    """A malformed record is refused naming the file and the annotation (--kube-version overrides it); another
+    patch of a supported minor runs as the modelled one, with a note."""
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(Path(DEMO).read_text())
+    recording(snap, "1.x")
+    args = ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", str(snap)]
+    assert one_error_line(invoke(*args)) == (
+        f'error: {snap}: metadata.annotations["kschedctl.io/server-version"]: invalid Kubernetes version "1.x": '
+        "want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35; correct it, or choose the version with --kube-version")
+    assert invoke(*args, "--kube-version", "1.36").exit_code == 0
+    recording(snap, "v1.36.0")
+    r = invoke(*args)
+    assert r.exit_code == 0, r.output
+    assert "kube-scheduler v1.36.2" in r.stdout.splitlines()[1]
+    assert (f"note: {snap}: Kubernetes v1.36.0; kschedctl follows kube-scheduler v1.36.2's rules for every v1.36 patch "
+            "release") in " ".join(r.stderr.split())
+    recording(snap, "v1.36.2")
+    assert f"note: {snap}" not in invoke(*args).stderr
+
+
+@pytest.mark.parametrize(("version", "release"), [("1.35.99", "v1.35.4"), ("v1.36.0", "v1.36.2")])
+def test_another_patch_runs_the_modelled_one_with_a_note(version: str, release: str) -> None:
+    r = invoke(*COMMANDS["explain pod"], "--kube-version", version)
+    assert r.exit_code == 0, r.output
+    assert f"kube-scheduler {release}" in r.stdout.splitlines()[1]
+    minor = release.rsplit(".", 1)[0]
+    assert [ln for ln in r.stderr.splitlines() if ln.startswith("note: --kube-version")] == [
+        f"note: --kube-version {version}: kschedctl follows kube-scheduler {release}'s rules for every {minor} patch release"]
+    assert "note: --kube-version" not in invoke(*COMMANDS["explain pod"], "--kube-version", release).stderr
+
+
+def test_diff_versions_applies_the_gates_to_both_versions() -> None:
+    """StorageCapacityScoring=true makes VolumeBinding score on both sides (before, neither side had it)."""
+    args = ["diff-versions", "-f", str(SCS_SCENARIO / "pod.yaml"), "--snapshot", str(SCS_SCENARIO / "cluster.yaml"),
+            "--from", "1.35", "--to", "1.36", "-o", "json"]
+
+    def volume_binding(data: dict[str, Any]) -> list[bool]:
+        plugins = {p["plugin"]: p for p in data["pods"][0]["scores"][0]["plugins"]}
+        vb = plugins.get("VolumeBinding")
+        return [vb is not None and vb[side] is not None for side in ("a", "b")]
+
+    assert volume_binding(json.loads(invoke(*args, *SCS_GATE).stdout)) == [True, True]
+    assert volume_binding(json.loads(invoke(*args).stdout)) == [False, False]
+    changes = json.loads(invoke(*args, *SCS_GATE).stdout)["pods"][0]["attribution"]["changes"]
+    assert "StorageCapacityScoring" not in {c["name"] for c in changes}  # on for both: not a change
+    line = one_error_line(invoke(*args[:-2], "--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"))
+    assert "TopologyAwareWorkloadScheduling (kube-scheduler v1.35.4 has no such gate; it exists in v1.36)" in line
+
+
+def test_diff_versions_reads_the_cluster_with_the_gates(tmp_path: Path) -> None:
+    """A pod group's member keeps spec.schedulingGroup, and its PodGroup is read, when GenericWorkload is on."""
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1, labels: {kubernetes.io/hostname: n1}}\n"
+        "status: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n---\n"
+        "apiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata: {name: pg, namespace: default}\n"
+        "spec: {schedulingPolicy: {basic: {}}}\n---\n"
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
+        "spec: {schedulingGroup: {podGroupName: pg}, containers: [{name: c, image: x}]}\n")
+    r = invoke("diff-versions", "p", "--snapshot", str(snap), "--from", "1.36", "--to", "1.36",
+               "--feature-gates", "GenericWorkload=true")
+    assert r.exit_code == 0, r.output
+    assert "schedulingGroup" not in r.output

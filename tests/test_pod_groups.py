@@ -80,6 +80,41 @@ def test_pod_groups_are_refused_where_the_api_server_does_not_serve_them(feature
     assert e.value.field == "apiVersion"
 
 
+@pytest.mark.parametrize(
+    ("features", "hint"),
+    [
+        (V136_ON, "kube-scheduler v1.36.2 reads PodGroup as scheduling.k8s.io/v1alpha2"),
+        (resolve_features(36), "kube-scheduler v1.36.2 reads PodGroup as scheduling.k8s.io/v1alpha2, which kube-apiserver "
+                               "v1.36.2 serves only with the GenericWorkload feature gate on"),
+        (resolve_features(35), "kschedctl reads PodGroup as scheduling.k8s.io/v1alpha2, which kube-apiserver v1.35.4 does "
+                               "not serve: it comes with v1.36, with the GenericWorkload feature gate on"),
+    ],
+)
+def test_a_pod_group_of_another_api_version_is_refused_naming_the_version_in_use(features: Features, hint: str) -> None:
+    """An apiVersion no release serves PodGroup as: the refusal says what the run's release reads instead."""
+    with pytest.raises(InputError) as e:
+        build_cluster(parse_documents("c.yaml", POD_GROUP.replace("v1alpha2", "v1alpha1")), features=features)
+    assert e.value.message == f'no matches for kind "PodGroup" in version "scheduling.k8s.io/v1alpha1" ({hint})'
+    assert e.value.field == "apiVersion" and "v1.35" not in hint.replace("v1.35.4", "")
+
+
+def test_a_pod_group_of_another_api_version_is_refused_by_the_cli_as_the_version_runs(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from kschedctl.cli.main import app
+
+    cluster = tmp_path / "cluster.yaml"
+    node = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '4', memory: 8Gi, pods: '110'}}\n"
+    cluster.write_text(node + "---\n" + POD_GROUP.replace("v1alpha2", "v1alpha1") + "---\n" + MEMBER)
+    r = CliRunner().invoke(app, ["explain", "pending", "-A", "--snapshot", str(cluster), "--kube-version", "1.36",
+                                 "--feature-gates", "GenericWorkload=true"])
+    assert r.exit_code == 2, r.output
+    assert r.output.strip() == (
+        f'error: {cluster}: document 2: PodGroup default/pg: apiVersion: no matches for kind "PodGroup" in version '
+        '"scheduling.k8s.io/v1alpha1" (kube-scheduler v1.36.2 reads PodGroup as scheduling.k8s.io/v1alpha2)'
+    )
+
+
 def test_pod_groups_are_read_with_generic_workload_on() -> None:
     cluster = build_cluster(parse_documents("c.yaml", POD_GROUP), features=V136_ON)
     pg = cluster.get("PodGroup", "default", "pg")

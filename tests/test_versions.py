@@ -22,6 +22,7 @@ from kschedctl.kube.versions import (
     nearest_supported,
     parse_feature_gates,
     parse_kube_version,
+    patch_note,
     resolve_features,
 )
 from kschedctl.snapshot.loader import build_cluster, parse_documents
@@ -33,7 +34,8 @@ from kschedctl.whatif.simulate import simulate_pods
 
 @pytest.mark.parametrize(
     ("text", "minor"),
-    [("1.33", 33), ("1.34.2", 34), ("v1.35", 35), ("v1.36.0", 36), (" 1.36 ", 36)],
+    [("1.33", 33), ("1.34.2", 34), ("v1.35", 35), ("v1.36.0", 36), (" 1.36 ", 36), ("v1.36.2-eks-4a2f1c", 36),
+     ("v1.35.10+k3s1", 35), ("1.35.99", 35)],
 )
 def test_parse_kube_version(text: str, minor: int) -> None:
     assert parse_kube_version(text) == minor
@@ -46,6 +48,10 @@ def test_parse_kube_version(text: str, minor: int) -> None:
         ("1.37.1", "Kubernetes 1.37 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36"),
         ("2.1", 'invalid Kubernetes version "2.1": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
         ("latest", 'invalid Kubernetes version "latest": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
+        ("1.035", 'invalid Kubernetes version "1.035": "035" starts with 0 (did you mean 1.35?)'),
+        ("1.35.04", 'invalid Kubernetes version "1.35.04": "04" starts with 0 (did you mean 1.35.4?)'),
+        ("1.x", 'invalid Kubernetes version "1.x": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
+        ("1.36.2-", 'invalid Kubernetes version "1.36.2-": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
     ],
 )
 def test_parse_kube_version_refuses(text: str, message: str) -> None:
@@ -126,7 +132,41 @@ def test_gates_a_version_does_not_have(minor: int, absent: str) -> None:
     assert absent not in gate_specs(minor)
     with pytest.raises(FeatureGateError) as e:
         resolve_features(minor, {absent: True})
-    assert str(e.value) == f"unrecognized feature gate: {absent}"
+    assert str(e.value).startswith(f"unrecognized feature gate: {absent} (kube-scheduler {RELEASES[minor]} has no such gate")
+
+
+@pytest.mark.parametrize(
+    ("minor", "gate", "message"),
+    [
+        (35, "Foo", "unrecognized feature gate: Foo (kube-scheduler v1.35.4 has no such gate)"),
+        (35, "TopologyAwareWorkloadScheduling",
+         "unrecognized feature gate: TopologyAwareWorkloadScheduling (kube-scheduler v1.35.4 has no such gate; it exists in v1.36)"),
+        (33, "OpportunisticBatching",
+         "unrecognized feature gate: OpportunisticBatching (kube-scheduler v1.33.5 has no such gate; it exists in v1.35 and v1.36)"),
+        (36, "storagecapacityscoring",
+         "unrecognized feature gate: storagecapacityscoring (kube-scheduler v1.36.2 has no such gate; did you mean "
+         "StorageCapacityScoring?)"),
+    ],
+)
+def test_an_unknown_gate_names_the_version_and_where_it_exists(minor: int, gate: str, message: str) -> None:
+    with pytest.raises(FeatureGateError) as e:
+        resolve_features(minor, {gate: True})
+    assert str(e.value) == message
+
+
+@pytest.mark.parametrize(
+    ("text", "note"),
+    [
+        ("1.35.99", "kschedctl follows kube-scheduler v1.35.4's rules for every v1.35 patch release"),
+        ("v1.36.0", "kschedctl follows kube-scheduler v1.36.2's rules for every v1.36 patch release"),
+        ("v1.36.2-eks-4a2f1c", None),
+        ("1.36", None),
+        ("v1.37.1", None),  # outside the range: server_minor's note says which release runs
+        ("banana", None),
+    ],
+)
+def test_a_patch_other_than_the_modelled_one_is_noted(text: str, note: str | None) -> None:
+    assert patch_note(text) == note
 
 
 def test_resolve_features_defaults() -> None:

@@ -45,15 +45,17 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
 }
 
 
-def api_version_error(kind: str, api_version: Any) -> str | None:
+def api_version_error(kind: str, api_version: Any, served: str | None = None) -> str | None:
     """kubectl's (and the API server's) answer to an apiVersion that does not serve ``kind``; None if fine.
 
+    ``served`` says what the release the run follows serves the kind as (the loader words it,
+    ``snapshot.apiversions.served_hint``); without it, the apiVersions v1.35 reads it as.
     A missing apiVersion is accepted (kschedctl knows the kind's schema from ``kind`` alone).
     """
-    served = API_VERSIONS.get(kind)
-    if served is None or api_version is None or api_version in served:
+    versions = API_VERSIONS.get(kind)
+    if versions is None or api_version is None or api_version in versions:
         return None
-    hint = f"kube-scheduler v1.35 reads {kind} as {' or '.join(served)}"
+    hint = served or f"kube-scheduler v1.35 reads {kind} as {' or '.join(versions)}"
     return f'no matches for kind "{kind}" in version "{api_version}" ({hint})'
 
 

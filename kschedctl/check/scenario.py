@@ -19,7 +19,7 @@ from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError, InputError
 from kschedctl.framework.registry import Registry
 from kschedctl.kube.features import Features
-from kschedctl.kube.versions import DEFAULT_FEATURES, changed_gates
+from kschedctl.kube.versions import DEFAULT_FEATURES, changed_gates, version_fields
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import iter_documents, load_cluster
 
@@ -60,12 +60,15 @@ class ScenarioResult:
     seconds: float = 0.0
     #: What ``check --update`` did with the expectation (``kschedctl.check.update``).
     update: dict[str, Any] | None = None
+    #: The version and gates the scenario ran under (None: it could not be told, its input being bad).
+    features: Features | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {
             "name": self.name,
             "path": self.path,
             "file": self.expected_file,
+            **(version_fields(self.features) if self.features is not None else {"kubeVersion": None}),
             "passed": self.passed,
             "differences": [d.to_dict() for d in self.differences],
             "error": self.error or self.run_error,

@@ -132,7 +132,7 @@ def simulate_sequence(
     else:
         cluster = copy.deepcopy(scenario_cluster(d, cluster))
     cfg = scenario_config(d, registry, config, features)
-    manifests = parse_manifests(iter_documents([str(d / "pods.yaml")]), cluster)
+    manifests = parse_manifests(iter_documents([str(d / "pods.yaml")]), cluster, features)
     factory = PodFactory(manifests, cluster, private=True)
     streams, excluded = workload_streams(manifests, factory)
     options = RunOptions(max_pods=0, skip_identical_failures=False)

@@ -4,8 +4,9 @@ The loop lives here and nowhere else, so how scenarios are run (one after anothe
 process, or spread over worker processes by ``kschedctl.parallel``, with the same results in
 the same order) is decided in one place. What every scenario shares
 is read once by the caller and handed in as ``Shared``: the plugin registry, the cluster of
-scenarios without cluster.yaml (``--snapshot`` or the live cluster) and the configuration of
-scenarios without config.yaml (``--config``). A scenario whose input is bad (a file that does
+scenarios without cluster.yaml (``--snapshot`` or the live cluster), the configuration of
+scenarios without config.yaml (``--config``, as each version a scenario runs as loads it) and the
+version each scenario follows (``check.versions``). A scenario whose input is bad (a file that does
 not parse, an object the API server would refuse, an invalid configuration) does not stop the
 others: its result carries the error (``kschedctl check`` then exits 2), as a test framework
 reports an error in one test and runs the rest.
@@ -14,18 +15,18 @@ reports an error in one test and runs the rest.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 
 from kschedctl.check.runner import run_scenario
 from kschedctl.check.scenario import ScenarioResult
+from kschedctl.check.versions import ScenarioVersions
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import KschedctlError
 from kschedctl.framework.registry import Registry
 from kschedctl.kube.features import Features
-from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 
@@ -43,19 +44,24 @@ class Shared:
     registry: Registry | None = None
     #: The cluster of scenarios without cluster.yaml.
     cluster: Cluster | None = None
-    #: The configuration of scenarios without config.yaml (None: kube-scheduler's defaults).
-    config: SchedulerConfig | None = None
-    #: The version and feature gates every scenario runs under (its expected-v1.XX file when it has one).
-    features: Features = DEFAULT_FEATURES
+    #: The configuration of scenarios without config.yaml, per minor version a scenario runs as
+    #: (``--config`` loaded as that version loads it; none: kube-scheduler's defaults).
+    configs: Mapping[int, SchedulerConfig] = field(default_factory=dict)
+    #: The version and feature gates each scenario runs under (its expected-v1.XX file when it has one).
+    versions: ScenarioVersions = field(default_factory=ScenarioVersions)
 
 
 def run_one(d: Path, shared: Shared) -> ScenarioResult:
-    """One scenario, timed; bad input becomes the result's error instead of an exception."""
+    """One scenario, timed, with the version it ran as; bad input becomes the result's error instead of an exception."""
     start = time.perf_counter()
+    features: Features | None = None
     try:
-        result = run_scenario(d, shared.registry, cluster=shared.cluster, config=shared.config, features=shared.features)
+        features = shared.versions.of(d)
+        config = shared.configs.get(features.minor)
+        result = run_scenario(d, shared.registry, cluster=shared.cluster, config=config, features=features)
     except KschedctlError as e:
         result = ScenarioResult(d.name, str(d), False, error=str(e), exception=e)
+    result.features = features
     result.seconds = time.perf_counter() - start
     return result
 

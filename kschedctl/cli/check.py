@@ -42,8 +42,10 @@ from kschedctl.cli.sources import hooks, open_source, read_cluster
 
 if TYPE_CHECKING:
     from kschedctl.check.runner import ScenarioResult
+    from kschedctl.check.versions import ScenarioVersions
+    from kschedctl.config.types import SchedulerConfig
     from kschedctl.kube.features import Features
-    from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.snapshot.source import Source
 
 CheckSnapshotOpt = Annotated[
     list[str] | None,
@@ -103,8 +105,9 @@ def check(
     one after another as `simulate` does, and compared pod by pod. A scenario without cluster.yaml is
     checked against --snapshot, or else the live cluster.
 
-    --kube-version runs every scenario as that version's kube-scheduler does (default 1.35), compared with the
-    scenario's expected-v1.XX.json/yaml when it has one, else with expected.json/yaml.
+    Each scenario runs as the version its cluster records (its cluster.yaml's, or that of --snapshot or the
+    live cluster; else 1.35), as explain chooses; --kube-version runs every scenario as that version. A run
+    is compared with the scenario's expected-v1.XX.json/yaml when it has one, else with expected.json/yaml.
 
     Prints a table, "N passed, M failed", then each failure with its differences. Exit status: 0 all
     passed (or were updated), 1 a scenario failed, 2 bad input (of a scenario: the others still run).
@@ -117,14 +120,17 @@ def check(
         scenarios = discover_scenarios(paths, changed=changed)
         if changed:
             scenarios = _changed_shared(scenarios, paths, config, snapshot)
-        setup = SchedulerOptions(plugin_module, VersionOptions(kube_version, feature_gates))
+        versions = VersionOptions(kube_version, feature_gates)
+        source = _shared_source(scenarios, ClusterOptions(snapshot, kubeconfig, context, request_timeout))
+        setup = SchedulerOptions(plugin_module, versions, source)
+        chosen = _scenario_versions(scenarios, setup, fixed=kube_version is not None)
         request = CheckRequest(
-            scenarios=scenarios, registry=setup.registry, config=setup.config(config) if config else None,
-            cluster=_shared_cluster(scenarios, ClusterOptions(snapshot, kubeconfig, context, request_timeout), setup),
-            update=update, paths=paths, jobs=worker_jobs(jobs), features=setup.features,
+            scenarios=scenarios, registry=setup.registry, configs=_configs(config, chosen.used(scenarios), setup),
+            cluster=read_cluster(source, setup.features) if source is not None else None,
+            update=update, paths=paths, jobs=worker_jobs(jobs), versions=chosen,
         )
         results = run_check(request, hooks())
-        _report(results, output, junit, setup.features)
+        _report(results, output, junit)
         return exit_status(results)
 
     guarded(body)
@@ -145,9 +151,9 @@ def _changed_shared(scenarios: list[Path], paths: list[str], config: Path | None
     return scenarios
 
 
-def _shared_cluster(scenarios: list[Path], where: ClusterOptions, setup: SchedulerOptions) -> Cluster | None:
-    """The cluster of scenarios without cluster.yaml, read once: ``--snapshot`` files, else the live cluster;
-    None when every scenario has its own."""
+def _shared_source(scenarios: list[Path], where: ClusterOptions) -> Source | None:
+    """Where the cluster of scenarios without cluster.yaml comes from: ``--snapshot`` files, else the live
+    cluster; None when every scenario has its own."""
     from kschedctl.check.runner import has_cluster
 
     clusterless = [d for d in scenarios if not has_cluster(d)]
@@ -158,25 +164,42 @@ def _shared_cluster(scenarios: list[Path], where: ClusterOptions, setup: Schedul
     from kschedctl.snapshot.live import NoClusterConfigured
 
     try:
-        source = open_source(where)
+        return open_source(where)
     except NoClusterConfigured as e:
         more = f" (and {len(clusterless) - 1} more scenarios)" if len(clusterless) > 1 else ""
         raise NoClusterConfigured(f"{clusterless[0]}{more} has no cluster.yaml, and there is {e}") from None
-    return read_cluster(source, setup.features)
 
 
-def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | None, features: Features) -> None:
-    """Bad input on stderr, the results on stdout (headed by the version when it is not the default one),
-    and the JUnit report when asked for."""
+def _scenario_versions(scenarios: list[Path], setup: SchedulerOptions, *, fixed: bool) -> ScenarioVersions:
+    """The version each scenario follows, as ``explain`` would choose it for its cluster: ``--kube-version``
+    for all (``fixed``); else a scenario's own cluster.yaml's recorded version, and for the others the
+    shared cluster's (``setup.features``); else v1.35. A gate a chosen version lacks stops the command."""
+    from kschedctl.check.versions import ScenarioVersions, choose_versions
+    from kschedctl.kube.versions import DEFAULT_FEATURES
+
+    if fixed:
+        return ScenarioVersions(setup.features)
+    shared = setup.features if setup.source is not None else DEFAULT_FEATURES
+    return choose_versions(scenarios, shared, setup.versions.resolve, note)
+
+
+def _configs(path: Path | None, used: list[Features], setup: SchedulerOptions) -> dict[int, SchedulerConfig]:
+    """``--config`` (of scenarios without config.yaml) as each version the scenarios run as loads it (with no
+    scenario, as ``setup``'s): a bad file stops the command before any scenario runs."""
+    from kschedctl.config import load_config
+
+    return {f.minor: load_config(str(path), setup.registry, f) for f in used or [setup.features]} if path else {}
+
+
+def _report(results: list[ScenarioResult], output: CheckOutput, junit: Path | None) -> None:
+    """Bad input on stderr, the results on stdout (with the version each scenario ran as, when it is not
+    the default one), and the JUnit report when asked for."""
     from kschedctl.check.junit import write_junit
     from kschedctl.cli.progress import done
-    from kschedctl.kube.versions import DEFAULT_FEATURES, version_line
     from kschedctl.render.check import render_check
 
     done()
     _report_errors(results)
-    if output.value in ("table", "markdown") and version_line(features) != version_line(DEFAULT_FEATURES):
-        stdout_console().print(version_line(features) + ("\n" if output.value == "markdown" else ""), markup=False)
     render_check(results, output.value, stdout_console(), notes_console())
     if junit is not None:
         write_junit(str(junit), results)

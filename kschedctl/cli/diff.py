@@ -193,8 +193,9 @@ def version_sides(
     from kschedctl.whatif.diff import Side
 
     from_, to = versions
-    fa = VersionOptions(from_).features() if from_ is not None else setup.versions.resolve(setup.features.minor)
-    fb = VersionOptions(to, setup.versions.feature_gates).features()
+    gates = setup.versions.feature_gates
+    fa = VersionOptions(from_, gates, "--from").features() if from_ is not None else setup.features
+    fb = VersionOptions(to, gates, "--to").features()
     sides = []
     for name, features in (("A", fa), ("B", fb)):
         cfg = load_config(config, setup.registry, features)
@@ -230,13 +231,13 @@ def diff_versions_cmd(
     """Compare what two Kubernetes versions' kube-scheduler decide for the same pods (what an upgrade changes).
 
     The same configuration (--config, else each version's defaults) and cluster under --from and --to
-    (--feature-gates applies to --to). Per pod: the decision of each version, the nodes whose Filter verdict
-    changes, the scores on the node each selects, and every difference in words by kind: the outcome (node,
-    preemption, a node feasible on one side only), a status code (whether preemption tries a node), scores,
-    or messages only; under each, the rule changes between the versions that caused it, e.g.
-    "v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes" (from 1.36 to 1.35:
-    "back before v1.36: ..."). A pod differs when any of these changes. The same version and gates on both
-    sides is said in one line.
+    (--feature-gates applies to both, and to reading the cluster). Per pod: the decision of each version, the
+    nodes whose Filter verdict changes, the scores on the node each selects, and every difference in words by
+    kind: the outcome (node, preemption, a node feasible on one side only), a status code (whether preemption
+    tries a node), scores, or messages only; under each, the rule changes between the versions that caused it,
+    e.g. "v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes" (from 1.36 to 1.35:
+    "back before v1.36: ..."). A pod differs when any of these changes. The same version on both sides is said
+    in one line.
 
     Exit status: 0 no pod differs, 1 some pod differs, 2 bad input or usage.
     """
@@ -248,11 +249,12 @@ def diff_versions_cmd(
 
         if not to:
             raise UsageError("give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
-        VersionOptions(to, feature_gates), VersionOptions(from_)  # checked before anything is read
+        # both checked before anything is read; the gates apply to both versions
+        VersionOptions(to, feature_gates, "--to"), VersionOptions(from_, feature_gates, "--from")
         where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)
         pods = ComparedPods(name, namespace, list(filename or []), pending, where, all_namespaces)
         source, ns = pods.open()
-        setup = SchedulerOptions(plugin_module, VersionOptions(from_), source)
+        setup = SchedulerOptions(plugin_module, VersionOptions(from_, feature_gates, "--from"), source)
         sides = version_sides(str(config) if config else None, profile, (from_, to), setup)
         same = same_rules(sides[0].config.features, sides[1].config.features)
         if same is not None:

@@ -277,18 +277,30 @@ class VersionOptions:
     Precedence: ``--kube-version``; else the version of the cluster the command reads (the live
     server's ``/version``, or the one a snapshot file records), the nearest supported one when it
     is outside 1.33-1.36 (with a note); else v1.35, the version kschedctl has been checked against
-    longest. Both values are checked when given, before anything is read."""
+    longest. A patch release other than the one kschedctl models runs the modelled one of its minor,
+    with a note. Both values are checked when given, before anything is read; ``flag`` is the
+    option the version came from (``diff-versions``' ``--from`` and ``--to``), named when it is refused."""
 
     kube_version: str | None = None
     feature_gates: str | None = None
+    flag: str = "--kube-version"
 
     def __post_init__(self) -> None:
-        if self.kube_version is not None:  # (the import only then: the defaults' instance, made when this
-            from kschedctl.kube.versions import parse_kube_version  # module loads, must not load config)
-
-            self.resolve(parse_kube_version(self.kube_version))
+        if self.kube_version is not None:
+            self.resolve(self._minor())
         elif self.feature_gates:
             self._gates()  # the syntax; the names are checked once the version is known
+
+    def _minor(self) -> int:
+        """The minor of ``kube_version``; a malformed one refused naming the flag."""
+        # (imported only here: the defaults' instance, made when this module loads, must not load the tables)
+        from kschedctl.kube.versions import VersionError, flag_refusal, parse_kube_version
+
+        assert self.kube_version is not None
+        try:
+            return parse_kube_version(self.kube_version)
+        except VersionError as e:
+            raise UsageError(flag_refusal(self.flag, self.kube_version, e.reason)) from None
 
     def _gates(self) -> dict[str, bool] | None:
         from kschedctl.kube.versions import FeatureGateError, parse_feature_gates
@@ -299,7 +311,9 @@ class VersionOptions:
             raise self._refused(e) from None
 
     def _refused(self, e: Exception) -> UsageError:
-        return UsageError(f'invalid argument "{self.feature_gates}" for "--feature-gates" flag: {e}')
+        from kschedctl.kube.versions import flag_refusal
+
+        return UsageError(flag_refusal("--feature-gates", self.feature_gates or "", str(e)))
 
     def resolve(self, minor: int) -> Features:
         """The Features of v1.<minor> with ``--feature-gates`` applied (kube-scheduler's errors)."""
@@ -311,14 +325,23 @@ class VersionOptions:
             raise self._refused(e) from None
 
     def features(self, source: Source | None = None, note: Callable[[str], None] | None = None) -> Features:
-        """The Features of this run: the options', else ``source``'s version's (see the class), else v1.35's."""
-        from kschedctl.kube.versions import DEFAULT_MINOR, parse_kube_version, server_minor
+        """The Features of this run: the options', else ``source``'s version's (see the class), else v1.35's.
+        ``note`` (default: a note on stderr) is told which rules run when that is not the version asked for."""
+        from kschedctl.cli.common import note as stderr_note
+        from kschedctl.kube.versions import DEFAULT_MINOR, patch_note, server_minor
 
+        tell = note or stderr_note
         if self.kube_version is not None:
-            return self.resolve(parse_kube_version(self.kube_version))
-        minor, why = server_minor(source.server_version()) if source is not None else (None, None)
-        if why and note is not None:
-            note(why)
+            features = self.resolve(self._minor())
+            if tail := patch_note(self.kube_version):
+                tell(f"{self.flag} {self.kube_version.strip()}: {tail}")
+            return features
+        recorded = source.server_version() if source is not None else None
+        minor, why = server_minor(recorded)
+        if why:
+            tell(why)
+        elif source is not None and (tail := patch_note(recorded)):
+            tell(f"{source.description}: Kubernetes {recorded}; {tail}")
         return self.resolve(DEFAULT_MINOR if minor is None else minor)
 
 
@@ -340,9 +363,7 @@ class SchedulerOptions:
     @cached_property
     def features(self) -> Features:
         """The version and gates every configuration and the cluster are loaded with (resolved once)."""
-        from kschedctl.cli.common import note
-
-        return self.versions.features(self.source, note)
+        return self.versions.features(self.source)
 
     def config(self, path: str | Path | None) -> SchedulerConfig:
         """The configuration of ``path`` (None: kube-scheduler's defaults), validated against ``registry``."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from kschedctl.kube import gate_tables
 from kschedctl.kube.rules import VersionRule
@@ -47,3 +48,13 @@ class Features:
     def follows(self, rule: VersionRule) -> bool:
         """Whether this run follows ``rule`` (a ``kube.rules`` row): its version brought it or a later one."""
         return self.minor >= rule.since
+
+    def __reduce__(self) -> tuple[object, tuple[int, dict[str, bool], str]]:
+        """Pickled as its three values (a read-only mapping does not pickle), so a result that carries the
+        version it ran as comes back from a worker process."""
+        return _features, (self.minor, dict(self.gates), self.release)
+
+
+def _features(minor: int, gates: dict[str, bool], release: str) -> Features:
+    """A Features made again from its pickled values, the gates read-only again."""
+    return Features(minor, MappingProxyType(gates), release)

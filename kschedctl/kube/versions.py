@@ -39,7 +39,8 @@ ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
 _SPECIAL: Mapping[str, gate_tables.Gate] = MappingProxyType({ALL_ALPHA: (False, False, gate_tables.ALPHA), ALL_BETA: (False, False, gate_tables.BETA)})
 
-_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?$")
+_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+)(?:[-+][0-9A-Za-z.+-]+)?)?$")
+_VERSION_WANTED = "want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35"
 #: What Go's ``strconv.ParseBool`` accepts.
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
@@ -68,15 +69,65 @@ def unsupported_message(minor: int) -> str:
     return f"Kubernetes 1.{minor} is not supported: kschedctl explains kube-scheduler {_supported_text()}"
 
 
-def parse_kube_version(text: str) -> int:
-    """The minor version of "1.36", "1.36.2" or "v1.36" (a patch is accepted and does not matter)."""
-    m = _VERSION.match(text.strip())
+class VersionError(ConfigError):
+    """A Kubernetes version that is not written as one: ``reason`` says what is wrong with ``text``."""
+
+    def __init__(self, text: str, reason: str) -> None:
+        self.text = text
+        self.reason = reason
+        super().__init__(f'invalid Kubernetes version "{text}": {reason}')
+
+
+@dataclass(frozen=True)
+class KubeVersion:
+    """A well-formed Kubernetes version: "1.36" (no patch), "v1.36.2", "v1.36.2-eks-1a2b3c"."""
+
+    minor: int
+    patch: int | None
+
+
+def parse_version(text: str) -> KubeVersion:
+    """``text`` as a Kubernetes version: 1.MINOR or 1.MINOR.PATCH, with or without "v", and after a patch the
+    pre-release or build suffix a server's ``gitVersion`` may carry. Numbers are written without leading
+    zeros (as ``k8s.io/apimachinery``'s version parser wants them). Raises ``VersionError``."""
+    t = text.strip()
+    m = _VERSION.match(t)
     if m is None or m.group(1) != "1":
-        raise ConfigError(f'invalid Kubernetes version "{text}": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35')
-    minor = int(m.group(2))
+        raise VersionError(text, _VERSION_WANTED)
+    numbers = [g for g in m.group(1, 2, 3) if g is not None]
+    padded = [n for n in numbers if len(n) > 1 and n.startswith("0")]
+    if padded:
+        fixed = ".".join(str(int(n)) for n in numbers)
+        raise VersionError(text, f'"{padded[0]}" starts with 0 (did you mean {fixed}?)')
+    return KubeVersion(int(m.group(2)), None if m.group(3) is None else int(m.group(3)))
+
+
+def parse_kube_version(text: str) -> int:
+    """The minor version of "1.36", "1.36.2" or "v1.36": a supported one (``VersionError`` for a malformed
+    version, ``ConfigError`` for one kschedctl does not explain). Any patch runs the minor's modelled one
+    (``patch_note`` says so)."""
+    minor = parse_version(text).minor
     if minor not in RELEASES:
         raise ConfigError(unsupported_message(minor))
     return minor
+
+
+def patch_note(text: str | None) -> str | None:
+    """When ``text`` names a patch release of a supported minor other than the one kschedctl models: what
+    that patch runs as ("kschedctl follows kube-scheduler v1.35.4's rules for every v1.35 patch release")."""
+    try:
+        version = parse_version(text or "")
+    except VersionError:
+        return None
+    modelled = RELEASES.get(version.minor)
+    if modelled is None or version.patch is None or version.patch == parse_version(modelled).patch:
+        return None
+    return f"kschedctl follows kube-scheduler {modelled}'s rules for every v1.{version.minor} patch release"
+
+
+def flag_refusal(flag: str, value: str, reason: str) -> str:
+    """A command-line value refused, as Go's flag package words it."""
+    return f'invalid argument "{value}" for "{flag}" flag: {reason}'
 
 
 def nearest_supported(minor: int) -> int:
@@ -138,6 +189,23 @@ def _aggregate(errors: list[str]) -> str:
     return unique[0] if len(unique) == 1 else "[" + ", ".join(unique) + "]"
 
 
+def _versions_text(minors: list[int]) -> str:
+    """"v1.36", "v1.33 and v1.34", "v1.33, v1.34 and v1.36"."""
+    names = [f"v1.{m}" for m in minors]
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def unrecognized_gate(minor: int, name: str) -> str:
+    """kube-scheduler's words for a gate v1.<minor> does not register, then which release was asked and
+    where the gate does exist: the supported versions that have it, or the gate of another spelling."""
+    message = f"unrecognized feature gate: {name} (kube-scheduler {RELEASES[minor]} has no such gate"
+    elsewhere = [m for m in SUPPORTED_MINORS if m != minor and name in _TABLES[m]]
+    if elsewhere:
+        return f"{message}; it exists in {_versions_text(elsewhere)})"
+    spelled = [n for n in gate_specs(minor) if n.lower() == name.lower()]
+    return f"{message}; did you mean {spelled[0]}?)" if spelled else f"{message})"
+
+
 def _apply_overrides(minor: int, overrides: Mapping[str, bool]) -> dict[str, bool]:
     """``unsafeSetFromMap``: the gates set by name, with ``AllAlpha``/``AllBeta`` expanded."""
     specs = gate_specs(minor)
@@ -147,7 +215,7 @@ def _apply_overrides(minor: int, overrides: Mapping[str, bool]) -> dict[str, boo
         spec = specs.get(name)
         if spec is None:
             # upstream stops at the first unknown name
-            raise FeatureGateError(f"unrecognized feature gate: {name}")
+            raise FeatureGateError(unrecognized_gate(minor, name))
         if spec.locked and spec.default != value:
             errors.append(
                 f"cannot set feature gate {name} to {str(value).lower()}, feature is locked to {str(spec.default).lower()}"
@@ -228,8 +296,13 @@ def version_fields(features: Features) -> dict[str, object]:
     return out
 
 
+def gates_text(features: Features) -> str:
+    """The gates ``features`` sets away from its version's defaults as the flag writes them,
+    "GangScheduling=true, GenericWorkload=true" ("" when none: for labels and headers)."""
+    return ", ".join(f"{n}={str(v).lower()}" for n, v in changed_gates(features).items())
+
+
 def version_line(features: Features) -> str:
     """The version and the changed gates, for a table or markdown header."""
-    gates = changed_gates(features)
-    shown = ", ".join(f"{n}={str(v).lower()}" for n, v in gates.items())
+    shown = gates_text(features)
     return f"kube-scheduler {features.release}" + (f"   feature gates: {shown}" if shown else "")

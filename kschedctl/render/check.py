@@ -16,6 +16,7 @@ from tabulate import tabulate
 
 from kschedctl.check.report import counts, failure_lines, outcome
 from kschedctl.check.scenario import ScenarioResult
+from kschedctl.kube.versions import DEFAULT_FEATURES, gates_text, version_line
 from kschedctl.render.data import to_json, to_yaml
 from kschedctl.render.layout import Column, print_table
 
@@ -74,26 +75,54 @@ def _print_diff(console: Console, diff: str) -> None:
         console.print(Text(line, style=style or ""), soft_wrap=True)
 
 
+def _version_cell(r: ScenarioResult, separator: str) -> str:
+    """The release a scenario ran as, and the gates it changed ("" when its input was too bad to tell)."""
+    if r.features is None:
+        return ""
+    gates = gates_text(r.features)
+    return r.features.release + (f"{separator}{gates}" if gates else "")
+
+
+def versions_shown(results: list[ScenarioResult]) -> tuple[str | None, bool]:
+    """How a table or markdown report shows the versions the scenarios ran as: a header line when they all
+    ran as one that is not the default (None when it is), or a column when they ran as several."""
+    lines = {version_line(r.features) for r in results if r.features is not None}
+    if len(lines) > 1:
+        return None, True
+    line = next(iter(lines), None)
+    return (line if line is not None and line != version_line(DEFAULT_FEATURES) else None), False
+
+
 def render_check(results: list[ScenarioResult], fmt: str, console: Console, summary_console: Console | None = None) -> None:
     """The results in ``fmt``; ``-o json|yaml`` print one document and the summary line on ``summary_console``
-    (stderr from the CLI), so that stdout parses as a whole."""
+    (stderr from the CLI), so that stdout parses as a whole. The version each scenario ran as is each
+    document's ``kubeVersion``, and heads the table (or is its column when the scenarios ran as several)."""
     if fmt in ("json", "yaml"):
         doc = [r.to_dict() for r in results]
         print(to_json(doc) if fmt == "json" else to_yaml(doc).rstrip("\n"))
         (summary_console or console).print(Text(summary_line(results)))
         return
+    header, column = versions_shown(results)
+    if header is not None:
+        console.print(header + ("\n" if fmt == "markdown" else ""), markup=False)
     updates, failures = updates_text(results), failures_text(results)
     if fmt == "markdown":
-        rows = [[r.name, outcome(r), _what(r).replace("\n", "<br>")] for r in results]
-        print(tabulate(rows, headers=["scenario", "result", "differences"], tablefmt="github"))
+        rows = [[r.name, *([_version_cell(r, "<br>")] if column else []), outcome(r), _what(r).replace("\n", "<br>")]
+                for r in results]
+        headers = ["scenario", *(["kube-scheduler"] if column else []), "result", "differences"]
+        print(tabulate(rows, headers=headers, tablefmt="github"))
         if updates:
             print(f"\n```diff\n{updates}\n```")
         print()
         print(summary_line(results))
         return
     styles = {"pass": "green", "FAIL": "bold red", "ERROR": "bold red", "updated": "yellow"}
-    cols = [Column("scenario", keep=True), Column("result", keep=True), Column("what differed", min_width=20)]
-    table: list[list[str | Text]] = [[r.name, Text(outcome(r), style=styles[outcome(r)]), _what(r)] for r in results]
+    cols = [Column("scenario", keep=True), *([Column("kube-scheduler", keep=True)] if column else []),
+            Column("result", keep=True), Column("what differed", min_width=20)]
+    table: list[list[str | Text]] = [
+        [r.name, *([_version_cell(r, "\n")] if column else []), Text(outcome(r), style=styles[outcome(r)]), _what(r)]
+        for r in results
+    ]
     print_table(console, "kschedctl check", cols, table)
     if updates:
         _print_diff(console, updates)

@@ -1,6 +1,7 @@
 """What the API machinery of an older Kubernetes version does differently with the objects of a snapshot.
 
-Two things change with the version a run follows (``kschedctl.kube.features``):
+Three things change with the version a run follows (``kschedctl.kube.features``), and the refusal of
+an apiVersion no release serves a kind as says what that version reads it as (``served_hint``):
 
 * an API version that a release does not serve: its client scheme has no such kind, so an object of
   it cannot be decoded at all and the run is refused (``resource.k8s.io/v1``, the GA DRA API, is
@@ -19,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from kschedctl.apivalidation import API_VERSIONS
 from kschedctl.kube.features import Features
 from kschedctl.kube.gates import GENERIC_WORKLOAD, POD_LEVEL_RESOURCES
 
@@ -58,6 +60,28 @@ def gated_refusal(kind: str, api_version: str, features: Features, since: int, g
         else f"kube-apiserver {features.release} serves it only with the {gate} feature gate on"
     )
     return f'no matches for kind "{kind}" in version "{api_version}" ({why})'
+
+
+def served_hint(kind: str, features: Features) -> str | None:
+    """What ``features``' release reads ``kind`` as, for the refusal of an object of another apiVersion
+    (None for a kind the scheduler does not read): the apiVersion, and when that release's API server
+    does not serve it (or only with a gate on), since when it does."""
+    versions = API_VERSIONS.get(kind)
+    if not versions:
+        return None
+    release = features.release
+    now = [v for v in versions if version_refusal(kind, v, features) is None]
+    if now:
+        return f"kube-scheduler {release} reads {kind} as {' or '.join(now)}"
+    version = versions[0]
+    since, gate = SERVED_WITH_GATE.get(version, (SERVED_SINCE.get(version, features.minor), None))
+    with_gate = f" with the {gate} feature gate on" if gate else ""
+    if features.minor >= since:
+        return f"kube-scheduler {release} reads {kind} as {version}, which kube-apiserver {release} serves only{with_gate}"
+    return (
+        f"kschedctl reads {kind} as {version}, which kube-apiserver {release} does not serve: "
+        f"it comes with v1.{since}{',' + with_gate if gate else ''}"
+    )
 
 
 #: Pod spec fields the API server drops on create when their gate is off (``dropDisabledFields``).

@@ -34,6 +34,7 @@ from kschedctl.snapshot.apiversions import (
     drop_disabled_fields,
     dropped_field_note,
     dropped_fields,
+    served_hint,
     version_refusal,
 )
 from kschedctl.snapshot.bulk import bulk_build
@@ -345,7 +346,7 @@ def build_object(
     if obj is not doc.obj:
         doc = Document(doc.source, doc.index, obj, doc.validated)
     if validate and not doc.validated:
-        check_object(doc)
+        check_object(doc, features=features)
     try:
         if kind == "Node":
             return Node(obj)
@@ -356,11 +357,12 @@ def build_object(
         raise e.located(source=doc.source, document=doc.index, obj=_describe(obj)) from None
 
 
-def check_object(doc: Document, *, workload: bool = False) -> None:
-    """Raise the API server's complaint about this object (apiVersion, then validation), if any."""
+def check_object(doc: Document, *, workload: bool = False, features: Features = DEFAULT_FEATURES) -> None:
+    """Raise the API server's complaint about this object (apiVersion, then validation), if any; an
+    apiVersion it does not serve is refused with what ``features``' release serves the kind as."""
     obj = doc.obj
     kind = str(obj.get("kind"))
-    bad_version = api_version_error(kind, obj.get("apiVersion"))
+    bad_version = api_version_error(kind, obj.get("apiVersion"), served_hint(kind, features))
     if bad_version is not None:
         raise InputError(bad_version, source=doc.source, document=doc.index, obj=_describe(obj), field="apiVersion")
     errs = validate_workload(kind, obj) if workload else validate_object(kind, obj)

@@ -36,12 +36,13 @@ Warn = Callable[[str], None]
 #: The annotation on a snapshot's ``kind: List`` that records the API server's version (``kschedctl
 #: snapshot`` writes it; a List's metadata is not sent to the server by ``kubectl apply``, so it is harmless).
 SERVER_VERSION_ANNOTATION = "kschedctl.io/server-version"
-#: Where a snapshot file says its server's version: the annotation above, or the header line older
-#: snapshots have ("# kschedctl snapshot of ..., Kubernetes v1.36.2"). Looked for in the file's head.
-_VERSION_IN_FILE = re.compile(
-    r"""(?:kschedctl\.io/server-version["']?\s*:\s*["']?|^#\s*kschedctl snapshot of .*, Kubernetes )(v?\d+\.\d+(?:\.\d+)?)""",
-    re.MULTILINE,
+#: Where a snapshot file says its server's version: the annotation above (its value quoted or not), or the
+#: header line older snapshots have ("# kschedctl snapshot of ..., Kubernetes v1.36.2"). Looked for in the
+#: file's head; whatever the value is, ``recorded_version`` then checks it.
+_ANNOTATION_IN_FILE = re.compile(
+    r"""kschedctl\.io/server-version["']?[ \t]*:[ \t]*(?:"(?P<dq>[^"\n]*)"|'(?P<sq>[^'\n]*)'|(?P<bare>[^\s,}\]#]*))"""
 )
+_HEADER_IN_FILE = re.compile(r"^#\s*kschedctl snapshot of .*, Kubernetes (\S*)[ \t]*$", re.MULTILINE)
 _HEAD = 4096
 
 
@@ -311,18 +312,13 @@ class FileSource:
         return None  # known only once loaded
 
     def server_version(self) -> str | None:
-        """The version a snapshot file records (the first file saying one; stdin is not looked at)."""
+        """The version a snapshot file records (the first file saying one; stdin is not looked at).
+        A recorded version that is not one is bad input (``recorded_version``)."""
         for p in self.paths:
-            path = Path(p)
-            if p == "-" or not path.is_file():
-                continue
-            try:
-                with path.open(encoding="utf-8", errors="replace") as f:
-                    m = _VERSION_IN_FILE.search(f.read(_HEAD))
-            except OSError:
-                continue
-            if m:
-                return m.group(1)
+            if p != "-" and Path(p).is_file():
+                version = recorded_version(p)
+                if version is not None:
+                    return version
         return None
 
     def load(
@@ -338,6 +334,32 @@ class FileSource:
                 source=", ".join("<stdin>" if p == "-" else p for p in self.paths),
             )
         return cluster
+
+
+def recorded_version(path: str) -> str | None:
+    """The Kubernetes version the snapshot file ``path`` records (``SERVER_VERSION_ANNOTATION``, else the header
+    line of older snapshots); None when it records none or cannot be read (reading it reports that). A value
+    that is not a version ("banana", "1.x", "1.035") is refused naming the file and where it says so."""
+    from kschedctl.kube.versions import VersionError, parse_version
+
+    try:
+        with Path(path).open(encoding="utf-8", errors="replace") as f:
+            head = f.read(_HEAD)
+    except OSError:
+        return None
+    m = _ANNOTATION_IN_FILE.search(head)
+    where = f'metadata.annotations["{SERVER_VERSION_ANNOTATION}"]'
+    if m is not None:
+        value = next(v for v in (m.group("dq"), m.group("sq"), m.group("bare")) if v is not None)
+    elif (h := _HEADER_IN_FILE.search(head)) is not None:
+        value, where = h.group(1), "the header line"
+    else:
+        return None
+    try:
+        parse_version(value)
+    except VersionError as e:
+        raise InputError(f"{e}; correct it, or choose the version with --kube-version", source=path, field=where) from None
+    return value
 
 
 def recording_name(path: str, query: str = "") -> str:

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from kschedctl.errors import InputError
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 
 if TYPE_CHECKING:
     from kschedctl.framework.registry import Registry
@@ -107,14 +109,14 @@ class ClusterRequest(Request):
             hooks.note(n)
         return order
 
-    def read_manifests(self, paths: list[str]) -> Manifests:
-        """The workloads and other objects of pod files (``-f``) read against the cluster, an error naming
-        the files when one is bad."""
+    def read_manifests(self, paths: list[str], features: Features = DEFAULT_FEATURES) -> Manifests:
+        """The workloads and other objects of pod files (``-f``) read against the cluster (as ``features``'
+        API server reads them), an error naming the files when one is bad."""
         from kschedctl.snapshot.loader import iter_documents
         from kschedctl.whatif.workloads import parse_manifests
 
         try:
-            return parse_manifests(iter_documents(paths), self.cluster)
+            return parse_manifests(iter_documents(paths), self.cluster, features)
         except InputError as e:
             if e.source is None:
                 raise e.located(source=", ".join("<stdin>" if p == "-" else p for p in paths)) from None

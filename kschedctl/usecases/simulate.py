@@ -50,7 +50,7 @@ def simulate(request: SimulateRequest, hooks: Hooks | None = None) -> Simulation
     if request.runs > 1:
         return _runs(request, hooks)
     order, order_notes = request.startup_order()
-    manifests = request.read_manifests(request.filenames)
+    manifests = request.read_manifests(request.filenames, request.config.features)
     hooks.progress.phase("building NodeInfos")
     result = _max(request, manifests, hooks) if request.max_copies else _run(request, manifests, hooks)
     # the manifests' notes include what admitting each workload's first pod said (pods are made lazily)
@@ -64,7 +64,7 @@ def _runs(request: SimulateRequest, hooks: Hooks) -> RunsReport:
     request's seed, and the range of their outcomes (``whatif.runs``)."""
     from kschedctl.whatif.runs import run_many
 
-    manifests = request.read_manifests(request.filenames)
+    manifests = request.read_manifests(request.filenames, request.config.features)
     quiet = Hooks(note=hooks.note)
 
     def one(cluster: Cluster) -> SimulationResult:

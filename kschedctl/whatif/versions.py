@@ -254,7 +254,7 @@ def same_rules(a: Features, b: Features) -> str | None:
     if (a.minor, dict(a.gates)) != (b.minor, dict(b.gates)):
         return None
     return (f"--from and --to are both kube-scheduler {a.release} with the same feature gates: nothing can "
-            "differ (give another --to, or --feature-gates for B)")
+            "differ (give another --to)")
 
 
 class VersionAttribution:

@@ -34,6 +34,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.errors import InputError
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot.cluster import KNOWN_KINDS, Cluster
 from kschedctl.snapshot.loader import Document, admit_pod, check_object
 from kschedctl.snapshot.model import KubeObject, Pod
@@ -311,12 +313,13 @@ def default_storage_class(cluster: Cluster) -> str:
     return marked[-1].name
 
 
-def parse_workload(doc: Document, cluster: Cluster) -> Workload:
-    """One Pod/Deployment/ReplicaSet/StatefulSet/Job document -> a Workload (validated)."""
+def parse_workload(doc: Document, cluster: Cluster, features: Features = DEFAULT_FEATURES) -> Workload:
+    """One Pod/Deployment/ReplicaSet/StatefulSet/Job document -> a Workload (validated; an apiVersion
+    refused with what ``features``' release reads the kind as)."""
     obj = doc.obj
     kind = str(obj.get("kind"))
     where: dict[str, Any] = {"source": doc.source, "document": doc.index}
-    check_object(doc, workload=kind != "Pod")  # what the API server would refuse
+    check_object(doc, workload=kind != "Pod", features=features)  # what the API server would refuse
     md = _mapping(obj.get("metadata"), "metadata", where)
     name = str(md.get("name") or "")
     if not name:
@@ -402,8 +405,9 @@ class Manifests:
     notes: list[str] = field(default_factory=list)
 
 
-def parse_manifests(docs: Iterable[Document], cluster: Cluster) -> Manifests:
-    """Sort the documents of pod files into workloads and other objects the scheduler reads."""
+def parse_manifests(docs: Iterable[Document], cluster: Cluster, features: Features = DEFAULT_FEATURES) -> Manifests:
+    """Sort the documents of pod files into workloads and other objects the scheduler reads (checked as
+    ``features``' API server would)."""
     out = Manifests()
     skipped: dict[str, int] = {}
     for doc in docs:
@@ -411,7 +415,7 @@ def parse_manifests(docs: Iterable[Document], cluster: Cluster) -> Manifests:
         if not isinstance(kind, str) or not kind:
             raise InputError("document has no kind", source=doc.source, document=doc.index, field="kind")
         if kind in WORKLOAD_KINDS:
-            out.workloads.append(parse_workload(doc, cluster))
+            out.workloads.append(parse_workload(doc, cluster, features))
         elif kind == "ResourceClaimTemplate":
             t = KubeObject(doc.obj, kind, True)
             if not t.name:
@@ -421,7 +425,7 @@ def parse_manifests(docs: Iterable[Document], cluster: Cluster) -> Manifests:
             md = doc.obj.get("metadata")
             if not isinstance(md, dict) or not md.get("name"):
                 raise InputError("document has no metadata.name", source=doc.source, document=doc.index, field="metadata.name")
-            check_object(doc)
+            check_object(doc, features=features)
             out.objects.append(KubeObject(doc.obj, kind, KNOWN_KINDS[kind]))
         else:
             skipped[kind] = skipped.get(kind, 0) + 1
