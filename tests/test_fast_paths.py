@@ -23,8 +23,8 @@ from kschedctl.config import default_config, parse_config
 from kschedctl.explain.cycle import run_cycle
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeVerdict
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Status
 from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.kube.versions import resolve_features

@@ -17,9 +17,9 @@ from rich.console import Console
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError, InputError
 from kschedctl.explain.pending import pending_rows
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry, probe
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import resolve_features
 from kschedctl.plugins import in_tree_registry

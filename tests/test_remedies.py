@@ -32,8 +32,8 @@ from kschedctl.explain.nearest import analyse_filters
 from kschedctl.explain.pending import pending_rows
 from kschedctl.explain.trace import NodeVerdict, Trace
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.plugins import in_tree_registry
 from kschedctl.render.causes import render_groups_table

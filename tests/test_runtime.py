@@ -17,10 +17,10 @@ from kschedctl.explain.cycle import (
 )
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore, PreFilterResult
+from kschedctl.framework.nodeinfos import Snapshot, node_tree_order
 from kschedctl.framework.profile import PluginRef, Plugins, PluginSet, Profile
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot, node_tree_order
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.topology import zone_key

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from kschedctl.cli.main import app
 from kschedctl.config import default_config
 from kschedctl.explain.cycle import explain_pod, run_cycle
-from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.plugins.podtopologyspread.common import default_selector
 from kschedctl.snapshot.loader import load_cluster, parse_documents
 from kschedctl.snapshot.model import Pod

@@ -33,9 +33,9 @@ from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.extender import ExtenderCall, ExtenderError, build_extenders
 from kschedctl.framework.failures import notes as failure_notes
 from kschedctl.framework.interfaces import NodeToStatus
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.features import Features

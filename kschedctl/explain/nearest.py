@@ -18,9 +18,9 @@ from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import FilterPlugin
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import FilterNodes, Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.snapshot.cluster import Cluster

@@ -57,9 +57,9 @@ from kschedctl.framework.interfaces import (
     ScorePlugin,
     implements,
 )
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.profile import EXTENSION_INTERFACES, PLACEMENT_EXTENSION_POINTS, Profile
 from kschedctl.framework.registry import Registry, plugin_args
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import MAX_NODE_SCORE, MAX_TOTAL_SCORE, MIN_NODE_SCORE, Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.kube.rules import POD_GROUP_CYCLE

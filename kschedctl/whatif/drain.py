@@ -547,7 +547,7 @@ class ScaleDownResult:
 
 def utilization(cluster: Cluster, names: Iterable[str]) -> dict[str, float]:
     """cluster-autoscaler's node utilization: the larger of cpu and memory requests over allocatable."""
-    from kschedctl.framework.snapshot import Snapshot
+    from kschedctl.framework.nodeinfos import Snapshot
 
     snap = Snapshot(cluster)
     out: dict[str, float] = {}

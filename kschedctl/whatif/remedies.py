@@ -52,10 +52,10 @@ from kschedctl.explain.nearest import FilterAnalysis, Rejection, analyse_filters
 from kschedctl.explain.pending import Snapshots
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.resources import Resource
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.selectors import parse_node_selector_term
 from kschedctl.parallel import WARM_UP_FRACTION

@@ -50,10 +50,10 @@ from kschedctl.explain.cycle import run_cycle, tie_rule
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.batch import OpportunisticBatch
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.nodeinfos import Snapshot, list_order
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.resources import Resource
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot, list_order
 from kschedctl.framework.types import PodInfo
 from kschedctl.kube.gates import OPPORTUNISTIC_BATCHING
 from kschedctl.snapshot.cluster import Cluster

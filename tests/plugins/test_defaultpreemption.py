@@ -16,10 +16,10 @@ from kschedctl.config.args import DefaultPreemptionArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import NodeToStatus, PostFilterResult, PreFilterResult
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.profile import PluginRef, Plugins, Profile
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.plugins.defaultpreemption import plugin as dp
