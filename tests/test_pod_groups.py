@@ -159,9 +159,9 @@ def framework_for(config: SchedulerConfig, cluster: Cluster, reg: Registry | Non
 def _lists(features: Features, config: str | None = None) -> dict[str, object]:
     fw = framework_for(load_config(config, features=features), make_cluster([make_node("n1")]))
     return {
-        "placementGenerate": fw.plugin_names("placementGenerate"),
-        "placementScore": fw.plugin_names("placementScore"),
-        "weights": fw.placement_score_weights,
+        "placementGenerate": fw.plugins.names("placementGenerate"),
+        "placementScore": fw.plugins.names("placementScore"),
+        "weights": fw.plugins.placement_score_weights,
     }
 
 

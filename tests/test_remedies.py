@@ -810,13 +810,13 @@ def test_analyse_filters_whole_list_path_gives_the_per_node_verdicts() -> None:
         fast = analyse_filters(cluster, pod, CFG)
         fw = Framework(profile, in_tree_registry(), Snapshot(cluster, exclude_pod_uids=(pod.uid,)), fast_paths=False)
         state = CycleState()
-        pre = fw.run_pre_filter(state, pod)
+        pre = fw.filtering.run_pre_filter(state, pod)
         if not pre.status.is_success():
             assert fast.pre_filter_rejection is not None
             continue
-        want = {ni.name: [(pl.name, list(st.reasons) or [st.message()]) for pl in fw.filter_plugins
+        want = {ni.name: [(pl.name, list(st.reasons) or [st.message()]) for pl in fw.plugins.filter_plugins
                           if pl.name not in state.skip_filter_plugins
-                          for st in [fw.run_filter_plugin(pl, state, pod, ni)] if not st.is_success()]
+                          for st in [fw.filtering.run_filter_plugin(pl, state, pod, ni)] if not st.is_success()]
                 for ni in fw.snapshot.node_info_list}
         got = {n.node: [(r.plugin, r.reasons) for r in n.rejections if r.plugin != "PreFilter"] for n in fast.nodes}
         assert got == want

@@ -738,12 +738,15 @@ def test_what_makes_a_pod_unsignable() -> None:
 def test_a_plugin_without_sign_pod_turns_batching_off() -> None:
     from kschedctl.framework.batch import OpportunisticBatch
 
-    class Fake:
-        name = "NoSign"
+    class FakePlugins:
         lists = {"preFilter": [], "filter": [], "preScore": [], "score": []}
 
+    class Fake:
+        name = "NoSign"
+        plugins = FakePlugins()
+
     fw = Fake()
-    fw.lists["filter"] = [type("P", (), {"name": "NoSign", "filter": lambda *a: None})()]
+    fw.plugins.lists["filter"] = [type("P", (), {"name": "NoSign", "filter": lambda *a: None})()]
     batch = OpportunisticBatch(fw)
     assert batch.disabled_because == "plugin(s) NoSign do not sign pods"
 

@@ -414,7 +414,7 @@ class RemedySearch:
         fw = self._probe_framework()
         self.cluster.default_priority(pod)
         state = CycleState()
-        pre = fw.run_pre_filter(state, pod)
+        pre = fw.filtering.run_pre_filter(state, pod)
         if not pre.status.is_success():
             return False
         allowed = pre.result.node_names if pre.result is not None else None
@@ -429,14 +429,14 @@ class RemedySearch:
         """Whether the real Filter passes one of ``nodes``: nodes without nominated pods through the
         framework's whole-list path (the same verdicts), the others (and all, when that path declines)
         one by one with their nominated pods."""
-        plain = [ni for ni in nodes if not fw.has_nominated_pods(ni)]
-        statuses = fw.run_filter_plugins_for_nodes(state, pod, plain) if plain else []
+        plain = [ni for ni in nodes if not fw.filtering.has_nominated_pods(ni)]
+        statuses = fw.filtering.run_filter_plugins_for_nodes(state, pod, plain) if plain else []
         if statuses is None:
             plain, statuses = [], []
         if any(st is None for st in statuses):
             return True
         done = {ni.name for ni in plain}
-        return any(fw.run_filter_plugins_with_nominated_pods(state, pod, ni).is_success()
+        return any(fw.filtering.run_filter_plugins_with_nominated_pods(state, pod, ni).is_success()
                    for ni in nodes if ni.name not in done)
 
     def _probe_framework(self) -> Framework:
@@ -619,11 +619,11 @@ class RemedySearch:
             pod = self._numbered_copy(n)
             cluster.default_priority(pod)
             state = CycleState()
-            pre = fw.run_pre_filter(state, pod)
+            pre = fw.filtering.run_pre_filter(state, pod)
             allowed = pre.result.node_names if pre.result is not None else None
             if not pre.status.is_success() or (allowed is not None and node.name not in allowed):
                 break
-            if not fw.run_filter_plugins_with_nominated_pods(state, pod, ni).is_success():
+            if not fw.filtering.run_filter_plugins_with_nominated_pods(state, pod, ni).is_success():
                 break
             pod.node_name = node.name
             snapshot.assume(pod, node.name)

@@ -483,9 +483,9 @@ class Simulator:
         unordered (the order given) and the run records its error."""
         fw = self.framework_for(self.config.profiles[0].scheduler_name)
         assert fw is not None
-        key = getattr(fw.lists["queueSort"][0], "sort_key", None)
-        queue = SchedulingQueue(streams, key if callable(key) else None, fw.queue_sort_less, self.options.max_pods)
-        raised = [f for f in fw.take_failures() if f.extension_point == "QueueSort"]
+        key = getattr(fw.plugins.lists["queueSort"][0], "sort_key", None)
+        queue = SchedulingQueue(streams, key if callable(key) else None, fw.queueing.queue_sort_less, self.options.max_pods)
+        raised = [f for f in fw.calls.take_failures() if f.extension_point == "QueueSort"]
         if raised:
             self.queue_sort_error = f'running QueueSort plugin "{raised[0].plugin}": {raised[0].exception}'
         return queue
@@ -588,7 +588,7 @@ class Simulator:
         allocations) become part of the run's cluster before the next cycle, as the real scheduler's
         assume caches hold them until the informers see them written."""
         applied: list[Any] = []
-        for pl in fw.plugins_map.values():
+        for pl in fw.plugins.by_name.values():
             assumed = getattr(pl, "assumed_objects", None)
             if assumed is None:
                 continue
@@ -602,7 +602,7 @@ class Simulator:
         if not applied:
             return
         for f in self.frameworks.values():
-            for pl in f.plugins_map.values():
+            for pl in f.plugins.by_name.values():
                 changed = getattr(pl, "objects_changed", None)
                 if changed is not None:
                     changed(applied)
