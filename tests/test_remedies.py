@@ -46,16 +46,10 @@ from kschedctl.whatif import changes as ch
 from kschedctl.whatif.causes import attach_remedies, group_by_cause, shared_remedy
 from kschedctl.whatif.changes import node_groups
 from kschedctl.whatif.patchcheck import check_node_patch, check_pod_patch
-from kschedctl.whatif.remedies import (
-    POD_KINDS,
-    Budget,
-    Remedy,
-    Verdict,
-    annotate_trace,
-    find_remedies,
-    largest_fitting,
-    smallest_fitting,
-)
+from kschedctl.whatif.remedies import annotate_trace, find_remedies
+from kschedctl.whatif.remedybudget import Budget
+from kschedctl.whatif.remedykinds import largest_fitting, smallest_fitting
+from kschedctl.whatif.remedyreport import POD_KINDS, Remedy, Verdict
 from tests.builders import NodeBuilder, PodBuilder, make_cluster, make_node, make_object, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
