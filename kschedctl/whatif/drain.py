@@ -40,7 +40,7 @@ from kschedctl.framework.registry import Registry
 from kschedctl.kube.selectors import Selector, parse_label_selector
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
-from kschedctl.whatif.simulate import Placement, RunOptions, SimulationResult
+from kschedctl.whatif.placements import Placement, RunOptions, SimulationResult
 
 #: Hears pods done / total, as ``simulate_streams``' progress does.
 Progress = Callable[[int, int | None], None]
