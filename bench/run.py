@@ -53,8 +53,8 @@ from kschedctl.check.scenario import compare  # noqa: E402
 from kschedctl.config import default_config, load_config  # noqa: E402
 from kschedctl.config.types import SchedulerConfig  # noqa: E402
 from kschedctl.explain.cycle import run_cycle  # noqa: E402
+from kschedctl.framework.nodeinfos import Snapshot  # noqa: E402
 from kschedctl.framework.runtime import Framework  # noqa: E402
-from kschedctl.framework.snapshot import Snapshot  # noqa: E402
 from kschedctl.plugins import in_tree_registry  # noqa: E402
 from kschedctl.snapshot.cluster import Cluster  # noqa: E402
 from kschedctl.snapshot.loader import iter_documents, load_cluster, load_pods  # noqa: E402

@@ -38,9 +38,9 @@ import yaml
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.explain.trace import Trace
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry, register_plugin_object
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES

@@ -1125,8 +1125,8 @@ def test_profile_file_loads_validates_and_builds(path: Path) -> None:
     snapshot = make_snapshot([make_node("n1"), make_node("n2")])
     for prof in c.profiles:
         fw = Framework(prof, in_tree_registry(), snapshot)
-        assert fw.plugin_names("queueSort") == ["PrioritySort"]
-        assert fw.plugin_names("bind") == ["DefaultBinder"]
+        assert fw.plugins.names("queueSort") == ["PrioritySort"]
+        assert fw.plugins.names("bind") == ["DefaultBinder"]
 
 
 def test_default_profile_file_is_the_default() -> None:
@@ -1201,17 +1201,17 @@ def test_corpus_config_gives_the_reference_plugins(scenario: Path) -> None:
     fw = Framework(prof, in_tree_registry(), make_snapshot([make_node("n")]))
     # PreFilter stops at the first rejection: what ran is a prefix of the profile's list
     ran = [r["plugin"] for r in expected["preFilter"]]
-    assert fw.plugin_names("preFilter")[: len(ran)] == ran
+    assert fw.plugins.names("preFilter")[: len(ran)] == ran
     if expected["preScore"]:
-        assert fw.plugin_names("preScore") == [r["plugin"] for r in expected["preScore"]]
+        assert fw.plugins.names("preScore") == [r["plugin"] for r in expected["preScore"]]
     for plugin, s in expected["score"].items():
-        assert plugin in fw.plugin_names("score")
-        assert fw.score_weights[plugin] == s["weight"], plugin
+        assert plugin in fw.plugins.names("score")
+        assert fw.plugins.score_weights[plugin] == s["weight"], plugin
     for verdict in expected["filter"].values():
         if verdict.get("plugin"):
-            assert verdict["plugin"] in fw.plugin_names("filter")
+            assert verdict["plugin"] in fw.plugins.names("filter")
     if expected.get("postFilter"):
-        assert expected["postFilter"]["plugin"] in fw.plugin_names("postFilter")
+        assert expected["postFilter"]["plugin"] in fw.plugins.names("postFilter")
 
 
 # =============================================================================================

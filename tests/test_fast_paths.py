@@ -23,8 +23,8 @@ from kschedctl.config import default_config, parse_config
 from kschedctl.explain.cycle import run_cycle
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeVerdict
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Status
 from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.kube.versions import resolve_features
@@ -322,11 +322,11 @@ def test_one_verdict_gives_both_filter_paths(reject: str | None, rejected: list[
 def test_the_framework_decides_each_plugins_path_once_when_built() -> None:
     """The Filter and Score plugins with batch methods are found when the Framework is built."""
     fw = Framework(default_config().profiles[0], registry, Snapshot(make_cluster([make_node("n0")], [], [])))
-    batch_filters = {pl.name for pl, batch in fw.filter_paths if batch is not None}
+    batch_filters = {pl.name for pl, batch in fw.plugins.filter_paths if batch is not None}
     assert {"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts", "NodeResourcesFit",
             "PodTopologySpread", "InterPodAffinity"} <= batch_filters
-    assert {p.plugin.name for p in fw.score_paths if p.score_nodes is not None} >= {"TaintToleration", "NodeAffinity"}
-    assert {p.plugin.name for p in fw.score_paths if p.batch_ext is not None} >= {"TaintToleration", "PodTopologySpread"}
+    assert {p.plugin.name for p in fw.plugins.score_paths if p.score_nodes is not None} >= {"TaintToleration", "NodeAffinity"}
+    assert {p.plugin.name for p in fw.plugins.score_paths if p.batch_ext is not None} >= {"TaintToleration", "PodTopologySpread"}
 
 
 class _RejectNamedWhenLabelled(_RejectNamed):

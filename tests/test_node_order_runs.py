@@ -15,8 +15,9 @@ from kschedctl.cli.main import app
 from kschedctl.config import default_config
 from kschedctl.explain.cycle import explain_pod
 from kschedctl.snapshot.nodeorder import StartupOrder, random_order
+from kschedctl.whatif.placements import EARLY_STOP, TIE
 from kschedctl.whatif.runs import default_group_label, run_many
-from kschedctl.whatif.simulate import EARLY_STOP, TIE, simulate_pods, simulate_streams
+from kschedctl.whatif.simulate import simulate_pods, simulate_streams
 from tests.builders import make_cluster, make_node, make_pod
 
 runner = CliRunner()

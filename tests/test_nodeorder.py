@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedctl.errors import InputError, UsageError
-from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.kube.topology import zone_key
 from kschedctl.snapshot.nodeorder import (
     NodeOrderSpec,

@@ -17,9 +17,9 @@ from rich.console import Console
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError, InputError
 from kschedctl.explain.pending import pending_rows
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry, probe
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import resolve_features
 from kschedctl.plugins import in_tree_registry
@@ -194,9 +194,9 @@ def framework_for(config: SchedulerConfig, cluster: Cluster, reg: Registry | Non
 def _lists(features: Features, config: str | None = None) -> dict[str, object]:
     fw = framework_for(load_config(config, features=features), make_cluster([make_node("n1")]))
     return {
-        "placementGenerate": fw.plugin_names("placementGenerate"),
-        "placementScore": fw.plugin_names("placementScore"),
-        "weights": fw.placement_score_weights,
+        "placementGenerate": fw.plugins.names("placementGenerate"),
+        "placementScore": fw.plugins.names("placementScore"),
+        "weights": fw.plugins.placement_score_weights,
     }
 
 

@@ -32,8 +32,8 @@ from kschedctl.explain.nearest import analyse_filters
 from kschedctl.explain.pending import pending_rows
 from kschedctl.explain.trace import NodeVerdict, Trace
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.plugins import in_tree_registry
 from kschedctl.render.causes import render_groups_table
@@ -46,16 +46,10 @@ from kschedctl.whatif import changes as ch
 from kschedctl.whatif.causes import attach_remedies, group_by_cause, shared_remedy
 from kschedctl.whatif.changes import node_groups
 from kschedctl.whatif.patchcheck import check_node_patch, check_pod_patch
-from kschedctl.whatif.remedies import (
-    POD_KINDS,
-    Budget,
-    Remedy,
-    Verdict,
-    annotate_trace,
-    find_remedies,
-    largest_fitting,
-    smallest_fitting,
-)
+from kschedctl.whatif.remedies import annotate_trace, find_remedies
+from kschedctl.whatif.remedybudget import Budget
+from kschedctl.whatif.remedykinds import largest_fitting, smallest_fitting
+from kschedctl.whatif.remedyreport import POD_KINDS, Remedy, Verdict
 from tests.builders import NodeBuilder, PodBuilder, make_cluster, make_node, make_object, make_pod
 
 ZONE = "topology.kubernetes.io/zone"
@@ -810,13 +804,13 @@ def test_analyse_filters_whole_list_path_gives_the_per_node_verdicts() -> None:
         fast = analyse_filters(cluster, pod, CFG)
         fw = Framework(profile, in_tree_registry(), Snapshot(cluster, exclude_pod_uids=(pod.uid,)), fast_paths=False)
         state = CycleState()
-        pre = fw.run_pre_filter(state, pod)
+        pre = fw.filtering.run_pre_filter(state, pod)
         if not pre.status.is_success():
             assert fast.pre_filter_rejection is not None
             continue
-        want = {ni.name: [(pl.name, list(st.reasons) or [st.message()]) for pl in fw.filter_plugins
+        want = {ni.name: [(pl.name, list(st.reasons) or [st.message()]) for pl in fw.plugins.filter_plugins
                           if pl.name not in state.skip_filter_plugins
-                          for st in [fw.run_filter_plugin(pl, state, pod, ni)] if not st.is_success()]
+                          for st in [fw.filtering.run_filter_plugin(pl, state, pod, ni)] if not st.is_success()]
                 for ni in fw.snapshot.node_info_list}
         got = {n.node: [(r.plugin, r.reasons) for r in n.rejections if r.plugin != "PreFilter"] for n in fast.nodes}
         assert got == want

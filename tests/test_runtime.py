@@ -17,10 +17,10 @@ from kschedctl.explain.cycle import (
 )
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore, PreFilterResult
+from kschedctl.framework.nodeinfos import Snapshot, node_tree_order
 from kschedctl.framework.profile import PluginRef, Plugins, PluginSet, Profile
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot, node_tree_order
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.topology import zone_key
@@ -272,20 +272,20 @@ def test_multipoint_precedence_explicit_override_first() -> None:
         score=PluginSet([PluginRef("Always", 5)]),
     )
     fw = Framework(prof, registry(), make_snapshot([make_node("n")]))
-    assert fw.plugin_names("score") == ["Always", "ByName"]
-    assert fw.score_weights == {"Always": 5, "ByName": 1}
+    assert fw.plugins.names("score") == ["Always", "ByName"]
+    assert fw.plugins.score_weights == {"Always": 5, "ByName": 1}
 
 
 def test_multipoint_disabled_for_one_extension_point() -> None:
     prof = profile([("Sort", 0), ("Binder", 0), ("ByName", 1)], preScore=PluginSet([], ["ByName"]))
     fw = Framework(prof, registry(), make_snapshot([make_node("n")]))
-    assert fw.plugin_names("preScore") == [] and fw.plugin_names("score") == ["ByName"]
+    assert fw.plugins.names("preScore") == [] and fw.plugins.names("score") == ["ByName"]
 
 
 def test_star_disables_multipoint_expansion() -> None:
     prof = profile([("Sort", 0), ("Binder", 0), ("Reject", 0)], filter=PluginSet([], ["*"]))
     fw = Framework(prof, registry(), make_snapshot([make_node("n")]))
-    assert fw.plugin_names("filter") == []
+    assert fw.plugins.names("filter") == []
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,12 @@ from typer.testing import CliRunner
 from kschedctl.cli.main import app
 from kschedctl.config import default_config
 from kschedctl.explain.cycle import explain_pod, run_cycle
-from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.plugins.podtopologyspread.common import default_selector
 from kschedctl.snapshot.loader import load_cluster, parse_documents
 from kschedctl.snapshot.model import Pod
-from kschedctl.whatif.simulate import REPORT, RunOptions, Simulator, simulate_max, simulate_pods
+from kschedctl.whatif.placements import REPORT, RunOptions
+from kschedctl.whatif.simulate import Simulator, simulate_max, simulate_pods
 from kschedctl.whatif.workloads import PodFactory, extend_cluster, parse_manifests
 from tests.builders import make_cluster, make_node, make_object, make_pod
 
@@ -576,7 +577,7 @@ def test_table_output_keeps_square_brackets() -> None:
     from rich.console import Console
 
     from kschedctl.render.simulate import render_simulation_table
-    from kschedctl.whatif.simulate import Placement, SimulationResult
+    from kschedctl.whatif.placements import Placement, SimulationResult
 
     r = SimulationResult("pods", 3)
     r.placements.append(Placement(1, "default/p", None, "default-scheduler", "unschedulable",
@@ -738,12 +739,15 @@ def test_what_makes_a_pod_unsignable() -> None:
 def test_a_plugin_without_sign_pod_turns_batching_off() -> None:
     from kschedctl.framework.batch import OpportunisticBatch
 
-    class Fake:
-        name = "NoSign"
+    class FakePlugins:
         lists = {"preFilter": [], "filter": [], "preScore": [], "score": []}
 
+    class Fake:
+        name = "NoSign"
+        plugins = FakePlugins()
+
     fw = Fake()
-    fw.lists["filter"] = [type("P", (), {"name": "NoSign", "filter": lambda *a: None})()]
+    fw.plugins.lists["filter"] = [type("P", (), {"name": "NoSign", "filter": lambda *a: None})()]
     batch = OpportunisticBatch(fw)
     assert batch.disabled_because == "plugin(s) NoSign do not sign pods"
 

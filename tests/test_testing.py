@@ -9,8 +9,8 @@ import pytest
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.kube.versions import DEFAULT_FEATURES, resolve_features
 from kschedctl.testing import (
     GPU,

@@ -59,13 +59,8 @@ from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import iter_documents, load_cluster
-from kschedctl.whatif.simulate import (
-    Placement,
-    RunOptions,
-    SimulationResult,
-    simulate_streams,
-    workload_streams,
-)
+from kschedctl.whatif.placements import Placement, RunOptions, SimulationResult
+from kschedctl.whatif.simulate import simulate_streams, workload_streams
 from kschedctl.whatif.workloads import PodFactory, parse_manifests
 
 EXPECTED_NAMES = ("expected-sequence.json", "expected-sequence.yaml", "expected-sequence.yml")

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.nodeorder import NodeOrderSpec
     from kschedctl.usecases.drain import DrainRequest
-    from kschedctl.whatif.simulate import RunOptions
+    from kschedctl.whatif.placements import RunOptions
 
 DrainOpt = Annotated[
     list[str],

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from kschedctl.snapshot.nodeorder import NodeOrderSpec
     from kschedctl.usecases.drain import DrainRequest
     from kschedctl.usecases.simulate import SimulateRequest
-    from kschedctl.whatif.simulate import RunOptions
+    from kschedctl.whatif.placements import RunOptions
 
 
 FilenameOpt = Annotated[
@@ -274,7 +274,7 @@ def _check_simulate_flags(replicas: int | None, max_: bool, limit: int, report_p
 
 def _run_options(report_preemption: bool, retry: bool, no_batching: bool, max_pods: int, no_pending: bool) -> RunOptions:
     """The loop's options from the flags (``--max`` reads only ``batching``)."""
-    from kschedctl.whatif.simulate import APPLY, REPORT, RunOptions
+    from kschedctl.whatif.placements import APPLY, REPORT, RunOptions
 
     return RunOptions(
         preemption=REPORT if report_preemption else APPLY,

@@ -33,9 +33,9 @@ from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.extender import ExtenderCall, ExtenderError, build_extenders
 from kschedctl.framework.failures import notes as failure_notes
 from kschedctl.framework.interfaces import NodeToStatus
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.features import Features
@@ -59,7 +59,7 @@ def percentage_to_score(percentage: int | None, global_percentage: int, num_all_
 
 def has_scoring(fw: Framework) -> bool:
     """``hasScoring``: Score plugins or a prioritizing extender."""
-    return fw.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)
+    return fw.plugins.has_score_plugins() or any(e.is_prioritizer() for e in fw.extenders)
 
 
 def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, num_all_nodes: int) -> int:
@@ -169,9 +169,9 @@ def run_cycle(
     profile's OpportunisticBatching state (``batch``) and the scheduling queue's cycle number."""
     if state is None:
         state = CycleState()
-    fw.take_failures()
+    fw.calls.take_failures()
     trace = _run_cycle(fw, pod, config, state, start_index, batch, cycle)
-    trace.plugin_failures = fw.take_failures()
+    trace.plugin_failures = fw.calls.take_failures()
     trace.notes.extend(failure_notes(trace.plugin_failures))
     if details:
         _add_node_details(fw, trace)
@@ -244,7 +244,7 @@ def _new_trace(fw: Framework, pod: Pod, config: SchedulerConfig) -> Trace:
 
 def _gated_at_pre_enqueue(fw: Framework, pod: Pod, trace: Trace) -> bool:
     """Run PreEnqueue; True when a plugin keeps the pod out of the active queue (no cycle runs)."""
-    trace.pre_enqueue = fw.run_pre_enqueue(pod)
+    trace.pre_enqueue = fw.queueing.run_pre_enqueue(pod)
     if trace.pre_enqueue and not trace.pre_enqueue[-1].status.is_success():
         trace.gated = True
         trace.pod_scheduled = gated_condition(pod)
@@ -313,9 +313,9 @@ def _find_nodes_that_fit_pod(
     """findNodesThatFitPod: PreFilter, then the nominated node (or the batch's hint) alone, then
     every node PreFilter allows, then the filtering extenders. None when the cycle ended (an error,
     or PreFilter rejected the pod: PostFilter has run)."""
-    pre = fw.run_pre_filter(state, pod)
+    pre = fw.filtering.run_pre_filter(state, pod)
     trace.pre_filter = pre.records
-    trace.filter_plugins = fw.plugin_names("filter")
+    trace.filter_plugins = fw.plugins.names("filter")
     trace.skipped_filter_plugins = sorted(state.skip_filter_plugins)
     diagnosis.unschedulable_plugins = set(pre.unschedulable_plugins)
     allowed = pre.result.node_names if pre.result is not None else None
@@ -398,7 +398,7 @@ def _search_all_nodes(
     if start_index and nodes:
         k = start_index % len(nodes)
         nodes = nodes[k:] + nodes[:k]
-    if not fw.has_filter_plugins():
+    if not fw.plugins.has_filter_plugins():
         feasible = nodes[:num_to_find]
         trace.evaluated_order = [ni.name for ni in feasible]
         trace.processed_nodes = len(feasible)
@@ -441,7 +441,7 @@ def _prioritize_and_select(
         if not (turn.hint and host == turn.hint and not pod.nominated_node_name):
             trace.notes.append("exactly one node is feasible: kube-scheduler does not run PreScore/Score")
         return _Selected()
-    if not fw.has_score_plugins() and not fw.extenders:
+    if not fw.plugins.has_score_plugins() and not fw.extenders:
         trace.totals = {ni.name: 1 for ni in feasible}
         trace.max_score = 1
         trace.candidates = sorted(trace.totals)
@@ -461,11 +461,11 @@ def _prioritize_nodes(
 ) -> tuple[dict[str, int], set[str]] | None:
     """PreScore, Score (normalized and weighted) and the prioritizing extenders: each node's total
     and the nodes an extender answered for (a tie among those is broken at random). None on an error."""
-    st, trace.pre_score = fw.run_pre_score(state, pod, feasible)
+    st, trace.pre_score = fw.scoring.run_pre_score(state, pod, feasible)
     if not st.is_success():
         _cycle_error(trace, st.message())
         return None
-    out = fw.run_score(state, pod, feasible)
+    out = fw.scoring.run_score(state, pod, feasible)
     for name in out.plugins:  # what was returned, also when the point failed part way
         if name in out.columns:
             trace.score[name] = PluginScores.of_columns(out.weights[name], out.names, *out.columns[name])
@@ -540,13 +540,13 @@ def _reserve_to_bind(fw: Framework, state: CycleState, pod: Pod, trace: Trace) -
     binding extender, never called) and PostBind. A failure unreserves and ends the trace there."""
     host = trace.selected_node
     assert host is not None
-    st, trace.reserve = fw.run_reserve(state, pod, host)
+    st, trace.reserve = fw.binding.run_reserve(state, pod, host)
     if not st.is_success():
-        fw.run_unreserve(state, pod, host)
+        fw.binding.run_unreserve(state, pod, host)
         return _late_failure(trace, host, st)
-    st, trace.permit = fw.run_permit(state, pod, host)
+    st, trace.permit = fw.binding.run_permit(state, pod, host)
     if not st.is_success() and not st.is_wait():
-        fw.run_unreserve(state, pod, host)
+        fw.binding.run_unreserve(state, pod, host)
         return _late_failure(trace, host, st)
     if st.is_wait():
         trace.notes.append(f"a Permit plugin asked to wait: {st.message()}")
@@ -555,13 +555,13 @@ def _reserve_to_bind(fw: Framework, state: CycleState, pod: Pod, trace: Trace) -
 
 def _binding_cycle(fw: Framework, state: CycleState, pod: Pod, host: str, trace: Trace) -> Trace:
     """bindingCycle: PreBind, Bind (or the binding extender, never called) and PostBind."""
-    st, trace.pre_bind = fw.run_pre_bind(state, pod, host)
+    st, trace.pre_bind = fw.binding.run_pre_bind(state, pod, host)
     if st.is_success():
         st = _bind(fw, state, pod, host, trace)
     if not st.is_success():
-        fw.run_unreserve(state, pod, host)
+        fw.binding.run_unreserve(state, pod, host)
         return _late_failure(trace, host, st, binding_cycle=True)
-    trace.post_bind = fw.run_post_bind(state, pod, host)
+    trace.post_bind = fw.binding.run_post_bind(state, pod, host)
     return trace
 
 
@@ -575,8 +575,8 @@ def _bind(fw: Framework, state: CycleState, pod: Pod, host: str, trace: Trace) -
             "not called: kschedctl never binds"
         )
         return Status()
-    st, trace.bind = fw.run_bind(state, pod, host)
-    for pl in fw.bind_plugins:
+    st, trace.bind = fw.binding.run_bind(state, pod, host)
+    for pl in fw.plugins.bind_plugins:
         binding_for = getattr(pl, "binding_for", None)
         if binding_for is not None and trace.bind and trace.bind[-1].plugin == pl.name:
             trace.binding = binding_for(pod, host)
@@ -633,22 +633,22 @@ def _filter_nodes(
     recorded_before = bool(failed)  # (the nominated node's verdict): each node is walked once below
     pos = 0
     fast = fw.fast_paths
-    overshoot = fast and fw.all_filters_batched(state)
+    overshoot = fast and fw.filtering.all_filters_batched(state)
     nominated = bool(fw.snapshot.nominated)
     while pos < len(nodes):
         statuses: list[Status | None] | None = None
-        if fast and not (nominated and fw.has_nominated_pods(nodes[pos])):
+        if fast and not (nominated and fw.filtering.has_nominated_pods(nodes[pos])):
             need = num_to_find + 1 - len(feasible)  # the node that passes beyond num_to_find is filtered too
             end = min(len(nodes), pos + (max(need + need // 8, 32) if overshoot else need))
             chunk = nodes[pos:end]
-            cut = next((k for k, ni in enumerate(chunk) if fw.has_nominated_pods(ni)), None) if nominated else None
+            cut = next((k for k, ni in enumerate(chunk) if fw.filtering.has_nominated_pods(ni)), None) if nominated else None
             if cut is not None:
                 chunk = chunk[:cut]
-            statuses = fw.run_filter_plugins_for_nodes(state, pod, chunk)
+            statuses = fw.filtering.run_filter_plugins_for_nodes(state, pod, chunk)
             fast = statuses is not None
         if statuses is None:
             chunk = nodes[pos : pos + 1]
-            statuses = [fw.run_filter_plugins_with_nominated_pods(state, pod, chunk[0])]
+            statuses = [fw.filtering.run_filter_plugins_with_nominated_pods(state, pod, chunk[0])]
         pos += len(chunk)
         done, outcome = _walk_verdicts(chunk, statuses, num_to_find, feasible, failed, recorded_before, diagnosis)
         names = [ni.name for ni in chunk[:done]]
@@ -696,8 +696,8 @@ def _walk_verdicts(
 
 
 def _unschedulable(fw: Framework, state: CycleState, pod: Pod, trace: Trace, diagnosis: Diagnosis) -> Trace:
-    if fw.has_post_filter_plugins():
-        result, st, records = fw.run_post_filter(state, pod, diagnosis.node_to_status)
+    if fw.plugins.has_post_filter_plugins():
+        result, st, records = fw.filtering.run_post_filter(state, pod, diagnosis.node_to_status)
         diagnosis.post_filter_msg = st.message()
         victims = result.victims if result else []
         nominated = None
@@ -758,7 +758,7 @@ def _explained_nodes(trace: Trace, plugin: str) -> list[str]:
 
 def _add_plugin_details(fw: Framework, trace: Trace, state: CycleState, pod: Pod) -> None:
     """Ask plugins that can explain themselves (``explain``/``explain_node``) why, not only what."""
-    for name, pl in fw.plugins_map.items():
+    for name, pl in fw.plugins.by_name.items():
         explain = getattr(pl, "explain", None)
         explain_node = getattr(pl, "explain_node", None)
         if explain is None and explain_node is None:

@@ -55,11 +55,11 @@ def _fits_without(fw: Framework, pod: Pod, ni: NodeInfo, going: list[PodInfo]) -
     """Whether the pod passes Filter on a copy of ``ni`` without ``going`` (PreFilter in a state of its own,
     told of each removal as preemption's dry run tells it)."""
     state = CycleState()
-    if not fw.run_pre_filter(state, pod).status.is_success():
+    if not fw.filtering.run_pre_filter(state, pod).status.is_success():
         return False
     copy = ni.snapshot()
     for pi in going:
         copy.remove_pod(pi.pod)
-        if not fw.run_pre_filter_extension_remove_pod(state, pod, pi, copy).is_success():
+        if not fw.filtering.run_pre_filter_extension_remove_pod(state, pod, pi, copy).is_success():
             return False
-    return fw.run_filter_plugins_with_nominated_pods(state, pod, copy).is_success()
+    return fw.filtering.run_filter_plugins_with_nominated_pods(state, pod, copy).is_success()

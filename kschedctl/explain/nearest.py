@@ -18,9 +18,10 @@ from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import FilterPlugin
+from kschedctl.framework.nodeinfos import Snapshot
+from kschedctl.framework.pluginlists import FilterNodes
 from kschedctl.framework.registry import Registry
-from kschedctl.framework.runtime import FilterNodes, Framework
-from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.runtime import Framework
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.snapshot.cluster import Cluster
@@ -85,7 +86,7 @@ def analyse_filters(
         snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
     fw = Framework(profile, registry, snapshot)
     state = CycleState()
-    pre = fw.run_pre_filter(state, pod)
+    pre = fw.filtering.run_pre_filter(state, pod)
     if not pre.status.is_success():
         return FilterAnalysis(pre_filter_rejection=pre.status)
     allowed = pre.result.node_names if pre.result is not None else None
@@ -96,7 +97,7 @@ def analyse_filters(
         for ni, verdict in zip(nodes, out.nodes, strict=True):
             if ni.name not in allowed:
                 verdict.rejections.append(Rejection("PreFilter", [f"node(s) didn't satisfy plugin(s) [{narrowed_by}]"]))
-    for pl, batch in fw.filter_paths:
+    for pl, batch in fw.plugins.filter_paths:
         if pl.name in state.skip_filter_plugins or (only is not None and pl.name not in only):
             continue
         for verdict, st in zip(out.nodes, _plugin_statuses(fw, pl, batch, state, pod, nodes), strict=True):
@@ -120,4 +121,4 @@ def _plugin_statuses(
             st is None or (type(st) is Status and (st.code == Code.SUCCESS or st.is_rejected())) for st in statuses
         ):
             return list(statuses)
-    return [fw.run_filter_plugin(pl, state, pod, ni) for ni in nodes]
+    return [fw.filtering.run_filter_plugin(pl, state, pod, ni) for ni in nodes]

@@ -121,7 +121,7 @@ def _early_stop(fw: Framework, pod: Pod, config: SchedulerConfig, trace: Trace) 
 def _fresh_state(fw: Framework, pod: Pod) -> tuple[CycleState, list[NodeInfo]] | None:
     """PreFilter again in a state of its own: the state and the nodes it allows (None: it did not pass)."""
     state = CycleState()
-    pre = fw.run_pre_filter(state, pod)
+    pre = fw.filtering.run_pre_filter(state, pod)
     if not pre.status.is_success():
         return None
     nodes = fw.snapshot.nodes_in_placement()
@@ -142,7 +142,7 @@ def _search_all(fw: Framework, pod: Pod, config: SchedulerConfig) -> tuple[list[
     with _own_extenders(fw, config):
         try:
             feasible = nodes
-            if fw.has_filter_plugins():
+            if fw.plugins.has_filter_plugins():
                 feasible, err = _filter_nodes(fw, state, pod, nodes, len(nodes), Diagnosis(), scratch)
                 if err:
                     return None
@@ -182,7 +182,7 @@ class _own_extenders:
 
     def __exit__(self, *exc: object) -> None:
         self.fw.extenders = self.saved
-        self.fw.take_failures()
+        self.fw.calls.take_failures()
 
 
 def _nominations(fw: Framework, pod: Pod, config: SchedulerConfig, trace: Trace, dep: OrderDependence) -> bool:
@@ -206,8 +206,8 @@ def _nominations(fw: Framework, pod: Pod, config: SchedulerConfig, trace: Trace,
     if fresh is None:
         return False
     state, _ = fresh
-    held = [(ni, pods) for ni, pods in suspects if fw.run_filter_plugins(state, pod, ni).is_success()]
-    fw.take_failures()
+    held = [(ni, pods) for ni, pods in suspects if fw.filtering.run_filter_plugins(state, pod, ni).is_success()]
+    fw.calls.take_failures()
     if not held:
         return False
     instead = _winners_with(fw, pod, config, state, trace, [ni for ni, _ in held])

@@ -21,10 +21,10 @@ from kschedctl.explain.cycle import explain_pod, run_cycle
 from kschedctl.explain.nearest import Rejection, analyse_filters
 from kschedctl.explain.order import assess
 from kschedctl.explain.trace import Trace
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.podgroups import pod_group_cycle_on, pod_group_name
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod

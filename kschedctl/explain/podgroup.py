@@ -98,7 +98,7 @@ def _members(fw: Framework, pod: Pod, group: str) -> list[Pod]:
         for p in fw.cluster.pending_pods()
         if p.uid != pod.uid and p.namespace == pod.namespace and pod_group_name(p) == group and not p.meta.deletion_timestamp
     ]
-    queued = [p for p in others if all(r.status.is_success() for r in fw.run_pre_enqueue(p))]
+    queued = [p for p in others if all(r.status.is_success() for r in fw.queueing.run_pre_enqueue(p))]
     queued.sort(key=lambda p: (-(p.priority or 0), p.meta.creation_timestamp or "", p.name))
     # the pod under test was popped first: among equal priorities its initial attempt is the earliest
     ordered = [p for p in queued if (p.priority or 0) > (pod.priority or 0)]
@@ -123,9 +123,9 @@ def _pod_algorithm(fw: Framework, steps: Steps, pod: Pod, assumed: list[PodRun])
     run.host = host
     fw.snapshot.assume(pod, host)
     fw.snapshot.pod_group_assumed[pod.uid] = pod
-    st, trace.reserve = fw.run_reserve(state, pod, host)
+    st, trace.reserve = fw.binding.run_reserve(state, pod, host)
     if st.is_success():
-        st, trace.permit = fw.run_permit(state, pod, host)
+        st, trace.permit = fw.binding.run_permit(state, pod, host)
         if st.is_success() or st.is_wait():
             run.permit = st
             assumed.append(run)
@@ -139,7 +139,7 @@ def _pod_algorithm(fw: Framework, steps: Steps, pod: Pod, assumed: list[PodRun])
 def _revert(fw: Framework, run: PodRun) -> None:
     """``unreserveAndForget``."""
     assert run.host is not None
-    fw.run_unreserve(run.state, run.pod, run.host)
+    fw.binding.run_unreserve(run.state, run.pod, run.host)
     fw.snapshot.forget(run.pod, run.host)
     fw.snapshot.pod_group_assumed.pop(run.pod.uid, None)
 
@@ -184,7 +184,7 @@ class _Tried:
 
 def placement_algorithm(fw: Framework, steps: Steps, pods: list[Pod], group: PodGroup, trace: Trace) -> tuple[GroupResult, list[_Tried]]:
     """``podGroupSchedulingPlacementAlgorithm``: generate placements, try each, score the feasible."""
-    generators = fw.lists["placementGenerate"]
+    generators = fw.plugins.lists["placementGenerate"]
     all_nodes = list(fw.snapshot.node_info_list)
     placements, st = run_placement_generate(generators, group, all_nodes)
     if generators:
@@ -227,15 +227,15 @@ def _best_placement(fw: Framework, group: PodGroup, feasible: list[_Tried], trac
     assignments = [
         PodGroupAssignments(t.placement, [(r.pod, r.host) for r in t.result.runs if r.host]) for t in feasible
     ]
-    plugins = fw.lists["placementScore"]
+    plugins = fw.plugins.lists["placementScore"]
     columns: dict[str, tuple[list[int], list[int]]] = {}
-    scores, st = run_placement_score(plugins, fw.placement_score_weights, group, assignments, columns)
+    scores, st = run_placement_score(plugins, fw.plugins.placement_score_weights, group, assignments, columns)
     if not st.is_success():
         return GroupResult(status=st)
     names = [_placement_name(t.placement) for t in feasible]
     for pl in plugins:
         raw, normalized = columns[pl.name]
-        w = fw.placement_score_weights.get(pl.name, 1)
+        w = fw.plugins.placement_score_weights.get(pl.name, 1)
         trace.placement_score[pl.name] = PluginScores(
             w, dict(zip(names, raw, strict=True)), dict(zip(names, normalized, strict=True)),
             {n: s * w for n, s in zip(names, normalized, strict=True)},

@@ -15,8 +15,7 @@ from kschedctl.explain.uncertainty import OrderDependence
 from kschedctl.framework.batch import BatchRecord
 from kschedctl.framework.extender import ExtenderCall
 from kschedctl.framework.failures import PluginFailure
-from kschedctl.framework.runtime import PluginStatus
-from kschedctl.framework.status import Status
+from kschedctl.framework.status import PluginStatus, Status
 
 
 @dataclass(slots=True)

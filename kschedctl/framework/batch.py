@@ -100,7 +100,7 @@ def signed_plugins(fw: Framework) -> tuple[list[SignPlugin], list[str]]:
     signing: list[SignPlugin] = []
     unsupported: list[str] = []
     for ep in SIGNED_EXTENSION_POINTS:
-        for pl in fw.lists[ep]:
+        for pl in fw.plugins.lists[ep]:
             if pl.name in seen:
                 continue
             seen.add(pl.name)
@@ -210,7 +210,7 @@ class OpportunisticBatch:
         ni = self.fw.snapshot.get(last.chosen_node)
         if ni is None:
             return f"the previous pod's node {last.chosen_node} is gone"
-        if not self.fw.run_filter_plugins(state, pod, ni).is_rejected():
+        if not self.fw.filtering.run_filter_plugins(state, pod, ni).is_rejected():
             return f"the previous pod's node {last.chosen_node} still fits this pod, so the stored order may be wrong"
         return None
 

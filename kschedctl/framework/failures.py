@@ -1,7 +1,7 @@
 """Exceptions raised by plugins, kept after the runtime turned them into Error statuses.
 
 A Go plugin reports a failure by returning an Error status; a Python plugin may also raise.
-The runtime (``framework/runtime.py``) catches what a plugin raises at any extension point,
+The runtime (``framework/plugincalls.py``) catches what a plugin raises at any extension point,
 turns it into that plugin's Error status there, as if the plugin had returned
 ``Status.as_error("<Type>: <message>")``, and records a ``PluginFailure`` here: which plugin,
 where, on which node, and the traceback. The trace says where it happened; the CLI points at

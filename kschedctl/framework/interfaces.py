@@ -29,8 +29,8 @@ from kschedctl.kube.rules import POD_GROUP_CYCLE
 from kschedctl.kube.versions import DEFAULT_FEATURES
 
 if TYPE_CHECKING:
+    from kschedctl.framework.nodeinfos import Snapshot
     from kschedctl.framework.signers import SignFragment
-    from kschedctl.framework.snapshot import Snapshot
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.model import Pod
 

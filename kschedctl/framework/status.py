@@ -1,11 +1,15 @@
-"""Plugin outcomes as values: ``Code`` and ``Status``, like kube-scheduler's ``fwk.Status``.
+"""Plugin outcomes as values: ``Code`` and ``Status``, like kube-scheduler's ``fwk.Status``; the
+``PluginStatus`` records the runtime keeps of them for the trace, and how the runtime's messages
+quote the names in them (``quote_name``).
 
 Upstream model: ``k8s.io/kube-scheduler framework/interface.go (Code, Status)``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import IntEnum
+from typing import Any
 
 
 class Code(IntEnum):
@@ -92,6 +96,23 @@ class Status:
         extra = f" {self.reasons}" if self.reasons else ""
         who = f" [{self.plugin}]" if self.plugin else ""
         return f"Status({self.code.label}{extra}{who})"
+
+
+@dataclass(slots=True)
+class PluginStatus:
+    """One plugin's status at one extension point, for the trace."""
+
+    plugin: str
+    status: Status
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"plugin": self.plugin, "code": self.status.code.label, "reasons": list(self.status.reasons)}
+
+
+def quote_name(name: str) -> str:
+    """A plain name (a plugin's, a pod's, a profile's) in double quotes, as Go's ``%q`` prints it in the
+    runtime's messages; such names need no escaping, so none is done."""
+    return f'"{name}"'
 
 
 MAX_NODE_SCORE = 100

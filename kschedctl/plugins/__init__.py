@@ -32,8 +32,8 @@ from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
 
 if TYPE_CHECKING:
+    from kschedctl.framework.nodeinfos import Snapshot
     from kschedctl.framework.runtime import Framework
-    from kschedctl.framework.snapshot import Snapshot
 
 #: Plugin name -> where it lives: its module, or its package (whose plugin module is ``plugin``).
 IN_TREE_MODULES: dict[str, str] = {
@@ -109,9 +109,9 @@ def bare_framework(snapshot: Snapshot | None = None, features: Features = DEFAUL
     Its ``run_*`` calls run no Filter or PreFilter plugin (they return Success), and plugins built over
     it take the reference paths, not the snapshot's indexes (``fast_paths`` off)."""
     # imported here: loading a plugin module (this package first) does not load the runtime
+    from kschedctl.framework.nodeinfos import Snapshot
     from kschedctl.framework.profile import PluginRef, Plugins, Profile
     from kschedctl.framework.runtime import Framework
-    from kschedctl.framework.snapshot import Snapshot
     from kschedctl.snapshot.cluster import Cluster
 
     plugins = Plugins()

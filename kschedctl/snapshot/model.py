@@ -485,7 +485,7 @@ class Pod:
     resize_infeasible: bool
     _info: Any
     #: Position in the scheduling queue's initial list when the pod was already pending as a run began
-    #: (``kschedctl.whatif.simulate``); None: queued when created (PrioritySort reads creationTimestamp).
+    #: (``kschedctl.whatif.podqueue.queued_at_start``); None: queued when created (PrioritySort reads creationTimestamp).
     queued_at_start: int | None
 
     @classmethod

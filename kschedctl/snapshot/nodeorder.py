@@ -2,7 +2,7 @@
 
 The scheduler's node tree (``pkg/scheduler/backend/cache/node_tree.go``) keeps, per zone, the
 nodes in the order its informer delivered them, and lists them zone-interleaved (see
-``framework.snapshot.node_tree_order``); its queue takes the pending pods of equal priority in
+``framework.nodeinfos.node_tree_order``); its queue takes the pending pods of equal priority in
 the order they were added at start-up. Both orders come from the informers' initial list, which
 client-go's streaming list replays from a map: they change on every scheduler restart and cannot
 be read from the API server. This module says which order a run assumes (``StartupOrder``, held by

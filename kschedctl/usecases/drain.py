@@ -18,8 +18,8 @@ if TYPE_CHECKING:
     from kschedctl.kube.selectors import Selector
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.whatif.drain import DrainFlags, DrainResult, ScaleDownResult
+    from kschedctl.whatif.placements import RunOptions, SimulationResult
     from kschedctl.whatif.runs import RunsReport
-    from kschedctl.whatif.simulate import RunOptions, SimulationResult
 
 
 @dataclass(kw_only=True)
@@ -63,8 +63,8 @@ def _runs(request: DrainRequest, hooks: Hooks) -> RunsReport:
     """``--drain ... --runs N``: the drain N times, each with random node and start-up queue orders, and the
     range of where the replacements land; a drain that evictions refuse or block fails in every run."""
     from kschedctl.whatif.drain import DrainFlags, drained_nodes, run_drain
+    from kschedctl.whatif.placements import SimulationResult
     from kschedctl.whatif.runs import run_many
-    from kschedctl.whatif.simulate import SimulationResult
 
     nodes = drained_nodes(request.cluster, request.nodes, request.selector)
     stuck: list[str] = []

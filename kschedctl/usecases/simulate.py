@@ -17,8 +17,8 @@ from kschedctl.usecases.request import ClusterRequest, Hooks
 if TYPE_CHECKING:
     from kschedctl.config.types import SchedulerConfig
     from kschedctl.snapshot.cluster import Cluster
+    from kschedctl.whatif.placements import RunOptions, SimulationResult
     from kschedctl.whatif.runs import RunsReport
-    from kschedctl.whatif.simulate import RunOptions, SimulationResult
     from kschedctl.whatif.workloads import Manifests
 
 

@@ -22,7 +22,8 @@ from kschedctl.framework.registry import Registry
 from kschedctl.parallel import run_jobs, worker_count
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
-from kschedctl.whatif.remedies import Budget, find_remedies
+from kschedctl.whatif.remedies import find_remedies
+from kschedctl.whatif.remedybudget import Budget
 
 
 @dataclass

@@ -31,9 +31,9 @@ from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
 from kschedctl.explain.cycle import run_cycle
 from kschedctl.explain.trace import Trace
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod

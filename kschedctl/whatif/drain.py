@@ -40,7 +40,7 @@ from kschedctl.framework.registry import Registry
 from kschedctl.kube.selectors import Selector, parse_label_selector
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
-from kschedctl.whatif.simulate import Placement, RunOptions, SimulationResult
+from kschedctl.whatif.placements import Placement, RunOptions, SimulationResult
 
 #: Hears pods done / total, as ``simulate_streams``' progress does.
 Progress = Callable[[int, int | None], None]
@@ -547,7 +547,7 @@ class ScaleDownResult:
 
 def utilization(cluster: Cluster, names: Iterable[str]) -> dict[str, float]:
     """cluster-autoscaler's node utilization: the larger of cpu and memory requests over allocatable."""
-    from kschedctl.framework.snapshot import Snapshot
+    from kschedctl.framework.nodeinfos import Snapshot
 
     snap = Snapshot(cluster)
     out: dict[str, float] = {}

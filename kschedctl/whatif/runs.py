@@ -23,7 +23,7 @@ from typing import Any
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node
 from kschedctl.snapshot.nodeorder import new_seed, random_order
-from kschedctl.whatif.simulate import ORDER_NOTE_START, SimulationResult
+from kschedctl.whatif.placements import ORDER_NOTE_START, SimulationResult
 
 ZONE_LABEL = "topology.kubernetes.io/zone"
 #: Labels that name a node's pool, looked for in this order when ``--group-by`` is not given.

@@ -16,10 +16,10 @@ from kschedctl.config.args import DefaultPreemptionArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import NodeToStatus, PostFilterResult, PreFilterResult
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.profile import PluginRef, Plugins, Profile
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.plugins.defaultpreemption import plugin as dp
@@ -169,7 +169,7 @@ def preempt(
     cluster.default_priority(pod)
     fw = _framework(Snapshot(cluster), filters, args)
     state = CycleState()
-    pre = fw.run_pre_filter(state, pod)
+    pre = fw.filtering.run_pre_filter(state, pod)
     assert pre.status.is_success(), pre.status
     statuses = NodeToStatus()
     for ni in fw.snapshot.node_info_list:
@@ -177,7 +177,7 @@ def preempt(
         assert not st.is_success(), f"{ni.name} should not fit"
         statuses.set(ni.name, st)
     before = {ni.name: [pi.pod.key for pi in ni.pods] for ni in fw.snapshot.node_info_list}
-    result, status = fw.plugins_map[dp.NAME].post_filter(state, pod, statuses)
+    result, status = fw.plugins.by_name[dp.NAME].post_filter(state, pod, statuses)
     # a dry run: the snapshot is untouched
     assert {ni.name: [pi.pod.key for pi in ni.pods] for ni in fw.snapshot.node_info_list} == before
     return result, status, statuses
@@ -388,10 +388,10 @@ def test_node_that_fits_after_all_is_an_error() -> None:
     pod = incoming(cpu="1").build()
     fw = _framework(Snapshot(cluster), ("AlwaysPass",))
     state = CycleState()
-    fw.run_pre_filter(state, pod)
+    fw.filtering.run_pre_filter(state, pod)
     statuses = NodeToStatus()
     statuses.set("n1", Status.unschedulable("made up"))
-    _result, st = fw.plugins_map[dp.NAME].post_filter(state, pod, statuses)
+    _result, st = fw.plugins.by_name[dp.NAME].post_filter(state, pod, statuses)
     assert st.code == Code.ERROR
     assert st.reasons == ['preemption: expected at least one victim pod on node "n1"']
 

@@ -10,7 +10,7 @@ import pytest
 from kschedctl.config.args import DynamicResourcesArgs
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore
-from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.kube.cel import (
     CelCompileError,

@@ -12,7 +12,7 @@ from kschedctl.config.args import InterPodAffinityArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import NodeScore, extension_points_of
-from kschedctl.framework.snapshot import Snapshot
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import PodInfo
 from kschedctl.plugins.interpodaffinity import plugin as ipa

@@ -11,6 +11,7 @@ import pytest
 from kschedctl.config.args import NodeResourcesFitArgs
 from kschedctl.framework import placement
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.podgroups import (
     Placement,
     PodGroup,
@@ -21,7 +22,6 @@ from kschedctl.framework.podgroups import (
     pod_group_states,
 )
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.snapshot import Snapshot
 from kschedctl.framework.status import Code, Status
 from kschedctl.kube.versions import resolve_features
 from kschedctl.plugins import gangscheduling, podgrouppodscount, topologyaware

@@ -26,8 +26,8 @@ from kschedctl.plugins.interpodaffinity.filtering import Counts
 from kschedctl.plugins.interpodaffinity.scoring import PreScoreState, ScoreMap, _int32
 
 if TYPE_CHECKING:
+    from kschedctl.framework.nodeinfos import Snapshot
     from kschedctl.framework.podindex import PodIndex
-    from kschedctl.framework.snapshot import Snapshot
     from kschedctl.snapshot.model import Pod
 
 REQUIRED_ANTI_AFFINITY = 0

@@ -21,8 +21,8 @@ from kschedctl.plugins.podtopologyspread.common import (
 )
 
 if TYPE_CHECKING:
+    from kschedctl.framework.nodeinfos import Snapshot
     from kschedctl.framework.podindex import MatchCounts
-    from kschedctl.framework.snapshot import Snapshot
     from kschedctl.framework.types import NodeInfo, PodInfo
     from kschedctl.kube.selectors import Selector
     from kschedctl.snapshot.model import Pod
