@@ -61,8 +61,9 @@ class SearchSnapshots:
         return Snapshot(cluster, exclude_pod_uids=(self.pod.uid,), reuse=self.base())
 
 
-class CycleProof:
-    """A change's verdict: its patch checked, then the whole scheduling cycle re-run on the result."""
+class _SearchStep:
+    """What every way of checking a change works from: the search's snapshots (its cluster and pod), the
+    configuration and registry the cycles run with, and the meter the budget is spent on."""
 
     def __init__(
         self, snapshots: SearchSnapshots, config: SchedulerConfig, registry: Registry, meter: BudgetMeter
@@ -73,6 +74,10 @@ class CycleProof:
         self.config = config
         self.registry = registry
         self.meter = meter
+
+
+class CycleProof(_SearchStep):
+    """A change's verdict: its patch checked, then the whole scheduling cycle re-run on the result."""
 
     def pod_copy(self) -> Pod:
         return Pod.from_raw(copy.deepcopy(self.pod.raw))
@@ -108,18 +113,13 @@ class CycleProof:
         return check_node_patch(stored, change.patch, change.command)
 
 
-class FilterProbes:
+class FilterProbes(_SearchStep):
     """Questions the real PreFilter and Filter answer for changed copies of the pod, one probe each."""
 
     def __init__(
         self, snapshots: SearchSnapshots, config: SchedulerConfig, registry: Registry, meter: BudgetMeter
     ) -> None:
-        self.snapshots = snapshots
-        self.cluster = snapshots.cluster
-        self.pod = snapshots.pod
-        self.config = config
-        self.registry = registry
-        self.meter = meter
+        super().__init__(snapshots, config, registry, meter)
         self._framework: Framework | None = None
 
     def fits_somewhere(self, pod: Pod) -> bool:
