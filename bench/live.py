@@ -45,8 +45,8 @@ from urllib.parse import parse_qsl, urlsplit
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from kschedctl.snapshot.source import RESOURCES, recording_name  # noqa: E402
-from tests.apiserver import ThreadedServer  # noqa: E402
+from kschedctl.snapshot.source import RESOURCES  # noqa: E402
+from tests.apiserver import ThreadedServer, recording_name  # noqa: E402
 
 #: The recorded discovery answers: the repository's sibling ``../shared/recordings`` (as bench/run.py finds
 #: ``../shared/perf``), else the copy in tests/recordings.

@@ -31,12 +31,17 @@ from urllib.parse import parse_qsl, urlsplit
 
 import yaml
 
-from kschedctl.snapshot.source import recording_name
-
 ROOT = Path(__file__).parent.parent
 RECORDINGS = Path(__file__).parent / "recordings" / "003-medium-30n150p"
 CLUSTERROLE = ROOT / "deploy" / "kschedctl-readonly-clusterrole.yaml"
 USER = "system:serviceaccount:kube-system:snapshot-reader"
+
+
+def recording_name(path: str, query: str = "") -> str:
+    """The file name a recorded answer is stored under: path with / as _, the query after ``__``."""
+    name = path.strip("/").replace("/", "_")
+    return f"{name}__{query}.json" if query else f"{name}.json"
+
 
 EXPIRED_MESSAGE = (
     "The provided continue parameter is too old to display a consistent list result. You can start a new list "

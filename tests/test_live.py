@@ -26,7 +26,7 @@ from kschedctl.errors import UsageError
 from kschedctl.snapshot.cluster import KNOWN_KINDS
 from kschedctl.snapshot.live import LiveCluster, LiveOptions, Request, forbidden_message
 from kschedctl.snapshot.loader import load_cluster
-from kschedctl.snapshot.source import POD, RESOURCES, RecordingsSource, recording_name, redact
+from kschedctl.snapshot.source import POD, RESOURCES, redact
 from tests.apiserver import (
     CLUSTERROLE,
     RECORDINGS,
@@ -34,8 +34,10 @@ from tests.apiserver import (
     allowed,
     closed_port_url,
     load_rules,
+    recording_name,
     write_kubeconfig,
 )
+from tests.recorded_source import RecordingsSource, kind_counts
 
 SHARED = Path(__file__).parents[2] / "shared" / "recordings" / RECORDINGS.name
 PENDING = "web-7c9f8d6b4-new01"
@@ -110,9 +112,9 @@ def test_snapshot_writes_every_kind_and_reads_back(server: RecordedAPIServer, tm
     assert {i["kind"] for i in doc["items"]} == set(KNOWN_KINDS) - {"PodGroup"}  # an alpha API it does not serve
     assert "managedFields:" not in text  # redacted by default (the header only names it)
     cluster = load_cluster([str(out)])
-    counts = cluster.kind_counts()
+    counts = kind_counts(cluster)
     assert counts == {k: n for k, n in recorded_counts().items() if n}
-    assert counts == RecordingsSource(RECORDINGS).load().kind_counts()
+    assert counts == kind_counts(RecordingsSource(RECORDINGS).load())
 
 
 def test_snapshot_json_no_redact_keeps_managed_fields(server: RecordedAPIServer, tmp_path: Path) -> None:

@@ -30,7 +30,6 @@ from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.live import LiveSource
 from kschedctl.snapshot.loader import build_cluster, parse_documents
 from kschedctl.snapshot.model import KubeObject
-from kschedctl.snapshot.source import recording_name
 from kschedctl.testing import (
     PodBuilder,
     SnapshotHandle,
@@ -42,7 +41,7 @@ from kschedctl.testing import (
     schedule,
 )
 from kschedctl.whatif.causes import group_by_cause
-from tests.apiserver import RECORDINGS, RecordedAPIServer, load_rules
+from tests.apiserver import RECORDINGS, RecordedAPIServer, load_rules, recording_name
 
 GATES = {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkloadScheduling": True}
 V136_ON = resolve_features(36, GATES)

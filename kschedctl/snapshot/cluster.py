@@ -180,10 +180,3 @@ class Cluster:
 
     def bound_pods(self) -> Iterable[Pod]:
         return (p for p in self.pods if p.node_name)
-
-    def kind_counts(self) -> dict[str, int]:
-        out = {"Node": len(self.nodes), "Pod": len(self.pods)}
-        for k, v in self.objects.items():
-            if v:
-                out[k] = len(v)
-        return out

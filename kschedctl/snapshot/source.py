@@ -1,10 +1,10 @@
-"""Where a Cluster comes from: snapshot files, a live API server, or recorded API answers.
+"""Where a Cluster comes from: snapshot files or a live API server.
 
 The CLI asks a ``Source`` for a Cluster and never cares which kind it holds. The
-live source (``kschedctl.snapshot.live``) and the recordings source both receive
-the API server's list answers as raw dictionaries; this module turns those into
-``Document``s for the loader's ``build_cluster``, so every source builds its
-Cluster through the same model constructors and the same defaulting.
+live source (``kschedctl.snapshot.live``) receives the API server's list answers
+as raw dictionaries; this module turns those into ``Document``s for the loader's
+``build_cluster``, so every source builds its Cluster through the same model
+constructors and the same defaulting.
 
 It also owns the two things a snapshot must agree on whatever wrote it: the
 table of API resources kube-scheduler reads (``RESOURCES``, which the read-only
@@ -13,7 +13,6 @@ ClusterRole in ``deploy/`` grants) and the redaction of secret material.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -189,13 +188,6 @@ class Fetched:
                 items.extend(page)
         self.lists.append((res, items))
 
-    def items(self) -> Iterator[dict[str, Any]]:
-        for _, items in self.lists:
-            yield from items
-
-    def counts(self) -> dict[str, int]:
-        return {res.kind: len(items) for res, items in self.lists}
-
     def documents(self) -> Iterator[Document]:
         from kschedctl.snapshot.loader import Document
 
@@ -216,13 +208,6 @@ class Fetched:
         cluster.pods_listed = True
         cluster.notes[:0] = self.notes
         return cluster
-
-    def as_list(self) -> dict[str, Any]:
-        """The snapshot as one ``kind: List`` that ``--snapshot`` reads back, with the server's version."""
-        meta: dict[str, Any] = {}
-        if self.server_version:
-            meta["annotations"] = {SERVER_VERSION_ANNOTATION: self.server_version}
-        return {"apiVersion": "v1", "kind": "List", "metadata": meta, "items": list(self.items())}
 
 
 def list_items(res: APIResource, answer: dict[str, Any], *, redacted: bool) -> list[dict[str, Any]]:
@@ -361,61 +346,3 @@ def recorded_version(path: str) -> str | None:
         raise InputError(f"{e}; correct it, or choose the version with --kube-version", source=path, field=where) from None
     return value
 
-
-def recording_name(path: str, query: str = "") -> str:
-    """The file name a recorded answer is stored under: path with / as _, the query after ``__``."""
-    name = path.strip("/").replace("/", "_")
-    return f"{name}__{query}.json" if query else f"{name}.json"
-
-
-class RecordingsSource:
-    """Answers recorded from a real API server (shared/recordings/ layout), read without a server.
-
-    Each list is read from the file recorded for ``GET <list path>?limit=500``; a resource
-    without a file is treated as not served by that server.
-    """
-
-    def __init__(self, directory: str | Path, *, redacted: bool = True) -> None:
-        self.directory = Path(directory)
-        self.redacted = redacted
-        self.description = f"recordings in {self.directory}"
-
-    def default_namespace(self) -> str:
-        return "default"
-
-    def require_pod(self, namespace: str, name: str) -> None:
-        return None
-
-    def fetch(self) -> Fetched:
-        fetched = Fetched(str(self.directory))
-        if not self.directory.is_dir():
-            raise InputError("no such directory", source=str(self.directory))
-        version = self.directory / "version.json"
-        if version.is_file():
-            fetched.server_version = str(self._read(version).get("gitVersion") or "") or None
-        for res in RESOURCES:
-            f = self.directory / recording_name(res.list_path())
-            if not f.is_file():
-                fetched.not_served(res)
-                continue
-            fetched.lists.append((res, list_items(res, self._read(f), redacted=self.redacted)))
-        return fetched
-
-    def server_version(self) -> str | None:
-        version = self.directory / "version.json"
-        return str(self._read(version).get("gitVersion") or "") or None if version.is_file() else None
-
-    def load(
-        self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
-    ) -> Cluster:
-        return self.fetch().to_cluster(warn, features)
-
-    @staticmethod
-    def _read(f: Path) -> dict[str, Any]:
-        try:
-            data = json.loads(f.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError) as e:
-            raise InputError(f"cannot read recorded answer: {e}", source=str(f)) from None
-        if not isinstance(data, dict):
-            raise InputError("a recorded answer must be a JSON object", source=str(f))
-        return data
