@@ -12,7 +12,6 @@ from kschedctl.explain.cycle import (
     Diagnosis,
     explain_pod,
     fit_error_message,
-    heap_pop_order_winner,
     num_feasible_nodes_to_find,
 )
 from kschedctl.framework.cycle_state import CycleState
@@ -368,12 +367,6 @@ def test_fit_error_histogram_is_sorted_as_strings() -> None:
         d.node_to_status.set(f"n{i}", Status(Code.UNSCHEDULABLE, "Insufficient memory", *(["Insufficient cpu"] if i < 3 else [])))
     d.post_filter_msg = "preemption: nope."
     assert fit_error_message(19, d) == "0/19 nodes are available: 19 Insufficient memory, 3 Insufficient cpu. preemption: nope."
-
-
-def test_heap_winner_matches_go_heap() -> None:
-    totals = {"a": 5, "b": 9, "c": 9, "d": 1}
-    assert heap_pop_order_winner(["a", "b", "c", "d"], totals) == "b"
-    assert heap_pop_order_winner(["a", "c", "b", "d"], totals) == "c"
 
 
 # A cycle that ends in an error: the message kube-scheduler v1.35 writes into PodScheduled ---------

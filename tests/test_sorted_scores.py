@@ -48,3 +48,9 @@ def test_pops_equal_the_plain_go_heap(scores: list[tuple[int, int]], randomized:
     assert len(h) == len(names)
     assert h.peek() == (go_heap_pops(names, totals, rand)[0] if names else None)
     assert [h.pop() for _ in names] == go_heap_pops(names, totals, rand)
+
+
+def test_a_tie_goes_to_the_node_the_heap_holds_first() -> None:
+    totals = {"a": 5, "b": 9, "c": 9, "d": 1}
+    assert SortedScoredNodes(["a", "b", "c", "d"], totals).pop() == "b"
+    assert SortedScoredNodes(["a", "c", "b", "d"], totals).pop() == "c"

@@ -107,11 +107,6 @@ def fit_error_message(num_all_nodes: int, d: Diagnosis) -> str:
     return msg
 
 
-def heap_pop_order_winner(names: list[str], totals: dict[str, int]) -> str:
-    """The node Go's ``heap.Init`` + ``heap.Pop`` yields (Less = higher total) from this list order."""
-    return SortedScoredNodes(names, totals).pop()
-
-
 def explain_pod(
     cluster: Cluster,
     pod: Pod,

@@ -8,14 +8,15 @@ them. Upstream: ``pkg/scheduler/framework/plugins/nodedeclaredfeatures/nodedecla
 
 The plugin is in the registry of v1.35 (alpha, gate off) and v1.36 (beta, gate on, in the
 default plugins). With the ``NodeDeclaredFeatures`` gate off it does nothing: PreFilter
-returns Skip, Filter passes, no events. With it on:
+returns Skip, Filter passes. With it on:
 
 * PreFilter infers the pod's required features; none (the usual case) is Skip, which skips Filter;
 * Filter: a node whose declared features miss one is UnschedulableAndUnresolvable (preemption
   cannot help);
-* SignPod (OpportunisticBatching): the required features;
-* events: a node added or whose declared features changed, or an update of the pod itself whose
-  required features changed, may make the pod schedulable.
+* SignPod (OpportunisticBatching): the required features.
+
+kschedctl does not model the cluster events that send a rejected pod back to the queue, so the
+plugin has none to register (nor their queueing hints).
 
 What changed between versions (the feature table, the message, the set's representation) is
 in ``FeatureTable``, chosen once from ``handle.features``.
@@ -36,7 +37,7 @@ from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.features import Features
 from kschedctl.kube.gates import NODE_DECLARED_FEATURES
 from kschedctl.kube.rules import NODE_DECLARED_FEATURES_TABLE
-from kschedctl.snapshot.model import Pod, parse_meta
+from kschedctl.snapshot.model import Pod
 
 NAME = "NodeDeclaredFeatures"
 
@@ -44,9 +45,6 @@ NAME = "NodeDeclaredFeatures"
 ERR_REASON = "node(s) didn't match Pod's required features"
 
 _STATE_NAME = "PreFilter" + NAME
-
-QUEUE = "Queue"
-QUEUE_SKIP = "QueueSkip"
 
 Spec = dict[str, Any]
 
@@ -212,30 +210,6 @@ class NodeDeclaredFeatures:
         """OpportunisticBatching: the verdict depends on the pod's required features only."""
         reqs = self.table.required(_spec(pod.raw))
         return [SignFragment(signers.FEATURES, self.table.signature(reqs))], Status()
-
-    def events_to_register(self) -> list[tuple[str, str, Callable[[Pod, Any, Any], str]]]:
-        """(resource, actions, queueing hint) of the cluster events that may make a rejected pod
-        schedulable; none when the gate is off."""
-        if not self.enabled:
-            return []
-        return [
-            ("Node", "Add|UpdateNodeDeclaredFeature", self.is_schedulable_after_node_change),
-            ("Pod", "Update", self.is_schedulable_after_pod_update),
-        ]
-
-    def is_schedulable_after_node_change(self, pod: Pod, old: dict[str, Any] | None, new: dict[str, Any]) -> str:
-        """A new node, or one whose declared features changed, may fit."""
-        if old is not None and node_declared_features(old) == node_declared_features(new):
-            return QUEUE_SKIP
-        return QUEUE
-
-    def is_schedulable_after_pod_update(self, pod: Pod, old: dict[str, Any], new: dict[str, Any]) -> str:
-        """An update of the pod itself matters when its required features changed."""
-        if parse_meta(new, namespaced=True).uid != pod.uid:
-            return QUEUE_SKIP
-        if self.table.required(_spec(old)) == self.table.required(_spec(new)):
-            return QUEUE_SKIP
-        return QUEUE
 
 
 def new(args: None, handle: Handle) -> NodeDeclaredFeatures:

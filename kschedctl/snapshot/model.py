@@ -618,10 +618,6 @@ class Pod:
         """``corev1helpers.PodPriority``: nil priority counts as 0."""
         return self.priority or 0
 
-    @property
-    def preempt_never(self) -> bool:
-        return self.preemption_policy == "Never"
-
     def __repr__(self) -> str:
         return f"Pod({self.key})"
 

@@ -4,7 +4,6 @@ rules and message, v1.35's named-feature message), SignPod and the queueing hint
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import pytest
@@ -150,45 +149,6 @@ def test_sign_pod(pod: PodBuilder, features: Features, value: Any) -> None:
     assert st.is_success()
     assert fragments is not None
     assert [(f.key, f.value) for f in fragments] == [(FEATURES, value)]
-
-
-def test_events() -> None:
-    assert _pl(V136_OFF).events_to_register() == []
-    assert [(r, a) for r, a, _ in _pl().events_to_register()] == [
-        ("Node", "Add|UpdateNodeDeclaredFeature"),
-        ("Pod", "Update"),
-    ]
-
-
-@pytest.mark.parametrize(
-    ("old", "new", "hint"),
-    [
-        pytest.param(None, declaring(RESTART_ALL), ndf.QUEUE, id="node-added"),
-        pytest.param(declaring(), declaring(RESTART_ALL), ndf.QUEUE, id="features-changed"),
-        pytest.param(declaring(RESTART_ALL), declaring(RESTART_ALL).label("a", "b"), ndf.QUEUE_SKIP, id="other-change"),
-    ],
-)
-def test_node_change_hint(old: NodeBuilder | None, new: NodeBuilder, hint: str) -> None:
-    pod = restart_all().build()
-    assert _pl().is_schedulable_after_node_change(pod, None if old is None else old.raw, new.raw) == hint
-
-
-@pytest.mark.parametrize(
-    ("change", "same_pod", "hint"),
-    [
-        pytest.param({"containers": [{"name": "c", "image": "x"}]}, True, ndf.QUEUE, id="requirements-changed"),
-        pytest.param({"priority": 5}, True, ndf.QUEUE_SKIP, id="requirements-same"),
-        pytest.param({"containers": [{"name": "c", "image": "x"}]}, False, ndf.QUEUE_SKIP, id="another-pod"),
-    ],
-)
-def test_pod_update_hint(change: dict[str, Any], same_pod: bool, hint: str) -> None:
-    old = restart_all()
-    pod = old.build()
-    new = copy.deepcopy(old.raw)
-    new["spec"].update(change)
-    if not same_pod:
-        new["metadata"]["uid"] = "someone-else"
-    assert _pl().is_schedulable_after_pod_update(pod, old.raw, new) == hint
 
 
 def test_in_the_registry() -> None:
