@@ -312,7 +312,7 @@ def test_budget_bounds_the_work_and_says_what_it_cut() -> None:
     cluster, pod = world(case)
     report = find_remedies(cluster, pod, CFG, budget=Budget(reruns=0))
     assert report.reruns == 0 and report.remedies == []
-    assert report.not_tried and "budget exhausted" in report.budget_text()
+    assert report.not_tried and report.to_dict()["notTried"] == report.not_tried
     assert report.to_dict()["budget"] == {"reruns": 0, "probes": 600, "seconds": 120.0}  # conftest's seconds
 
 

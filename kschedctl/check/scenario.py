@@ -82,21 +82,6 @@ class ScenarioResult:
     def updated(self) -> bool:
         return bool(self.update and self.update.get("written"))
 
-    def plugins_involved(self) -> set[str]:
-        """Plugins named in the differing paths (for per-plugin agreement reports)."""
-        out: set[str] = set()
-        for d in self.differences:
-            parts = d.path.split(".")
-            if parts[0] == "score" and len(parts) > 1:
-                out.add(parts[1])
-            elif parts[0] == "filter":
-                for v in (d.expected, d.actual):
-                    if isinstance(v, dict) and v.get("plugin"):
-                        out.add(str(v["plugin"]))
-                    elif isinstance(v, str) and len(parts) > 2 and parts[-1] == "plugin":
-                        out.add(v)
-        return out
-
 
 def compare(expected: Any, actual: Any, path: str = "", *, exact: bool = False) -> list[Difference]:
     """Differences between an expectation and the actual trace (partial unless ``exact``)."""

@@ -36,9 +36,6 @@ if TYPE_CHECKING:
     from kschedctl.framework.runtime import Framework
     from kschedctl.snapshot.model import Pod
 
-#: ``maxBatchAge``: upstream drops a batch older than this (wall clock); not modelled (see above).
-MAX_BATCH_AGE_SECONDS = 0.5
-
 #: Extension points whose plugins must all sign a pod (``computeBatchablePlugins``).
 SIGNED_EXTENSION_POINTS = ("preFilter", "filter", "preScore", "score")
 
@@ -163,8 +160,6 @@ class OpportunisticBatch:
             self.disabled_because = f"plugin(s) {', '.join(unsupported)} do not sign pods"
         self.state: _State | None = None
         self.last: _LastCycle | None = None
-        #: Pods placed on a hint (upstream's ``batchedPods``).
-        self.batched_pods = 0
 
     # -- SignPod --------------------------------------------------------------------------
     def sign_pod(self, pod: Pod) -> tuple[str | None, str | None]:
@@ -227,7 +222,6 @@ class OpportunisticBatch:
         """After a node was chosen (before Reserve): remember this cycle, and its sorted scores when useful."""
         self.last = _LastCycle(cycle, chosen, True)
         if hinted and hinted == chosen:
-            self.batched_pods += 1
             if rec is not None:
                 rec.batched = True
                 rec.stored = "kept: the rest of the stored order serves the next pod"

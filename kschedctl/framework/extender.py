@@ -35,7 +35,6 @@ if TYPE_CHECKING:  # the HTTP client is imported when an extender is called, not
 
 #: ``extenderv1.MaxExtenderPriority``: extenders score 0..10; the scheduler scales by 100/10.
 MAX_EXTENDER_PRIORITY = 10
-MIN_EXTENDER_PRIORITY = 0
 #: What one extender point is worth on the plugins' 0..100 scale (integer division, as Go).
 EXTENDER_SCORE_SCALE = MAX_NODE_SCORE // MAX_EXTENDER_PRIORITY
 

@@ -116,10 +116,6 @@ class PodGroupState:
     def scheduled_pods_count(self) -> int:
         return len(self.assigned) + len(self.assumed)
 
-    def unscheduled_pods(self) -> dict[str, Pod]:
-        """Unscheduled pods by name."""
-        return {self.all_pods[u].name: self.all_pods[u] for u in self.unscheduled}
-
 
 def pod_group_states(pods: Iterable[Pod]) -> dict[tuple[str, str], PodGroupState]:
     """The state of every group the pods belong to, keyed by (namespace, group name)."""

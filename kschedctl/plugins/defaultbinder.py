@@ -2,9 +2,8 @@
 
 kube-scheduler binds by POSTing a ``v1.Binding`` (the pod's namespace, name and
 UID, target Node) to the pod's ``binding`` subresource. kschedctl never writes to
-a cluster: Bind succeeds without side effects and keeps the Binding it would have
-sent (``bindings``, ``last_binding``) so that the trace can show it;
-``binding_for`` builds that object for any pod and node.
+a cluster: Bind succeeds without side effects, and the trace shows the Binding it
+would have sent, which ``binding_for`` builds for any pod and node.
 
 Upstream model: ``pkg/scheduler/framework/plugins/defaultbinder/default_binder.go``.
 """
@@ -36,17 +35,11 @@ class DefaultBinder:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
-        #: Pod key ("namespace/name") -> the Binding that would have been sent.
-        self.bindings: dict[str, dict[str, Any]] = {}
-        self.last_binding: dict[str, Any] | None = None
 
     def binding_for(self, pod: Pod, node_name: str) -> dict[str, Any]:
         return binding_for(pod, node_name)
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status:
-        b = binding_for(pod, node_name)
-        self.bindings[pod.key] = b
-        self.last_binding = b
         return Status()
 
 

@@ -5,5 +5,3 @@ they never touch a snapshot or a plugin.
 """
 
 from __future__ import annotations
-
-FORMATS = ("table", "wide", "json", "yaml", "markdown")

@@ -135,10 +135,6 @@ class FeasibilityChange:
     code_b: str | None = None
 
     @property
-    def feasibility_changed(self) -> bool:
-        return self.feasible_a != self.feasible_b
-
-    @property
     def kind(self) -> str:
         """``outcome`` (feasible on one side only, or evaluated on one side only), ``code`` (rejected on
         both sides with other status codes), or ``message`` (the same verdict and code, other words)."""

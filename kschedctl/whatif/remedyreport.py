@@ -167,11 +167,6 @@ class RemedyReport:
     def helpful(self) -> list[Remedy]:
         return [r for r in self.remedies if r.helps]
 
-    def budget_text(self) -> str:
-        used = f"{self.reruns} cycle re-runs, {self.probes} Filter probes, {self.seconds:.2f} s"
-        cut = f"; budget exhausted: not tried: {', '.join(self.not_tried)}" if self.not_tried else ""
-        return f"used {used} of a budget of {self.budget.text()}{cut}"
-
     def to_dict(self) -> dict[str, Any]:
         return {
             "pod": self.pod,

@@ -277,7 +277,7 @@ def test_plugin_shape() -> None:
     assert pl.name == "NodeResourcesFit"
     assert pl.pre_filter_extensions() is None
     assert pl.score_extensions() is None
-    assert pl.strategy == "LeastAllocated"
+    assert pl.scorer.name == "LeastAllocated"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -458,8 +458,8 @@ def test_defaults_applied() -> None:
     assert [(r.name, r.weight) for r in pl.scorer.resources] == [("cpu", 1), ("memory", 1)]
     pl = _plugin({"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "cpu", "weight": 0}]}})
     assert [(r.name, r.weight) for r in pl.scorer.resources] == [("cpu", 1)]
-    assert _plugin().strategy == "LeastAllocated"
-    assert _plugin({"scoringStrategy": {"type": "MostAllocated"}}).strategy == "MostAllocated"
+    assert _plugin().scorer.name == "LeastAllocated"
+    assert _plugin({"scoringStrategy": {"type": "MostAllocated"}}).scorer.name == "MostAllocated"
 
 
 @pytest.mark.parametrize(("x", "want"), [(0.5, 1), (1.5, 2), (2.5, 3), (2.4999, 2), (0.0, 0), (-0.5, -1), (7.0, 7)])

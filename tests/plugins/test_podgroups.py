@@ -74,12 +74,12 @@ def test_state_follows_assume_and_forget() -> None:
     states = pod_group_states([bound, waiting, make_pod("loner").build()])
     assert list(states) == [("default", "pg")]
     s = states[("default", "pg")]
-    assert (s.all_pods_count(), s.scheduled_pods_count(), sorted(s.unscheduled_pods())) == (2, 1, ["waiting"])
+    assert (s.all_pods_count(), s.scheduled_pods_count(), s.unscheduled) == (2, 1, {waiting.uid})
     s.assume(waiting)
-    assert (s.scheduled_pods_count(), s.unscheduled_pods()) == (2, {})
+    assert (s.scheduled_pods_count(), s.unscheduled) == (2, set())
     assert [p.name for p in s.scheduled_pods()] == ["bound", "waiting"]
     s.forget(waiting)
-    assert (s.scheduled_pods_count(), sorted(s.unscheduled_pods())) == (1, ["waiting"])
+    assert (s.scheduled_pods_count(), s.unscheduled) == (1, {waiting.uid})
     s.assume(make_pod("stranger").build())  # not a member: ignored
     assert s.all_pods_count() == 2
     assert PodGroupState().scheduled_pods() == []

@@ -14,19 +14,19 @@ from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.status import Code, Status
 from kschedctl.plugins.volumebinding import binder as vb
 from kschedctl.plugins.volumebinding import plugin as vbmod
-from kschedctl.plugins.volumebinding.plugin import VolumeBinding
+from kschedctl.plugins.volumebinding.plugin import STATE_KEY, VolumeBinding
 from kschedctl.plugins.volumebinding.storage import (
     access_modes,
     claim_class,
     claim_request,
     claim_selector,
-    node_affinity_matches,
     volume_bound_to_claim,
     volume_capacity,
     volume_class,
     volume_mode,
 )
 from kschedctl.snapshot.model import KubeObject, Pod
+from kschedctl.snapshot.selectors import NodeSelector
 from tests.builders import FakeHandle, NodeBuilder, PodBuilder, make_node, make_pod, make_snapshot, node_info
 from tests.plugins.storage_objects import capacity, csi_driver, csi_node, pv, pvc, storage_class, zone_in
 
@@ -118,6 +118,14 @@ def _filter(pod: PodBuilder, objects: list[KubeObject], node: NodeBuilder) -> tu
     pl, state, p, st = _setup(pod, objects)
     assert st.is_success(), st
     return pl, state, pl.filter(state, p, node_info(node))
+
+
+def _pod_volumes_for(state: CycleState, node_name: str) -> vb.PodVolumes | None:
+    """The bindings and provisions Filter found for a node, as the cycle state keeps them."""
+    s = state.get(STATE_KEY)
+    if s is None or s.pod_volumes_by_node is None:
+        return None
+    return s.pod_volumes_by_node.get(node_name)
 
 
 @pytest.mark.parametrize(
@@ -224,10 +232,10 @@ def test_pv_affinity_match_fields_are_ignored() -> None:
     ],
 )
 def test_filter_delayed(objects: list[KubeObject], node: NodeBuilder, reasons: list[str], chosen: list[str] | None) -> None:
-    pl, state, got = _filter(make_pod().pvc("data"), objects, node)
+    _, state, got = _filter(make_pod().pvc("data"), objects, node)
     assert got.reasons == reasons
     if chosen is not None:
-        vols = pl.pod_volumes_for(state, "n1")
+        vols = _pod_volumes_for(state, "n1")
         assert vols is not None
         assert [b.pv.name for b in vols.static_bindings] == chosen
         assert len(vols.dynamic_provisions) == (0 if chosen else 1)
@@ -238,9 +246,9 @@ def test_two_claims_do_not_share_a_pv() -> None:
     _, _, got = _filter(make_pod().pvc("a").pvc("b"), objects, make_node("n1"))
     assert got.reasons == [BIND_CONFLICT]
     objects.append(pv("pv2", size="2Gi"))
-    pl, state, got = _filter(make_pod().pvc("a").pvc("b"), objects, make_node("n1"))
+    _, state, got = _filter(make_pod().pvc("a").pvc("b"), objects, make_node("n1"))
     assert got.is_success()
-    vols = pl.pod_volumes_for(state, "n1")
+    vols = _pod_volumes_for(state, "n1")
     assert vols is not None
     # claims are matched smallest request first: "a" (1Gi) takes the 2Gi PV, "b" the 5Gi one
     assert sorted((b.pvc.name, b.pv.name) for b in vols.static_bindings) == [("a", "pv2"), ("b", "pv1")]
@@ -384,6 +392,12 @@ def test_args_validation() -> None:
     with pytest.raises(ConfigError):
         vbmod.new(VolumeBindingArgs.model_validate({"shape": [{"utilization": 0, "score": 10}]}), FakeHandle())
     assert vbmod.new(VolumeBindingArgs.model_validate({"bindTimeoutSeconds": 30}), FakeHandle()).args.bind_timeout_seconds == 30
+
+
+def node_affinity_matches(selector: NodeSelector | None, node_labels: Mapping[str, str]) -> bool:
+    """``CheckNodeAffinity`` for the oracle: only the node's labels are known to it; with no node
+    name, ``matchFields`` requirements are not evaluated at all."""
+    return selector is None or selector.matches(node_labels, "")
 
 
 def find_matching_volume(

@@ -177,7 +177,6 @@ class Pool:
     slices: list[ResourceSlice] = field(default_factory=list)
     incomplete: bool = False
     invalid: bool = False
-    invalid_reason: str = ""
 
     @property
     def pool_id(self) -> str:
@@ -231,7 +230,7 @@ def gather_pools(dra: DraCluster, node: Node) -> list[Pool]:
             if dup:
                 break
         if dup:
-            pools.append(Pool(driver, pool_name, invalid=True, invalid_reason=f"duplicate device name {dup}"))
+            pools.append(Pool(driver, pool_name, invalid=True))
             continue
         pools.append(Pool(driver, pool_name, slices))
     return pools
@@ -247,7 +246,6 @@ class _ReqData:
     cls: DeviceClass | None
     num_devices: int = 0
     all_devices: list[tuple[DeviceID, Device, ResourceSlice]] | None = None
-    selected_sub: int = 0
 
     def request_name(self) -> str:
         return f"{self.parent}/{self.request.name}" if self.parent is not None else self.request.name
@@ -450,7 +448,6 @@ class Allocator:
                     continue
                 all_exceeded = False
                 if ok:
-                    rd.selected_sub = sub
                     return True
                 sub += 1
             if all_exceeded:

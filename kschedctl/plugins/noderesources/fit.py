@@ -216,10 +216,6 @@ class Fit:
         # (fit.go's InsufficientResource.Unresolvable); v1.33 has only Unschedulable
         self.unresolvable = handle.features.follows(FIT_UNRESOLVABLE)
 
-    @property
-    def strategy(self) -> str:
-        return self.scorer.name
-
     # PreFilter -----------------------------------------------------------------------------
     def pre_filter(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[PreFilterResult | None, Status]:
         state.write(_PRE_FILTER_KEY, compute_pod_request(pod))

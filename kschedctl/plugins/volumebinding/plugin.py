@@ -246,13 +246,6 @@ class VolumeBinding:
         return self._pre_bind_status(state, node_name, skip=False)
 
     # ------------------------------------------------------------------ explain
-    def pod_volumes_for(self, state: CycleState, node_name: str) -> PodVolumes | None:
-        """The bindings/provisions Filter found for a node."""
-        s = state.get(STATE_KEY)
-        if s is None or s.pod_volumes_by_node is None:
-            return None
-        return s.pod_volumes_by_node.get(node_name)
-
     def explain(self, state: CycleState) -> dict[str, Any]:
         """The pod's claims as PreFilter sorted them."""
         s = state.get(STATE_KEY)

@@ -180,14 +180,6 @@ def parse_volume_node_affinity(node_affinity: Any) -> NodeSelector | None:
         return NodeSelector()
 
 
-def node_affinity_matches(selector: NodeSelector | None, node_labels: Mapping[str, str]) -> bool:
-    """``CheckNodeAffinity``: only the node's labels are known to it; with no node
-    name, ``matchFields`` requirements are not evaluated at all."""
-    if selector is None:
-        return True
-    return selector.matches(node_labels, "")
-
-
 def claim_selector(pvc: KubeObject) -> Selector | None:
     """The claim's ``spec.selector``; None when absent. An invalid one matches nothing."""
     raw = pvc.spec.get("selector")
