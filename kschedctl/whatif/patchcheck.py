@@ -21,7 +21,7 @@ from typing import Any
 
 from kschedctl.apivalidation import validate_object, validate_pod_spec
 from kschedctl.apivalidation.admission import pod_update_error, priority_admission_error
-from kschedctl.snapshot import strategicmerge as sm
+from kschedctl.snapshot import strategicmerge
 from kschedctl.snapshot.cluster import SYSTEM_PRIORITY_CLASSES, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
 
@@ -96,8 +96,8 @@ def check_pod_patch(cluster: Cluster, pod: Pod, patch: dict[str, Any]) -> PatchC
     """``patch`` applied to the stored pod (and to its controller's template, when it has one)."""
     owner = controller_of(cluster, pod)
     try:
-        applied = sm.apply(pod.raw, patch, "Pod")
-    except sm.PatchError as e:
+        applied = strategicmerge.apply(pod.raw, patch, "Pod")
+    except strategicmerge.PatchError as e:
         return PatchCheck(f"pod {pod.key}", "not applicable", refused=[str(e)])
     classes = _classes(cluster)
     refused = _new(_pod_refusals(applied, classes, pod.name), _pod_refusals(pod.raw, classes, pod.name))
@@ -122,10 +122,10 @@ def _through_controller(
     how = (f"patch the pod template of its controller, {kind} {name} (the same patch under spec.template): "
            f"kubectl patch {kind.lower()} {name} -n {pod.namespace} -p '{body}'")
     target = f"{kind} {pod.namespace}/{name}"
-    if obj is not None and kind in sm.POD_SPEC_AT:
+    if obj is not None and kind in strategicmerge.POD_SPEC_AT:
         try:
-            template = sm.apply(obj.raw, wrapped, kind)
-        except sm.PatchError as e:
+            template = strategicmerge.apply(obj.raw, wrapped, kind)
+        except strategicmerge.PatchError as e:
             return PatchCheck(target, how, applied, [*refused, str(e)])
         refused = [*refused, *_new(_template_refusals(template, classes, pod.name), _template_refusals(obj.raw, classes, pod.name))]
     return PatchCheck(target, how, applied, list(dict.fromkeys(refused)))
@@ -134,8 +134,8 @@ def _through_controller(
 def check_node_patch(node: Node, patch: dict[str, Any], command: str | None) -> PatchCheck:
     """A node patch applied to the stored node."""
     try:
-        applied = sm.apply(node.raw, patch, "Node")
-    except sm.PatchError as e:
+        applied = strategicmerge.apply(node.raw, patch, "Node")
+    except strategicmerge.PatchError as e:
         return PatchCheck(f"node {node.name}", "not applicable", refused=[str(e)])
     how = command or f"kubectl patch node {node.name} -p '{json.dumps(patch, separators=(',', ':'))}'"
     refused = _new([str(e) for e in validate_object("Node", applied)], [str(e) for e in validate_object("Node", node.raw)])

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from kschedctl.config import changes as c
+from kschedctl.config import changes
 from kschedctl.explain.trace import Trace
 from kschedctl.kube.features import Features
 from kschedctl.snapshot.cluster import Cluster
@@ -51,8 +51,8 @@ def record_kind(a: tuple[str, tuple[str, ...]] | None, b: tuple[str, tuple[str, 
     not run): the pod let through on one side only is another outcome."""
     ca, cb = (a or ("Success", ()))[0], (b or ("Success", ()))[0]
     if (ca in _REJECTING) != (cb in _REJECTING):
-        return c.OUTCOME
-    return c.CODE if ca != cb else c.MESSAGE
+        return changes.OUTCOME
+    return changes.CODE if ca != cb else changes.MESSAGE
 
 
 def _record_parts(ra: list[Any], rb: list[Any], point: str) -> set[Part]:
@@ -74,7 +74,7 @@ def _filter_parts(ta: Trace, tb: Trace) -> set[Part]:
             continue
         fa, fb = sa.is_success(), sb.is_success()
         kind = verdict_kind(fa, fb, None if fa else sa.code.label, None if fb else sb.code.label)
-        out.update((s.plugin, c.FILTER, kind) for s in (sa, sb) if s.plugin)
+        out.update((s.plugin, changes.FILTER, kind) for s in (sa, sb) if s.plugin)
     return out
 
 
@@ -95,11 +95,11 @@ def _score_parts(ta: Trace, tb: Trace) -> set[Part]:
         sa, sb = ta.score.get(plugin), tb.score.get(plugin)
         if sa is None or sb is None:
             if any((sa or sb).weighted.values()):  # type: ignore[union-attr]
-                out.add((plugin, c.SCORE, c.SCORE_KIND))
+                out.add((plugin, changes.SCORE, changes.SCORE_KIND))
             continue
         common = set(sa.raw) & set(sb.raw)
         if any(sa.raw[n] != sb.raw[n] or sa.weighted.get(n) != sb.weighted.get(n) for n in common):
-            out.add((plugin, c.SCORE, c.SCORE_KIND))
+            out.add((plugin, changes.SCORE, changes.SCORE_KIND))
     return out
 
 
@@ -118,40 +118,40 @@ def _post_filter_parts(ta: Trace, tb: Trace) -> set[Part]:
     nominated = any(pf is not None and pf.nominated_node_name for pf in (pa, pb))
     out: set[Part] = set()
     if outcome or not nominated:
-        kind = c.OUTCOME if outcome else c.MESSAGE
-        records = _record_parts(pa.per_plugin if pa else [], pb.per_plugin if pb else [], c.POST_FILTER)
+        kind = changes.OUTCOME if outcome else changes.MESSAGE
+        records = _record_parts(pa.per_plugin if pa else [], pb.per_plugin if pb else [], changes.POST_FILTER)
         out = {(p, point, kind) for p, point, _ in records}
     if outcome:
-        out.add(((pa or pb).plugin, c.POST_FILTER, c.OUTCOME))  # type: ignore[union-attr]
+        out.add(((pa or pb).plugin, changes.POST_FILTER, changes.OUTCOME))  # type: ignore[union-attr]
     preemption = {p for p, _, _ in out} - {"DynamicResources"}
     codes = _code_plugins(ta, tb)
     if preemption and codes:
         out = {part for part in out if part[0] not in preemption}
-        out |= {(p, c.POST_FILTER, c.OUTCOME if outcome else c.CODE) for p in codes}
+        out |= {(p, changes.POST_FILTER, changes.OUTCOME if outcome else changes.CODE) for p in codes}
     return out
 
 
 def _selection_parts(ta: Trace, tb: Trace) -> set[Part]:
     """The selection among the top totals, when the two versions break a tie differently."""
     if ta.tie_rule != tb.tie_rule and (len(ta.candidates) > 1 or len(tb.candidates) > 1):
-        return {("", c.SELECTION, c.OUTCOME)}
+        return {("", changes.SELECTION, changes.OUTCOME)}
     return set()
 
 
 def differing_parts(ta: Trace, tb: Trace) -> list[Part]:
     """Every (plugin, extension point, kind) whose result differs between the two traces, sorted."""
     parts = (
-        _record_parts(ta.pre_enqueue, tb.pre_enqueue, c.PRE_ENQUEUE)
-        | _record_parts(ta.pre_filter, tb.pre_filter, c.PRE_FILTER)
+        _record_parts(ta.pre_enqueue, tb.pre_enqueue, changes.PRE_ENQUEUE)
+        | _record_parts(ta.pre_filter, tb.pre_filter, changes.PRE_FILTER)
         | _filter_parts(ta, tb)
         | _score_parts(ta, tb)
         | _post_filter_parts(ta, tb)
         | _selection_parts(ta, tb)
     )
-    return sorted(parts, key=lambda p: (p[1], p[0], c.KINDS.index(p[2])))
+    return sorted(parts, key=lambda p: (p[1], p[0], changes.KINDS.index(p[2])))
 
 
-def evidence(pod: Pod, cluster: Cluster, ta: Trace, tb: Trace) -> c.Evidence:
+def evidence(pod: Pod, cluster: Cluster, ta: Trace, tb: Trace) -> changes.Evidence:
     """What the triggers of ``config.changes`` look at, from the pod, the cluster and both traces."""
     rejections: set[tuple[str, str]] = set()
     prefiltered: set[str] = set()
@@ -168,7 +168,7 @@ def evidence(pod: Pod, cluster: Cluster, ta: Trace, tb: Trace) -> c.Evidence:
         if t.post_filter is not None and not t.post_filter.nominated_node_name:
             words.update(r.plugin for r in t.post_filter.per_plugin if r.status.reasons)
     tie = len(ta.candidates) > 1 or len(tb.candidates) > 1
-    return c.Evidence(pod, cluster, frozenset(rejections), frozenset(prefiltered), frozenset(scored),
+    return changes.Evidence(pod, cluster, frozenset(rejections), frozenset(prefiltered), frozenset(scored),
                       frozenset(words), tie)
 
 
@@ -196,19 +196,19 @@ def _code_words(group: list[FeasibilityChange]) -> str:
 def _verdict_words(d: PodDiff) -> dict[str, list[str]]:
     """The Filter verdicts that differ, in words by kind: flips, codes (grouped by plugin and codes), words."""
     out: dict[str, list[str]] = defaultdict(list)
-    flips = [f for f in d.feasibility if f.kind == c.OUTCOME]
+    flips = [f for f in d.feasibility if f.kind == changes.OUTCOME]
     if flips:
-        out[c.OUTCOME].append(f"Filter verdict flips on {_nodes([f.node for f in flips])}")
+        out[changes.OUTCOME].append(f"Filter verdict flips on {_nodes([f.node for f in flips])}")
     codes: dict[tuple[str, str | None, str | None], list[FeasibilityChange]] = defaultdict(list)
     for f in d.feasibility:
-        if f.kind == c.CODE:
+        if f.kind == changes.CODE:
             codes[(f.b.split(":", 1)[0], f.code_a, f.code_b)].append(f)
-    out[c.CODE] += [_code_words(group) for group in codes.values()]
+    out[changes.CODE] += [_code_words(group) for group in codes.values()]
     reasons: dict[str, list[str]] = defaultdict(list)
     for f in d.feasibility:
-        if f.kind == c.MESSAGE:
+        if f.kind == changes.MESSAGE:
             reasons[f.b.split(":", 1)[0]].append(f.node)
-    out[c.MESSAGE] += [f"{plugin}'s reason on {_nodes(nodes)}" for plugin, nodes in reasons.items()]
+    out[changes.MESSAGE] += [f"{plugin}'s reason on {_nodes(nodes)}" for plugin, nodes in reasons.items()]
     return out
 
 
@@ -219,23 +219,23 @@ def differences(d: PodDiff, ta: Trace, tb: Trace) -> dict[str, list[str]]:
     out: dict[str, list[str]] = defaultdict(list)
     a, b = d.a, d.b
     if a.summary() != b.summary():
-        out[c.OUTCOME].append(f"decision: {a.summary()} → {b.summary()}")
+        out[changes.OUTCOME].append(f"decision: {a.summary()} → {b.summary()}")
     if (a.nominated_node, a.victims) != (b.nominated_node, b.victims):
-        out[c.OUTCOME].append(f"preemption: {_preemption(a.nominated_node, a.victims)} → "
+        out[changes.OUTCOME].append(f"preemption: {_preemption(a.nominated_node, a.victims)} → "
                               f"{_preemption(b.nominated_node, b.victims)}")
     if _selection_parts(ta, tb):
-        out[c.OUTCOME].append(f"the choice among tied nodes: {_ties(a.candidates, ta.tie_rule)} → "
+        out[changes.OUTCOME].append(f"the choice among tied nodes: {_ties(a.candidates, ta.tie_rule)} → "
                               f"{_ties(b.candidates, tb.tie_rule)}")
     for kind, words in _verdict_words(d).items():
         out[kind] += words
     for ns in d.scores:
         if ns.delta:
-            out[c.SCORE_KIND].append(f"total on {ns.node}: {ns.total_a} → {ns.total_b} ({ns.delta:+d})")
+            out[changes.SCORE_KIND].append(f"total on {ns.node}: {ns.total_a} → {ns.total_b} ({ns.delta:+d})")
     if a.fit_error != b.fit_error:
-        counted = out.get(c.CODE) and not (a.nominated_node or b.nominated_node)
+        counted = out.get(changes.CODE) and not (a.nominated_node or b.nominated_node)
         follows = " (its preemption counts follow the status codes)" if counted else ""
-        out[c.MESSAGE].append(f"PodScheduled message (FitError) differs{follows}")
-    return {k: out[k] for k in c.KINDS if out.get(k)}
+        out[changes.MESSAGE].append(f"PodScheduled message (FitError) differs{follows}")
+    return {k: out[k] for k in changes.KINDS if out.get(k)}
 
 
 def _ties(candidates: list[str], rule: str) -> str:
@@ -262,13 +262,13 @@ class VersionAttribution:
     each cited only where its trigger is present for the pod (``config.changes``)."""
 
     def __init__(self, a: Features, b: Features, cluster: Cluster) -> None:
-        self.changes = c.changes_between(a, b)
+        self.changes = changes.changes_between(a, b)
         self.cluster = cluster
 
     def __call__(self, d: PodDiff, pod: Pod, ta: Trace, tb: Trace) -> None:
         parts = differing_parts(ta, tb)
         d.by_kind = differences(d, ta, tb)
-        found = c.attribute(self.changes, parts, evidence(pod, self.cluster, ta, tb))
+        found = changes.attribute(self.changes, parts, evidence(pod, self.cluster, ta, tb))
         explained = [p for p in parts if any(ch.explains(*p) for ch in found)]
         d.attribution = {
             "changes": [{**ch.to_dict(), "line": ch.line(), "explains": _explains(ch, parts)} for ch in found],
@@ -277,10 +277,10 @@ class VersionAttribution:
         }
 
 
-def _explains(change: c.RuleChange, parts: list[Part]) -> list[str]:
+def _explains(change: changes.RuleChange, parts: list[Part]) -> list[str]:
     """The kinds of difference ``change`` explains among ``parts``, most telling first."""
     kinds = {kind for p, point, kind in parts if change.explains(p, point, kind)}
-    return [k for k in c.KINDS if k in kinds]
+    return [k for k in changes.KINDS if k in kinds]
 
 
 def _part_words(parts: list[Part], kinds: bool = False) -> list[str]:

@@ -371,7 +371,7 @@ class Allocator:
                 cons.append(_MatchAttribute(c.requests, c.match_attribute))
             self.constraints.append(cons)
         try:
-            done = self._one(0, 0, 0, 0, False)
+            done = self._allocate_from(0, 0, 0, 0, False)
         except _MaxSizeExceeded:
             raise AllocationError("allocation max size exceeded") from None
         if not done:
@@ -424,51 +424,62 @@ class Allocator:
     def _in_use(self, did: DeviceID) -> bool:
         return did in self.allocated or bool(self.allocating.get(did))
 
-    def _one(self, ci: int, ri: int, si: int, di: int, in_sub: bool) -> bool:
+    def _allocate_from(
+        self, claim_index: int, request_index: int, subrequest_index: int, devices_chosen: int, within_subrequest: bool
+    ) -> bool:
+        """Allocate every device still wanted, from this point of the search on; True when all fit.
+
+        The point is the claim (``claim_index`` into ``self.claims``), its request
+        (``request_index`` into the claim's requests), the subrequest tried for a request with
+        alternatives (``subrequest_index``; 0 otherwise) and how many of that request's devices
+        are chosen already (``devices_chosen``). ``within_subrequest``: one alternative of the
+        request is being tried, so the alternatives are not expanded again. Each device choice
+        recurses for the next and is undone when what follows does not fit.
+        """
         self.steps += 1
         if self.deadline is not None and self.steps % 512 == 0 and time.monotonic() > self.deadline:
             raise AllocationTimeout
-        if ci >= len(self.claims):
+        if claim_index >= len(self.claims):
             return True
-        claim = self.claims[ci]
-        if ri >= len(claim.requests):
+        claim = self.claims[claim_index]
+        if request_index >= len(claim.requests):
             try:
-                return self._one(ci + 1, 0, 0, 0, False)
+                return self._allocate_from(claim_index + 1, 0, 0, 0, False)
             except _MaxSizeExceeded:
                 return False
-        rd = self.rdata[(ci, ri, si)]
-        if not in_sub and rd.parent is not None:
+        rd = self.rdata[(claim_index, request_index, subrequest_index)]
+        if not within_subrequest and rd.parent is not None:
             all_exceeded = True
-            sub = 0
-            while (ci, ri, sub) in self.rdata:
+            alternative = 0
+            while (claim_index, request_index, alternative) in self.rdata:
                 try:
-                    ok = self._one(ci, ri, sub, di, True)
+                    ok = self._allocate_from(claim_index, request_index, alternative, devices_chosen, True)
                 except _MaxSizeExceeded:
-                    sub += 1
+                    alternative += 1
                     continue
                 all_exceeded = False
                 if ok:
                     return True
-                sub += 1
+                alternative += 1
             if all_exceeded:
                 raise _MaxSizeExceeded
             return False
         req = rd.request
         if req.allocation_mode == ALL and not rd.all_devices:
             return False
-        if di >= rd.num_devices:
-            return self._one(ci, ri + 1, 0, 0, False)
-        if len(self.results[ci]) + rd.num_devices - di > ALLOCATION_RESULTS_MAX_SIZE:
+        if devices_chosen >= rd.num_devices:
+            return self._allocate_from(claim_index, request_index + 1, 0, 0, False)
+        if len(self.results[claim_index]) + rd.num_devices - devices_chosen > ALLOCATION_RESULTS_MAX_SIZE:
             raise _MaxSizeExceeded
         if req.allocation_mode == ALL:
             assert rd.all_devices is not None
-            did, dev, sl = rd.all_devices[di]
-            undo = self._allocate_device(ci, ri, si, did, dev, sl, must=True)
+            did, dev, sl = rd.all_devices[devices_chosen]
+            undo = self._allocate_device(claim_index, request_index, subrequest_index, did, dev, sl, must=True)
             if undo is None:
                 return False
             try:
                 # Upstream drops the subrequest index when moving to the next "All" device.
-                done = self._one(ci, ri, 0, di + 1, in_sub)
+                done = self._allocate_from(claim_index, request_index, 0, devices_chosen + 1, within_subrequest)
             except BaseException:
                 undo()
                 raise
@@ -482,17 +493,17 @@ class Allocator:
                 for dev in sl.devices:
                     did = (pool.driver, pool.pool, dev.name)
                     if req.admin_access:
-                        if ci in self.allocating.get(did, ()):
+                        if claim_index in self.allocating.get(did, ()):
                             continue
                     elif self._in_use(did):
                         continue
-                    if not self._selectable(ci, ri, si, rd, sl, dev):
+                    if not self._selectable(claim_index, request_index, subrequest_index, rd, sl, dev):
                         continue
-                    undo = self._allocate_device(ci, ri, si, did, dev, sl, must=False)
+                    undo = self._allocate_device(claim_index, request_index, subrequest_index, did, dev, sl, must=False)
                     if undo is None:
                         continue
                     try:
-                        done = self._one(ci, ri, si, di + 1, in_sub)
+                        done = self._allocate_from(claim_index, request_index, subrequest_index, devices_chosen + 1, within_subrequest)
                     except BaseException:
                         undo()
                         raise
