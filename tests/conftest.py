@@ -40,3 +40,10 @@ def _fix_search_not_timed(monkeypatch: pytest.MonkeyPatch) -> None:
     """``--fix`` searches end by their counted limits (cycle re-runs, probes), never by the wall clock of a
     loaded machine: tests that expect a remedy would otherwise fail when the machine is busy."""
     monkeypatch.setenv("KSCHEDCTL_FIX_SECONDS", "120")
+
+
+@pytest.fixture(autouse=True)
+def _completion_not_timed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Shell completion asks the (local, recorded) API server with a limit of 2 s by default: a loaded
+    machine would make it offer nothing. The tests give it a limit no answer comes near."""
+    monkeypatch.setenv("KSCHEDCTL_COMPLETION_TIMEOUT", "120")

@@ -19,6 +19,7 @@ import yaml
 
 from kschedctl import __version__
 from kschedctl.cli.complete import SCRIPTS, cobra_completions, completion_script, kubectl_complete
+from kschedctl.cli.options import COMPLETION_TIMEOUT_ENV, completion_timeout
 from tests.apiserver import RecordedAPIServer
 
 ROOT = Path(__file__).parent.parent
@@ -98,6 +99,15 @@ def test_completes_from_the_cluster(served: RecordedAPIServer) -> None:
         "kube-proxy-010", "kube-proxy-011", "kube-proxy-012", ":4",
     ]
     assert {s.method for s in served.seen} == {"GET"}
+
+
+@pytest.mark.parametrize(("value", "seconds"), [(None, 2.0), ("7.5", 7.5), ("0", 0.0), ("-1", 0.0), ("soon", 2.0)])
+def test_completion_timeout_from_the_environment(monkeypatch: pytest.MonkeyPatch, value: str | None, seconds: float) -> None:
+    if value is None:
+        monkeypatch.delenv(COMPLETION_TIMEOUT_ENV, raising=False)
+    else:
+        monkeypatch.setenv(COMPLETION_TIMEOUT_ENV, value)
+    assert completion_timeout() == seconds
 
 
 def test_completion_without_a_cluster_offers_nothing(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

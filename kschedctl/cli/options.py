@@ -14,6 +14,7 @@ with, as the version and feature gates of its ``VersionOptions`` (``--kube-versi
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -34,8 +35,19 @@ if TYPE_CHECKING:
     from kschedctl.snapshot.nodeorder import NodeOrderSpec
     from kschedctl.snapshot.source import Source
 
-#: How long a shell completion may wait for the cluster before offering nothing.
+#: How long a shell completion may wait for the cluster before offering nothing (seconds), unless
+#: ``KSCHEDCTL_COMPLETION_TIMEOUT`` says otherwise (0: no limit; the test suite raises it, so that a
+#: loaded machine cannot turn a completion into nothing).
 COMPLETION_TIMEOUT = 2.0
+COMPLETION_TIMEOUT_ENV = "KSCHEDCTL_COMPLETION_TIMEOUT"
+
+
+def completion_timeout() -> float:
+    """``COMPLETION_TIMEOUT``, or the seconds ``KSCHEDCTL_COMPLETION_TIMEOUT`` gives (a bad value is ignored)."""
+    try:
+        return max(0.0, float(os.environ.get(COMPLETION_TIMEOUT_ENV, COMPLETION_TIMEOUT)))
+    except ValueError:
+        return COMPLETION_TIMEOUT
 
 
 # --------------------------------------------------------------------------- completions
@@ -59,7 +71,7 @@ def _completion_cluster(ctx: typer.Context) -> LiveCluster | None:
             LiveOptions(
                 kubeconfig=ctx.params.get("kubeconfig"),
                 context=ctx.params.get("context"),
-                request_timeout=COMPLETION_TIMEOUT,
+                request_timeout=completion_timeout(),
                 redact=True,
             )
         )
