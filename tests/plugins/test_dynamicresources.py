@@ -763,17 +763,39 @@ def test_slices_are_not_modified() -> None:
     assert s.raw == before
 
 
+class TickingClock:
+    """A clock that moves ``step`` seconds each time it is read (0: a stopped clock)."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+TIMED_OUT = ["timed out trying to allocate devices"]
+NOT_FOUND = ["cannot allocate all claims"]
+
+
 @pytest.mark.parametrize(
-    ("timeout", "want"),
-    [("1ns", ["timed out trying to allocate devices"]), ("0s", ["cannot allocate all claims"]), (None, ["cannot allocate all claims"])],
+    ("timeout", "step", "want"),
+    [
+        pytest.param("1s", 60.0, TIMED_OUT, id="1s-passes"),
+        pytest.param(None, 60.0, TIMED_OUT, id="default-10s-passes"),
+        pytest.param(None, 0.0, NOT_FOUND, id="default-10s-never-passes"),
+        pytest.param("0s", 60.0, NOT_FOUND, id="0s-no-limit"),
+    ],
 )
-def test_filter_timeout_limits_the_search(timeout: str | None, want: list[str]) -> None:
+def test_filter_timeout_limits_the_search(timeout: str | None, step: float, want: list[str]) -> None:
     # 600 devices whose "numa" all differ: every pair violates the constraint, so the
-    # search tries each first device in turn before giving up.
+    # search tries each first device in turn before giving up. The clock is read when the search
+    # starts and every 512 steps (this search takes more than 512), moving ``step`` seconds each time.
     devices = [{"name": f"gpu-{i}", "attributes": {"numa": {"int": i}}} for i in range(600)]
     cons = [{"requests": [], "matchAttribute": f"{DRIVER}/numa"}]
     objs = [device_class(), resource_slice("s1", devices, "n1"), claim("c", exactly(count=2), constraints=cons)]
     r = Run(objs, pod_with("c"), args=None if timeout is None else {"filterTimeout": timeout})
+    r.plugin.clock = TickingClock(step)
     r.pre_filter()
     st = r.filter("n1")
     assert (st.code, st.reasons) == (Code.UNSCHEDULABLE_AND_UNRESOLVABLE, want)

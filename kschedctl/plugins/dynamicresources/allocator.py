@@ -315,10 +315,18 @@ def lookup_attribute(device: Device, did: DeviceID, name: str) -> tuple[str, Any
 class Allocator:
     """One ``Allocate`` call: the claims of one pod on one node."""
 
-    def __init__(self, dra: DraCluster, node: Node, claims: list[ResourceClaim], timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        dra: DraCluster,
+        node: Node,
+        claims: list[ResourceClaim],
+        timeout: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.dra = dra
-        #: Wall-clock limit of the search (filterTimeout), None for none.
-        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.clock = clock
+        #: Time limit of the search on ``clock`` (filterTimeout), None for none.
+        self.deadline = None if timeout is None else clock() + timeout
         self.steps = 0
         self.node = node
         self.claims = claims
@@ -437,7 +445,7 @@ class Allocator:
         recurses for the next and is undone when what follows does not fit.
         """
         self.steps += 1
-        if self.deadline is not None and self.steps % 512 == 0 and time.monotonic() > self.deadline:
+        if self.deadline is not None and self.steps % 512 == 0 and self.clock() > self.deadline:
             raise AllocationTimeout
         if claim_index >= len(self.claims):
             return True
