@@ -1,10 +1,11 @@
 """Hang: a test plugin whose Filter never returns on the node its args name (``node``; every node when
-absent), for tests/test_plugin_trust.py. ``seconds`` bounds the hang so that abandoned threads end;
+absent), for tests/test_plugin_trust.py. The hang never ends, so no test races it against a clock; the
+watchdog runs plugin calls on daemon threads, so an abandoned hang does not keep the test process alive.
 ``marker``: a file it creates as it starts to hang (a test then knows the call is running)."""
 
 from __future__ import annotations
 
-import time
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -19,14 +20,13 @@ class Hang:
     def __init__(self, args: dict[str, Any] | None) -> None:
         args = args or {}
         self.node: str | None = args.get("node")
-        self.seconds: float = float(args.get("seconds", 3600))
         self.marker: str | None = args.get("marker")
 
     def filter(self, state: Any, pod: Any, node_info: Any) -> Status:
         if self.node is None or node_info.name == self.node:
             if self.marker:
                 Path(self.marker).touch()
-            time.sleep(self.seconds)
+            threading.Event().wait()  # never set
         return Status()
 
 

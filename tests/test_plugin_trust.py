@@ -53,15 +53,16 @@ def explain(d: Path, *more: Any) -> Any:
 
 @pytest.mark.parametrize("where", ["after", "before"])
 def test_a_call_that_does_not_return_becomes_the_plugins_error_status(tmp_path: Path, where: str) -> None:
-    d = files(tmp_path, "Hang", {"node": "big", "seconds": 5})
+    """The call never returns (within the test run), so the limit firing races nothing; the cluster has
+    only the node it hangs on, so no other call of the plugin can be late against the short limit."""
+    d = files(tmp_path, "Hang", {"node": "big"})
+    (d / "cluster.yaml").write_text(yaml.safe_dump_all([o for o in cluster_objects() if o["metadata"]["name"] == "big"]))
     timeout = ["--plugin-timeout", "0.3"]
-    start = time.monotonic()
     if where == "before":
         r = runner.invoke(app, [*timeout, "explain", "pod", "-f", str(d / "pod.yaml"), "--snapshot", str(d / "cluster.yaml"),
                                 "--config", str(d / "config.yaml"), "--plugin-module", "tests.hang_plugin", "-o", "json"])
     else:
         r = explain(d, "--plugin-module", "tests.hang_plugin", "-o", "json", *timeout)
-    assert time.monotonic() - start < 4
     import json
 
     doc = json.loads(r.stdout)
@@ -114,13 +115,12 @@ def test_ctrl_c_during_a_hung_call_names_it_and_exits_130(tmp_path: Path) -> Non
            "--config", str(d / "config.yaml"), "--plugin-module", "tests.hang_plugin", "--plugin-timeout", "60"]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300
         while not marker.exists() and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.05)
         assert marker.exists(), proc.communicate()
-        time.sleep(0.2)
-        proc.send_signal(signal.SIGINT)
-        _, stderr = proc.communicate(timeout=30)
+        proc.send_signal(signal.SIGINT)  # the call was handed to the plugin: Ctrl-C from then on names it
+        _, stderr = proc.communicate(timeout=300)
     finally:
         if proc.poll() is None:
             proc.kill()

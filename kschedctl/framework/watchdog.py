@@ -127,12 +127,14 @@ class _Watch:
             finally:
                 done.set()
 
-        self.worker.jobs.put(job)
-        return self._wait(done, box, describe_call(self.plugin, method, args))
+        return self._run(self.worker, job, done, box, describe_call(self.plugin, method, args))
 
-    def _wait(self, done: threading.Event, box: list[Any], what: str) -> Any:
+    def _run(self, worker: _Worker, job: Callable[[], None], done: threading.Event, box: list[Any], what: str) -> Any:
+        """Hand ``job`` to the worker and wait for it; a Ctrl-C from the moment the job is handed over
+        is reported as interrupting the call."""
         start = time.monotonic()
         try:
+            worker.jobs.put(job)
             finished = done.wait(self.timeout)
         except KeyboardInterrupt:
             raise PluginInterrupted(f"{what} (interrupted after {time.monotonic() - start:.1f}s)") from None
