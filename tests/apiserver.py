@@ -10,9 +10,9 @@ kubeconfig. Around the recordings it reproduces what a real server does:
 * RBAC: every request is authorized against a ClusterRole (by default the one
   kschedctl ships) and denied with a 403 Status worded as the recorded one;
 * a namespaced list is the cluster-wide recording filtered to the namespace;
-* modes for the error paths: rejected credentials (401), slow answers
-  (timeouts), resources the server does not serve (404), an expired
-  ``continue`` token (410).
+* modes for the error paths: rejected credentials (401), no answer at all
+  until the server is closed (timeouts, with nothing to race), resources the
+  server does not serve (404), an expired ``continue`` token (410).
 
 Every request is logged, so tests can assert that kschedctl only ever sent GETs.
 """
@@ -22,7 +22,6 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -143,8 +142,8 @@ class RecordedAPIServer(ThreadedServer):
     rules: list[dict[str, Any]] = field(default_factory=load_rules)
     #: Answer every request with 401, as a server does for an expired token.
     unauthorized: bool = False
-    #: Seconds to wait before answering (longer than --request-timeout: a timeout).
-    delay: float = 0.0
+    #: Answer no request before the server is closed (any --request-timeout fires first).
+    silent: bool = False
     #: Path prefixes answered with 404, as by a server that does not serve those APIs.
     unserved: tuple[str, ...] = ()
     #: Answer the first request that carries a continue token with 410 Expired.
@@ -154,6 +153,11 @@ class RecordedAPIServer(ThreadedServer):
     def __post_init__(self) -> None:
         self._expired = False
         self._lock = threading.Lock()
+        self._closed = threading.Event()
+
+    def __exit__(self, *exc: object) -> None:
+        self._closed.set()
+        super().__exit__(*exc)
 
     def handler(self) -> type[BaseHTTPRequestHandler]:
         return _handler_for(self)
@@ -168,8 +172,8 @@ class RecordedAPIServer(ThreadedServer):
         seen = classify(method, parts.path, query)
         with self._lock:
             self.seen.append(seen)
-        if self.delay:
-            time.sleep(self.delay)
+        if self.silent:
+            self._closed.wait()
         if self.unauthorized:
             return 401, status(401, "Unauthorized", "Unauthorized")
         if not allowed(self.rules, seen):

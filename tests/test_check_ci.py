@@ -454,7 +454,7 @@ def test_live_cluster_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         assert r.exit_code == 0, r.output
         r = invoke("check", d, "--kubeconfig", kubeconfig, "--context", "staging")
         assert r.exit_code == 2 and r.stderr.startswith("error: ") and "staging" in r.stderr
-    with RecordedAPIServer(delay=3.0) as slow:
+    with RecordedAPIServer(silent=True) as slow:
         r = invoke("check", d, "--kubeconfig", slow.kubeconfig(tmp_path / "slow", context="prod"), "--request-timeout", "200ms")
     assert r.exit_code == 2
     assert r.stderr.strip() == "error: request timed out after 0.2s (--request-timeout)"
