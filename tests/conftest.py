@@ -1,4 +1,4 @@
-"""Shared fixtures and the per-plugin conformance agreement summary."""
+"""Shared fixtures, the per-plugin conformance agreement summary, and what keeps the tests off the clock."""
 
 from __future__ import annotations
 
@@ -6,6 +6,12 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+#: Hypothesis times each example (200 ms by default) and checks that generating data is not slow: both
+#: measure the machine, not the code. Off for every property test (a test's own @settings may add more).
+settings.register_profile("no-clock", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("no-clock")
 
 #: Filled by tests/test_conformance.py: plugin -> [scenarios agreeing, scenarios involving it].
 CONFORMANCE: dict[str, list[int]] = defaultdict(lambda: [0, 0])

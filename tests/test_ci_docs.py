@@ -34,7 +34,8 @@ ROOT = Path(__file__).parent.parent
 DOC = ROOT / "docs" / "ci.md"
 REPO = ROOT / "examples" / "ci"
 INSTALL = 'python -m pip install "kschedctl @ https://github.com/OWNER/kschedctl/archive/REF.tar.gz"'
-TIMEOUT = 300
+#: A bound for a hung process, far above a run (pip builds included) even on a machine ten times slower.
+TIMEOUT = 900
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.S | re.M)
 EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 

@@ -35,7 +35,8 @@ def run(*args: str | Path, cwd: Path, status: int = 0) -> subprocess.CompletedPr
     """Run a command outside the test's environment variables; assert its exit status."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
-    proc = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    # a bound for a hung process: far above a pip build even on a machine ten times slower than this one
+    proc = subprocess.run([str(a) for a in args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1800)
     assert proc.returncode == status, f"{args}\nexit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     return proc
 
