@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.errors import InputError
-from kschedctl.framework.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import DEFAULT_FEATURES, Features
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.source import RESOURCES, Fetched, Warn, list_items
 from tests.apiserver import recording_name

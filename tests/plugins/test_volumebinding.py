@@ -12,6 +12,7 @@ from kschedctl.config.args import VolumeBindingArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.status import Code, Status
+from kschedctl.kube.selectors import NodeSelector
 from kschedctl.plugins.volumebinding import binder as vb
 from kschedctl.plugins.volumebinding import plugin as vbmod
 from kschedctl.plugins.volumebinding.plugin import STATE_KEY, VolumeBinding
@@ -26,7 +27,6 @@ from kschedctl.plugins.volumebinding.storage import (
     volume_mode,
 )
 from kschedctl.snapshot.model import KubeObject, Pod
-from kschedctl.snapshot.selectors import NodeSelector
 from tests.builders import FakeHandle, NodeBuilder, PodBuilder, make_node, make_pod, make_snapshot, node_info
 from tests.plugins.storage_objects import capacity, csi_driver, csi_node, pv, pvc, storage_class, zone_in
 
