@@ -17,8 +17,9 @@ from kschedctl.explain.cycle import explain_pod
 from kschedctl.snapshot.nodeorder import StartupOrder, random_order
 from kschedctl.whatif.placements import EARLY_STOP, TIE
 from kschedctl.whatif.runs import default_group_label, run_many
-from kschedctl.whatif.simulate import simulate_pods, simulate_streams
+from kschedctl.whatif.simulate import simulate_streams
 from tests.builders import make_cluster, make_node, make_pod
+from tests.simulation import simulate_pods
 
 runner = CliRunner()
 ZONE = "topology.kubernetes.io/zone"

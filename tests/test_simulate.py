@@ -19,9 +19,10 @@ from kschedctl.plugins.podtopologyspread.common import default_selector
 from kschedctl.snapshot.loader import load_cluster, parse_documents
 from kschedctl.snapshot.model import Pod
 from kschedctl.whatif.placements import REPORT, RunOptions
-from kschedctl.whatif.simulate import Simulator, simulate_max, simulate_pods
+from kschedctl.whatif.simulate import Simulator, simulate_max
 from kschedctl.whatif.workloads import PodFactory, extend_cluster, parse_manifests
 from tests.builders import make_cluster, make_node, make_object, make_pod
+from tests.simulation import simulate_pods
 
 ROOT = Path(__file__).parent.parent
 DEMO = str(ROOT / "fixtures" / "demo" / "cluster.yaml")

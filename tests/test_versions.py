@@ -27,7 +27,7 @@ from kschedctl.kube.versions import (
 )
 from kschedctl.snapshot.loader import build_cluster, parse_documents
 from kschedctl.testing import make_cluster, make_node, make_pod
-from kschedctl.whatif.simulate import simulate_pods
+from tests.simulation import simulate_pods
 
 # ------------------------------------------------------------------------------------------ versions
 

@@ -332,23 +332,6 @@ def workload_streams(
     return streams, excluded
 
 
-def simulate_pods(
-    cluster: Cluster,
-    config: SchedulerConfig,
-    pods: Iterable[tuple[Pod, str | None]],
-    registry: Registry | None = None,
-    *,
-    options: RunOptions | None = None,
-    progress: Callable[[int, int | None], None] | None = None,
-) -> SimulationResult:
-    """Schedule ``pods`` (each with the workload it belongs to) one after another in queue order."""
-    items = list(pods)
-    streams = [PodStream([p], w, 1) for p, w in items]
-    return simulate_streams(
-        cluster, config, streams, registry, options=options, exclude_pod_uids=[p.uid for p, _ in items], progress=progress
-    )
-
-
 def _schedule_pending_first(sim: Simulator, result: SimulationResult) -> int:
     """``--max``: the snapshot's pending pods, in queue order, before any copy, as the real loop runs them
     (their preemption applied: victims gone, the pod nominated); how many attempts that took."""
