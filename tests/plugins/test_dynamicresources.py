@@ -277,6 +277,21 @@ def pod_with(*claims: str) -> PodBuilder:
 NODES = [make_node("n1"), make_node("n2"), make_node("n3")]
 
 
+def claim_allocations(state: CycleState) -> list[tuple[str, dict[str, Any] | None, bool]]:
+    """(claim, allocation as the API would show it, newly allocated) after Reserve, from the cycle state."""
+    s = state.get(dr.STATE_KEY)
+    if s is None:
+        return []
+    out: list[tuple[str, dict[str, Any] | None, bool]] = []
+    for i, c in enumerate(s.claims):
+        if c.allocation is not None:
+            out.append((c.key, c.allocation.to_dict(), False))
+        else:
+            a = s.reserved.get(i)
+            out.append((c.key, None if a is None else a.to_dict(), True))
+    return out
+
+
 class Run:
     """The plugin over a snapshot, run through the extension points like the framework does."""
 
@@ -455,7 +470,7 @@ def test_allocates_free_matching_devices_per_node() -> None:
     assert r.pre_filter().is_success()
     assert r.filters() == {"n1": OK, "n2": CANNOT, "n3": CANNOT}
     assert r.plugin.reserve(r.state, r.pod, "n1").is_success()
-    [(key, alloc, new)] = dr.claim_allocations(r.state)
+    [(key, alloc, new)] = claim_allocations(r.state)
     assert key == "default/c" and new
     assert alloc == {
         "devices": {
@@ -564,7 +579,7 @@ def test_network_attached_slices() -> None:
     r.pre_filter()
     assert r.filters() == {"n1": OK, "n2": CANNOT}
     r.plugin.reserve(r.state, r.pod, "n1")
-    [(_, alloc, _)] = dr.claim_allocations(r.state)
+    [(_, alloc, _)] = claim_allocations(r.state)
     assert alloc is not None
     assert alloc["nodeSelector"] == {
         "nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}]
@@ -606,7 +621,7 @@ def test_allocation_mode_all() -> None:
     r.pre_filter()
     assert r.filters() == {"n1": OK, "n2": CANNOT, "n3": CANNOT}
     r.plugin.reserve(r.state, r.pod, "n1")
-    [(_, alloc, _)] = dr.claim_allocations(r.state)
+    [(_, alloc, _)] = claim_allocations(r.state)
     assert alloc is not None and [d["device"] for d in alloc["devices"]["results"]] == ["gpu-0", "gpu-1"]
 
 
@@ -629,7 +644,7 @@ def test_match_attribute_constraint() -> None:
     r.pre_filter()
     assert r.filter("n1").is_success()
     r.plugin.reserve(r.state, r.pod, "n1")
-    [(_, alloc, _)] = dr.claim_allocations(r.state)
+    [(_, alloc, _)] = claim_allocations(r.state)
     assert alloc is not None and [d["device"] for d in alloc["devices"]["results"]] == ["gpu-1", "gpu-2"]
     three = claim("c", exactly(count=3), constraints=cons)
     r = Run([*objs[:-1], three], pod_with("c"))
@@ -712,7 +727,7 @@ def test_first_available_scores_earlier_subrequests_higher() -> None:
     assert r.score("n2")[0] == 8
     assert r.score("n3")[0] == 0  # no allocation recorded for the node
     r.plugin.reserve(r.state, r.pod, "n1")
-    [(_, alloc, _)] = dr.claim_allocations(r.state)
+    [(_, alloc, _)] = claim_allocations(r.state)
     assert alloc is not None and alloc["devices"]["results"][0]["request"] == "gpu/a100"
 
 

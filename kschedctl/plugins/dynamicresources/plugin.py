@@ -34,7 +34,7 @@ from __future__ import annotations
 import copy
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from kschedctl.config.args import DynamicResourcesArgs
 from kschedctl.config.field import DurationError, parse_go_duration
@@ -406,21 +406,6 @@ class DynamicResources:
         if pod.resource_claims:
             return None, Status.unschedulable("pods with dra resource claims are not signable")
         return None, Status()
-
-
-def claim_allocations(state: CycleState) -> list[tuple[str, dict[str, Any] | None, bool]]:
-    """For renderers: (claim, allocation as the API would show it, newly allocated) after Reserve."""
-    s = state.get(STATE_KEY)
-    if s is None:
-        return []
-    out: list[tuple[str, dict[str, Any] | None, bool]] = []
-    for i, c in enumerate(s.claims):
-        if c.allocation is not None:
-            out.append((c.key, c.allocation.to_dict(), False))
-        else:
-            a = s.reserved.get(i)
-            out.append((c.key, None if a is None else a.to_dict(), True))
-    return out
 
 
 def _seconds(value: object) -> float | None:
