@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.errors import InputError
-from kschedctl.kube.features import DEFAULT_FEATURES, Features
+from kschedctl.kube.features import Features
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.source import RESOURCES, Fetched, Warn, list_items
 from tests.apiserver import recording_name
