@@ -61,6 +61,8 @@ const (
 	Later featuregate.Feature = "Later"
 
 	Gone featuregate.Feature = "Gone"
+
+	Careful featuregate.Feature = "Careful"
 )
 
 /* var ghost = map[featuregate.Feature]featuregate.VersionedSpecs{Template: {}} */
@@ -88,6 +90,12 @@ var gates = map[featuregate.Feature]featuregate.VersionedSpecs{
 
 	Later: {
 		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Alpha},
+	},
+
+	Careful: {
+		{Version: version.MustParse("1.35"), Default: false, PreRelease: featuregate.Beta},
+		{Version: version.MustParse("1.35"), Default: true, PreRelease: featuregate.Beta, MinCompatibilityVersion: version.MustParse("1.35")},
+		{Version: version.MustParse("1.37"), Default: true, PreRelease: featuregate.GA, LockToDefault: true},
 	},
 
 	genericfeatures.Shared: {
@@ -259,8 +267,8 @@ def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # ------------------------------------------------------------------------------- one gate, one spec
 
 
-def spec(minor: int, default: bool = False, locked: bool = False, stage: str = "Alpha") -> Any:
-    return gen.Spec((1, minor), default, locked, stage)
+def spec(minor: int, default: bool = False, locked: bool = False, stage: str = "Alpha", compat: int | None = None) -> Any:
+    return gen.Spec((1, minor), default, locked, stage, None if compat is None else (1, compat))
 
 
 @pytest.mark.parametrize(
@@ -271,6 +279,10 @@ def spec(minor: int, default: bool = False, locked: bool = False, stage: str = "
         ([spec(30), spec(32, True, stage="Beta")], 40, spec(32, True, stage="Beta")),
         ([spec(35)], 34, None),  # only newer specs: not registered yet
         ([gen.Spec((0, 0), True, False, "Beta")], 20, gen.Spec((0, 0), True, False, "Beta")),  # unversioned
+        # a spec for binaries whose minimum compatibility version is 1.37: not a plain 1.37 (1.36), a plain 1.38
+        ([spec(37, stage="Beta"), spec(37, True, stage="Beta", compat=37)], 37, spec(37, stage="Beta")),
+        ([spec(37, stage="Beta"), spec(37, True, stage="Beta", compat=37)], 38, spec(37, True, stage="Beta", compat=37)),
+        ([spec(37, True, stage="Beta", compat=37)], 37, None),
     ],
 )
 def test_spec_at(specs: list[Any], minor: int, expected: Any) -> None:
@@ -293,6 +305,9 @@ def test_spec_at(specs: list[Any], minor: int, expected: Any) -> None:
         (33, "ShownName", (False, False, "Alpha")),  # the constant's value, not its name
         (34, "Later", None),  # its only spec is newer
         (35, "Later", (False, False, "Alpha")),
+        (35, "Careful", (False, False, "Beta")),  # MinCompatibilityVersion 1.35: not for a plain 1.35
+        (36, "Careful", (True, False, "Beta")),
+        (37, "Careful", (True, True, "GA")),
         (33, "Shared", (True, False, "Beta")),  # listed by both pkg/features and the apiserver
         (32, "ServerOnly", (False, False, "Beta")),  # the apiserver's own map
         (33, "ServerOnly", (True, False, "Beta")),
@@ -326,6 +341,39 @@ def test_dependencies(tree: Path, minor: int, expected: dict[str, tuple[str, ...
     assert warnings == []
 
 
+def test_a_spec_without_min_compatibility_keeps_the_one_before() -> None:
+    """featuregate completes each spec: the minimum compatibility version never goes down."""
+    registry = gen.build_registry([gen.parse_go_file(s, RELEASE[(s.module, s.package, s.file)])
+                                   for s in gen.SOURCES if not s.optional])
+    assert [s.min_compatibility for s in registry.specs["Careful"]] == [None, (1, 35), (1, 35)]
+
+
+#: kube-scheduler's own feature-gate file in staging, for releases that have one.
+SCHEDULER = """\
+package features
+
+import (
+	"k8s.io/apimachinery/pkg/util/version"
+	"k8s.io/component-base/featuregate"
+)
+
+const Placement featuregate.Feature = "Placement"
+
+var schedulerGates = map[featuregate.Feature]featuregate.VersionedSpecs{
+	Placement: {{Version: version.MustParse("1.36"), Default: false, PreRelease: featuregate.Alpha}},
+}
+"""
+
+
+@pytest.mark.parametrize("layout", ["tree", "vendor"])
+def test_the_scheduler_file_is_read_where_there_is_one(tmp_path: Path, layout: str) -> None:
+    files = {**RELEASE, ("k8s.io/kube-scheduler", "pkg/features", "kube_features.go"): SCHEDULER}
+    with_it = write_tree(tmp_path / "with", layout, files)
+    without = write_tree(tmp_path / "without", layout)
+    assert gen.read_release(with_it, 36)[0].gates["Placement"] == (False, False, "Alpha")
+    assert "Placement" not in gen.read_release(without, 36)[0].gates
+
+
 def test_a_vendored_copy_reads_the_same(tree: Path, tmp_path: Path) -> None:
     vendored = write_tree(tmp_path, "vendor")
     assert gen.read_release(vendored, 35) == gen.read_release(tree, 35)
@@ -354,7 +402,7 @@ def test_missing_files_are_named(tmp_path: Path, capsys: pytest.CaptureFixture[s
         ),
         (MAIN.replace("Lazy: {Quick,", "Lazy: {Unknown,"), "cannot resolve Unknown"),
         (MAIN.replace("\tregister(gates)", '\tgates["Extra"] = nil'), "gates[...] is assigned outside its literal"),
-        (MAIN.replace("PreRelease: featuregate.Alpha},\n\t},\n\n\tgenericfeatures", "PreRelease: featuregate.Early},\n\t},\n\n\tgenericfeatures"), "unknown stage"),
+        (MAIN.replace("PreRelease: featuregate.Alpha},\n\t},\n\n\tCareful", "PreRelease: featuregate.Early},\n\t},\n\n\tCareful"), "unknown stage"),
         (MAIN.replace("Default: true, PreRelease: featuregate.GA}", "Default: on, PreRelease: featuregate.GA}"), "Default is not true or false"),
     ],
 )
@@ -374,6 +422,79 @@ def test_reading_a_map_by_index_is_not_refused(tmp_path: Path) -> None:
     )
     write_tree(tmp_path, "tree", files)
     assert gen.read_release(tmp_path, 35)[0].gates["Quick"] == (True, True, "GA")
+
+
+# ------------------------------------------------------- sources newer than the release: --keep, --drop
+
+#: The release before 35 as gate_tables.py would hold it: Old is a gate the sources no longer register.
+BEFORE = (34, gen.Table(
+    {"Old": (True, True, "GA"), "Quick": (True, True, "GA"), "Lazy": (False, True, "Deprecated")},
+    {"Old": ("Quick",), "Lazy": ("Old", "Quick")},
+))
+
+
+def test_keep_takes_a_gate_as_the_release_before_had_it(tree: Path) -> None:
+    table, warnings = gen.read_release(tree, 35, gen.Overrides(keep=("Old",)), BEFORE)
+    assert table.gates["Old"] == (True, True, "GA")
+    assert table.dependencies["Old"] == ("Quick",)
+    # back in its old place in Lazy's list; Shared, which the sources add, after it
+    assert table.dependencies["Lazy"] == ("Old", "Quick", "Shared")
+    assert list(table.gates) == sorted(table.gates)
+    assert warnings == []
+
+
+def test_drop_leaves_a_gate_out_and_out_of_every_dependency_list(tree: Path) -> None:
+    table, _ = gen.read_release(tree, 35, gen.Overrides(drop=("Later", "Plain")))
+    assert "Later" not in table.gates and "Plain" not in table.gates
+    assert "Later" not in table.dependencies
+    assert "ShownName" not in table.dependencies  # its only dependency, Plain, is gone
+
+
+def test_drop_skips_a_gate_named_through_a_package_that_does_not_declare_it(tmp_path: Path) -> None:
+    """A newer pkg/features may relist a gate the (older) apiserver sources do not declare yet."""
+    files = dict(RELEASE)
+    files[("k8s.io/kubernetes", "pkg/features", "kube_features.go")] = MAIN.replace(
+        "\tgenericfeatures.Shared: {},",
+        "\tgenericfeatures.Shared: {},\n\n\tgenericfeatures.Newer: {},",
+    ).replace(
+        "\tgenericfeatures.Shared: {\n",
+        '\tgenericfeatures.Newer: {\n\t\t{Version: version.MustParse("1.38"), PreRelease: featuregate.Alpha},\n\t},\n\n\tgenericfeatures.Shared: {\n',
+    )
+    write_tree(tmp_path, "tree", files)
+    with pytest.raises(gen.GenerateError, match=re.escape("cannot resolve genericfeatures.Newer")):
+        gen.read_release(tmp_path, 35)
+    table, _ = gen.read_release(tmp_path, 35, gen.Overrides(drop=("Newer",)))
+    assert table == gen.read_release(tree_of(tmp_path / "plain"), 35)[0]
+
+
+def tree_of(root: Path) -> Path:
+    return write_tree(root, "tree")
+
+
+@pytest.mark.parametrize(
+    ("minor", "overrides", "previous", "message"),
+    [
+        (35, gen.Overrides(keep=("Quick",)), BEFORE, "--keep Quick: the sources still register Quick at 1.35"),
+        (35, gen.Overrides(keep=("Nowhere",)), BEFORE, "--keep Nowhere: 1.34 has no gate Nowhere"),
+        (35, gen.Overrides(keep=("Old",)), None, "--keep needs the release before"),
+        (35, gen.Overrides(drop=("Nowhere",)), None, "--drop Nowhere: the sources do not register Nowhere at 1.35"),
+        (34, gen.Overrides(drop=("Later",)), None, "--drop Later: the sources do not register Later at 1.34"),
+    ],
+)
+def test_overrides_it_refuses(tree: Path, minor: int, overrides: Any, previous: Any, message: str) -> None:
+    with pytest.raises(gen.GenerateError, match=re.escape(message)):
+        gen.read_release(tree, minor, overrides, previous)
+
+
+def test_keep_and_drop_on_the_command_line(tree: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "tables.py"
+    path.write_text(_head() + RENDERED)
+    assert gen.main(["--src", str(tree), "--minor", "35", "--tables", str(path), "--keep", "A", "--drop", "Later"]) == 0
+    printed = capsys.readouterr().out
+    assert '        "A": (True, False, BETA),\n' not in printed  # kept as release 3 had it: no change to print
+    assert '"Later"' not in printed
+    assert gen.main(["--src", str(tree), "--minor", "35", "--tables", str(path), "--keep", "A", "--write"]) == 0
+    assert gen.load_tables(path)[35].gates["A"] == (True, False, "Beta")
 
 
 # ----------------------------------------------------------------------------- the delta format

@@ -17,8 +17,16 @@ How the Go sources are read: comments are dropped, the text is split into tokens
 dependency map ``map[Feature][]Feature{...}``) are parsed as composite literals. A map's keys are
 feature constants, resolved to their string names through each file's imports (``genericfeatures.X``
 is the constant ``X`` of ``k8s.io/apiserver/pkg/features``). A gate's value at release 1.N is the
-last of its specs whose version is at most 1.N (how ``featuregate`` picks the spec of an emulation
-version); a gate all of whose specs are newer is not in that release's table.
+last of its specs whose version is at most 1.N and whose ``MinCompatibilityVersion``, if it has one,
+is at most 1.(N-1) (how ``featuregate`` picks the spec of a binary of 1.N started without
+``--min-compatibility-version``); a gate all of whose specs are newer is not in that release's table.
+
+When the only sources to be had are newer than the release (a development branch after it), two
+corrections say what the branch changed since: ``--keep GATE`` (the release still had GATE, which
+the branch removed: it is taken as the release before had it) and ``--drop GATE`` (the branch added
+GATE with a version entry of the release, or relists it from a staging package the sources read do
+not declare it in). Each is checked against the sources and the release before, and
+docs/development.md records the ones a release was generated with.
 
 Gates a vendor fork adds in files of its own (OpenShift's ``pkg/features/openshift_features.go``)
 are not read: only the upstream files listed in ``SOURCES`` are. When upstream moves or adds a
@@ -28,10 +36,11 @@ feature-gate file, ``SOURCES`` is where to say so.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.util
 import re
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeAlias
@@ -54,6 +63,14 @@ class GenerateError(Exception):
     """The sources cannot be read into a table; the message says where and why."""
 
 
+class UnresolvedName(GenerateError):
+    """A map names a feature constant that no source declares (``constant``: its name)."""
+
+    def __init__(self, message: str, constant: str) -> None:
+        super().__init__(message)
+        self.constant = constant
+
+
 # ------------------------------------------------------------------------------------- the sources
 
 
@@ -62,12 +79,14 @@ class GoSource:
     """One upstream Go file holding feature-gate constants and, when ``registers``, gate maps.
 
     ``module`` is the Go module and ``package`` the package directory inside it: together they
-    form the import path other files use to name its constants."""
+    form the import path other files use to name its constants. An ``optional`` file is read when a
+    release has it and is not missed when it does not."""
 
     module: str
     package: str
     file: str
     registers: bool = True
+    optional: bool = False
 
     @property
     def import_path(self) -> str:
@@ -82,9 +101,12 @@ KUBERNETES = "k8s.io/kubernetes"
 
 #: Every file whose gates kube-scheduler registers on its ``--feature-gates`` flag. The
 #: controller-manager file is read for its constant names only: kube-scheduler does not register its
-#: map, but ``pkg/features`` lists the gates it needs from it under the same names.
+#: map, but ``pkg/features`` lists the gates it needs from it under the same names. The scheduler's
+#: own staging file (its gates moved out of ``pkg/features``, which names them through that package)
+#: is read where a release has it; none up to v1.37 does.
 SOURCES: tuple[GoSource, ...] = (
     GoSource(KUBERNETES, "pkg/features", "kube_features.go"),
+    GoSource("k8s.io/kube-scheduler", "pkg/features", "kube_features.go", optional=True),
     GoSource("k8s.io/apiserver", "pkg/features", "kube_features.go"),
     GoSource("k8s.io/apiextensions-apiserver", "pkg/features", "kube_features.go"),
     GoSource("k8s.io/client-go", "features", "known_features.go"),
@@ -116,6 +138,8 @@ def locate(src: Path) -> dict[GoSource, Path]:
     for source in SOURCES:
         paths = candidate_paths(src, source)
         hit = next((p for p in paths if p.is_file()), None)
+        if hit is None and source.optional:
+            continue
         if hit is None:
             looked = "".join(f"\n    {p}" for p in paths)
             missing.append(f"  {source.display}, looked for:{looked}")
@@ -308,12 +332,14 @@ class Parser:
 
 @dataclass(frozen=True)
 class Spec:
-    """One entry of a gate's versioned specs."""
+    """One entry of a gate's versioned specs. ``min_compatibility``: the spec holds only for a binary
+    whose minimum compatibility version is at least this (``MinCompatibilityVersion``)."""
 
     version: Version
     default: bool
     locked: bool
     stage: str
+    min_compatibility: Version | None = None
 
 
 @dataclass
@@ -460,11 +486,16 @@ def parse_go_file(source: GoSource, text: str, where: str = "") -> GoFile:
 
 @dataclass
 class Registry:
-    """Every gate the sources register, with all its specs, and the dependency lists."""
+    """Every gate the sources register, with all its specs, and the dependency lists.
+
+    ``skipped``: names of ``--drop`` that a map named through a constant no source declares (a newer
+    ``pkg/features`` relisting a gate the older staging copy does not have yet); those entries are
+    left out."""
 
     specs: dict[str, tuple[Spec, ...]] = field(default_factory=dict)
     dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     origin: dict[str, str] = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)
 
 
 class Resolver:
@@ -485,7 +516,7 @@ class Resolver:
             value = self.constants.get(package or "", {}).get(expr.last)
             if value is not None:
                 return value
-            raise GenerateError(f"{file.source.display}:{expr.line}: cannot resolve {'.'.join(expr.parts)}")
+            raise UnresolvedName(f"{file.source.display}:{expr.line}: cannot resolve {'.'.join(expr.parts)}", expr.last)
         raise GenerateError(f"{file.source.display}: a gate name that is not a constant: {expr!r}")
 
 
@@ -518,7 +549,7 @@ def parse_spec(literal: Expr) -> Spec:
         if not isinstance(key, Name) or len(key.parts) != 1:
             raise GenerateError(f"line {literal.line}: a spec field without a name")
         fields[key.last] = value
-    unknown = set(fields) - {"Version", "Default", "PreRelease", "LockToDefault"}
+    unknown = set(fields) - {"Version", "Default", "PreRelease", "LockToDefault", "MinCompatibilityVersion"}
     if unknown:
         raise GenerateError(f"line {literal.line}: unknown spec fields {sorted(unknown)}")
     stage = ZERO_STAGE
@@ -532,15 +563,24 @@ def parse_spec(literal: Expr) -> Spec:
         default=_bool(fields["Default"], "Default", literal.line) if "Default" in fields else False,
         locked=_bool(fields["LockToDefault"], "LockToDefault", literal.line) if "LockToDefault" in fields else False,
         stage=stage,
+        min_compatibility=_version(fields["MinCompatibilityVersion"], literal.line) if "MinCompatibilityVersion" in fields else None,
     )
 
 
 def _specs_of(kind: str, value: Expr) -> tuple[Spec, ...]:
+    """A gate's specs as ``featuregate`` completes them: a spec without a minimum compatibility version
+    takes the one of the spec before it (so that it never goes down)."""
     if kind == "spec":
         return (parse_spec(value),)
     if not isinstance(value, Composite):
         raise GenerateError(f"versioned specs that are not a literal: {value!r}")
-    return tuple(parse_spec(v) for _, v in value.elements)
+    out: list[Spec] = []
+    for _, v in value.elements:
+        spec = parse_spec(v)
+        if spec.min_compatibility is None and out:
+            spec = dataclasses.replace(spec, min_compatibility=out[-1].min_compatibility)
+        out.append(spec)
+    return tuple(out)
 
 
 def _add_gate(registry: Registry, name: str, specs: tuple[Spec, ...], where: str) -> None:
@@ -551,18 +591,33 @@ def _add_gate(registry: Registry, name: str, specs: tuple[Spec, ...], where: str
     registry.origin.setdefault(name, where)
 
 
-def build_registry(files: Sequence[GoFile]) -> Registry:
-    """Every gate and dependency list of ``files``, names resolved."""
+def _resolve(resolver: Resolver, expr: Expr | None, file: GoFile, drop: Collection[str], registry: Registry) -> str | None:
+    """The gate name ``expr`` stands for; None for an unresolvable constant that ``drop`` names."""
+    try:
+        return resolver.name(expr, file)
+    except UnresolvedName as e:
+        if e.constant not in drop:
+            raise
+        registry.skipped.add(e.constant)
+        return None
+
+
+def build_registry(files: Sequence[GoFile], drop: Collection[str] = ()) -> Registry:
+    """Every gate and dependency list of ``files``, names resolved (an unresolvable constant that
+    ``drop`` names is left out, see ``Registry.skipped``)."""
     resolver = Resolver(files)
     registry = Registry()
     for f in files:
         for kind, literal in f.maps:
             for key, value in literal.elements:
-                name = resolver.name(key, f)
+                name = _resolve(resolver, key, f, drop, registry)
+                if name is None:
+                    continue
                 if kind == "dependencies":
                     if not isinstance(value, Composite):
                         raise GenerateError(f"{f.source.display}: dependencies of {name} are not a literal")
-                    deps = tuple(resolver.name(d, f) for _, d in value.elements)
+                    resolved = (_resolve(resolver, d, f, drop, registry) for _, d in value.elements)
+                    deps = tuple(d for d in resolved if d is not None)
                     if registry.dependencies.get(name, deps) != deps:
                         raise GenerateError(f"{name} has two different dependency lists")
                     registry.dependencies[name] = deps
@@ -583,41 +638,106 @@ class Table:
 
 
 def spec_at(specs: Sequence[Spec], minor: int) -> Spec | None:
-    """The spec in effect at 1.<minor>: the last whose version is not newer (None: not yet there)."""
+    """The spec in effect in a plain 1.<minor> binary: the last whose version is not newer and whose
+    minimum compatibility version, if it has one, is not newer than 1.<minor - 1> (the minimum
+    compatibility version of a binary started without ``--min-compatibility-version``). None: no spec
+    applies yet."""
     current = None
     for spec in specs:
-        if spec.version <= (1, minor):
+        if spec.version <= (1, minor) and (spec.min_compatibility is None or spec.min_compatibility <= (1, minor - 1)):
             current = spec
     return current
 
 
-def table_at(registry: Registry, minor: int) -> tuple[Table, list[str]]:
-    """The table of release 1.<minor>, and warnings about it (a dependency not registered then)."""
+def table_at(registry: Registry, minor: int) -> Table:
+    """The table of release 1.<minor>."""
     gates: dict[str, Gate] = {}
     for name in sorted(registry.specs):
         spec = spec_at(registry.specs[name], minor)
         if spec is not None:
             gates[name] = (spec.default, spec.locked, spec.stage)
     deps = {n: d for n, d in sorted(registry.dependencies.items()) if d and n in gates}
+    return Table(gates, deps)
+
+
+def table_warnings(table: Table, registry: Registry, minor: int) -> list[str]:
+    """What looks wrong in a release's table: a dependency it does not register, a dependency list of
+    a gate no source registers."""
     warnings = [
         f"{name} depends on {d}, which 1.{minor} does not register"
-        for name, ds in deps.items()
+        for name, ds in table.dependencies.items()
         for d in ds
-        if d not in gates
+        if d not in table.gates
     ]
     warnings += [f"dependencies name {n}, which no source registers" for n in registry.dependencies if n not in registry.specs]
-    return Table(gates, deps), warnings
+    return warnings
 
 
-def read_release(src: Path, minor: int) -> tuple[Table, list[str]]:
-    """Release 1.<minor>'s table from the feature-gate files under ``src``."""
+@dataclass(frozen=True)
+class Overrides:
+    """Corrections for sources newer than the release they are read for (a development branch that has
+    moved on): ``keep`` names gates the release had that the sources no longer register, taken as the
+    release before it had them (value, dependencies, and their place in other gates' dependencies);
+    ``drop`` names gates the sources register at the release that it did not have (or that only a
+    newer ``pkg/features`` names through a staging package the sources do not declare them in). Each
+    correction is checked: a kept gate must be missing and known to the release before, a dropped one
+    must be there to drop."""
+
+    keep: tuple[str, ...] = ()
+    drop: tuple[str, ...] = ()
+
+
+def _restore_dependencies(deps: dict[str, tuple[str, ...]], gates: Mapping[str, Gate], previous: Table,
+                          kept: Collection[str]) -> None:
+    """Put each kept gate back into the dependency lists that had it in ``previous``, in its old place."""
+    for gate, before in previous.dependencies.items():
+        if gate not in gates or not any(d in kept for d in before):
+            continue
+        now = deps.get(gate, ())
+        deps[gate] = tuple(d for d in before if d in kept or d in now) + tuple(d for d in now if d not in before)
+
+
+def apply_overrides(table: Table, minor: int, overrides: Overrides, previous: tuple[int, Table] | None,
+                    skipped: Collection[str] = ()) -> Table:
+    """``table`` with ``overrides`` applied; ``previous`` is the release before 1.<minor> (needed by
+    ``keep``), ``skipped`` the dropped names the sources only named (``Registry.skipped``)."""
+    gates = dict(table.gates)
+    deps = dict(table.dependencies)
+    for name in overrides.drop:
+        if name not in gates and name not in skipped:
+            raise GenerateError(f"--drop {name}: the sources do not register {name} at 1.{minor}")
+        gates.pop(name, None)
+        deps.pop(name, None)
+    deps = {n: tuple(d for d in ds if d not in overrides.drop) for n, ds in deps.items()}
+    if overrides.keep:
+        if previous is None:
+            raise GenerateError("--keep needs the release before, in --tables")
+        before_minor, before = previous
+        for name in overrides.keep:
+            if name in gates:
+                raise GenerateError(f"--keep {name}: the sources still register {name} at 1.{minor}")
+            if name not in before.gates:
+                raise GenerateError(f"--keep {name}: 1.{before_minor} has no gate {name}")
+            gates[name] = before.gates[name]
+            if name in before.dependencies:
+                deps[name] = before.dependencies[name]
+        _restore_dependencies(deps, gates, before, overrides.keep)
+    return Table(dict(sorted(gates.items())), {n: d for n, d in sorted(deps.items()) if d})
+
+
+def read_release(src: Path, minor: int, overrides: Overrides = Overrides(),
+                 previous: tuple[int, Table] | None = None) -> tuple[Table, list[str]]:
+    """Release 1.<minor>'s table from the feature-gate files under ``src`` (``overrides`` applied, with
+    ``previous``, the release before, for ``keep``), and warnings about it."""
     files = []
     for source, path in locate(src).items():
         try:
             files.append(parse_go_file(source, path.read_text(encoding="utf-8"), str(path)))
         except GenerateError as e:
             raise GenerateError(f"{path}: {e}") from None
-    return table_at(build_registry(files), minor)
+    registry = build_registry(files, overrides.drop)
+    table = apply_overrides(table_at(registry, minor), minor, overrides, previous, registry.skipped)
+    return table, table_warnings(table, registry, minor)
 
 
 # ------------------------------------------------------------------------------------ gate_tables.py
@@ -749,6 +869,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--src", type=Path, required=True, help="a Kubernetes source tree, or a module vendoring one")
     ap.add_argument("--minor", type=int, required=True, help="the release the sources are: 37 for v1.37.x")
     ap.add_argument("--tables", type=Path, default=TABLES, help="the gate_tables.py to read (and write)")
+    ap.add_argument("--keep", action="append", default=[], metavar="GATE",
+                    help="sources newer than the release: it still had GATE, as the release before had it (repeatable)")
+    ap.add_argument("--drop", action="append", default=[], metavar="GATE",
+                    help="sources newer than the release: it did not have GATE yet (repeatable)")
     mode = ap.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_true", help="write the release into --tables")
     mode.add_argument("--check", action="store_true", help="list how --tables differs; exit 1 if it does")
@@ -758,8 +882,10 @@ def _arguments(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _arguments(argv)
     try:
-        table, warnings = read_release(args.src, args.minor)
         tables = load_tables(args.tables)
+        older = [m for m in tables if m < args.minor]
+        previous = (max(older), tables[max(older)]) if older else None
+        table, warnings = read_release(args.src, args.minor, Overrides(tuple(args.keep), tuple(args.drop)), previous)
         for w in warnings:
             print(f"warning: {w}", file=sys.stderr)
         if args.check:
