@@ -1,7 +1,8 @@
-"""Pod groups (v1.36, alpha): the objects and per-group pod state the gang plugins read.
+"""Pod groups (v1.36 alpha, v1.37 beta): the objects and per-group pod state the gang plugins read.
 
 kube-scheduler v1.36 schedules the pods of a ``scheduling.k8s.io/v1alpha2`` PodGroup together
-when ``GenericWorkload`` is on: a pod names its group in ``spec.schedulingGroup.podGroupName``;
+when ``GenericWorkload`` is on (v1.37: ``v1beta1`` or ``v1alpha3``; the fields read here, the gang
+policy and the topology constraints, did not change): a pod names its group in ``spec.schedulingGroup.podGroupName``;
 the scheduler cache keeps, per group, which of its pods are unscheduled, assumed or assigned
 (``pkg/scheduler/backend/cache/podgroupstate.go``), and the pod-group cycle tries the group on
 *placements*, subsets of the nodes (``fwk.Placement``), scoring the assignments it found

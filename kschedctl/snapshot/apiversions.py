@@ -6,10 +6,12 @@ an apiVersion no release serves a kind as says what that version reads it as (``
 * an API version that a release does not serve: its client scheme has no such kind, so an object of
   it cannot be decoded at all and the run is refused (``resource.k8s.io/v1``, the GA DRA API, is
   served from v1.34; v1.33 only had the beta versions);
-* an API version served only with a gate on: ``scheduling.k8s.io/v1alpha2`` (PodGroup, Workload) exists
-  from v1.36 and only with ``GenericWorkload`` on (the API server serves the group only then), so a
-  file holding such an object is refused unless the run has that gate; a live server that listed
-  it serves it, so objects it returned are kept;
+* an API version served only with a gate on, and only in some releases: ``scheduling.k8s.io/v1alpha2``
+  (PodGroup, Workload) exists in v1.36 alone, ``v1beta1`` and ``v1alpha3`` (which replaced it) from
+  v1.37, each only with ``GenericWorkload`` on (the API server serves the group only then), so a
+  file holding such an object is refused unless the run's release serves its version and has that
+  gate (the refusal of a version a release no longer serves names those it serves instead); a live
+  server that listed it serves it, so objects it returned are kept;
 * a field behind a gate that is off: on create the API server drops it before it stores the
   object (``dropDisabledFields`` in ``pkg/api/pod/util.go``), so the scheduler never sees it. Pod-level
   ``spec.resources`` is such a field (PodLevelResources, alpha and off in v1.33).
@@ -18,6 +20,7 @@ an apiVersion no release serves a kind as says what that version reads it as (``
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.apivalidation import API_VERSIONS
@@ -26,8 +29,26 @@ from kschedctl.kube.gates import GENERIC_WORKLOAD, POD_LEVEL_RESOURCES
 
 #: API versions of kinds the scheduler reads, and the first minor whose scheme registers them.
 SERVED_SINCE: Mapping[str, int] = {"resource.k8s.io/v1": 34}
-#: API versions served only from a minor and with a gate on (the alpha pod-group API of v1.36).
-SERVED_WITH_GATE: Mapping[str, tuple[int, str]] = {"scheduling.k8s.io/v1alpha2": (36, GENERIC_WORKLOAD)}
+@dataclass(frozen=True)
+class GatedVersion:
+    """An API version the API server serves only in the releases ``since``..``until`` (None: still
+    served) and only with ``gate`` on."""
+
+    since: int
+    until: int | None
+    gate: str
+
+    def exists_in(self, minor: int) -> bool:
+        return self.since <= minor and (self.until is None or minor <= self.until)
+
+
+#: API versions served only with a gate on: the pod-group API, alpha in v1.36 (v1alpha2), beta (v1beta1)
+#: and alpha (v1alpha3) from v1.37, which dropped v1alpha2.
+SERVED_WITH_GATE: Mapping[str, GatedVersion] = {
+    "scheduling.k8s.io/v1alpha2": GatedVersion(36, 36, GENERIC_WORKLOAD),
+    "scheduling.k8s.io/v1beta1": GatedVersion(37, None, GENERIC_WORKLOAD),
+    "scheduling.k8s.io/v1alpha3": GatedVersion(37, None, GENERIC_WORKLOAD),
+}
 #: Where client-go's scheme of those releases registers its kinds (named in the decoding error).
 _SCHEME = "k8s.io/client-go/kubernetes/scheme/register.go:84"
 
@@ -40,7 +61,7 @@ def version_refusal(kind: str, api_version: Any, features: Features, *, listed: 
         return None
     gated = SERVED_WITH_GATE.get(api_version)
     if gated is not None:
-        return None if listed else gated_refusal(kind, api_version, features, *gated)
+        return None if listed else gated_refusal(kind, api_version, features, gated)
     since = SERVED_SINCE.get(api_version)
     if since is None or features.minor >= since:
         return None
@@ -50,15 +71,19 @@ def version_refusal(kind: str, api_version: Any, features: Features, *, listed: 
     )
 
 
-def gated_refusal(kind: str, api_version: str, features: Features, since: int, gate: str) -> str | None:
-    """The API server's answer to an object of an API version it serves only from v1.<since> with ``gate`` on."""
-    if features.minor >= since and features.enabled(gate):
+def gated_refusal(kind: str, api_version: str, features: Features, gated: GatedVersion) -> str | None:
+    """The API server's answer to an object of an API version it serves only in some releases with a gate on."""
+    exists = gated.exists_in(features.minor)
+    if exists and features.enabled(gated.gate):
         return None
-    why = (
-        f"kube-apiserver {features.release} does not have this API version"
-        if features.minor < since
-        else f"kube-apiserver {features.release} serves it only with the {gate} feature gate on"
-    )
+    if exists:
+        why = f"kube-apiserver {features.release} serves it only with the {gated.gate} feature gate on"
+    else:
+        why = f"kube-apiserver {features.release} does not have this API version"
+        group = api_version.split("/", 1)[0]
+        instead = [v for v, g in SERVED_WITH_GATE.items() if v.startswith(group + "/") and g.exists_in(features.minor)]
+        if gated.until is not None and features.minor > gated.until and instead:
+            why += f": it was removed after v1.{gated.until}; kube-apiserver {features.release} serves {kind} as {' and '.join(instead)}"
     return f'no matches for kind "{kind}" in version "{api_version}" ({why})'
 
 

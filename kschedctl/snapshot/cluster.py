@@ -35,7 +35,7 @@ KNOWN_KINDS: dict[str, bool] = {
     "DeviceClass": False,
     "ResourceSlice": False,
     "ResourceClaim": True,
-    # scheduling.k8s.io/v1alpha2 (v1.36, GenericWorkload): the pod-group cycle reads PodGroups
+    # scheduling.k8s.io v1alpha2 (v1.36), v1beta1 or v1alpha3 (v1.37), with GenericWorkload: the pod-group cycle reads PodGroups
     "PodGroup": True,
 }
 
