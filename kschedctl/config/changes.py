@@ -219,6 +219,15 @@ RULES: tuple[RuleChange, ...] = (
           "with GenericWorkload on, a PodGroup's pods are scheduled in one pod-group cycle (its placements "
           "generated and scored as a whole)",
           "there is no pod-group cycle: a PodGroup's pods are scheduled one by one", POD_GROUP),
+    _rule(rules.GANG_SCHEDULING_BY_GENERIC_WORKLOAD, ("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER),
+          "GangScheduling joins the default profile with GenericWorkload (the GangScheduling gate is gone)",
+          "GangScheduling joins the default profile with the GangScheduling gate again, not with GenericWorkload",
+          POD_GROUP),
+    _rule(rules.POD_GROUP_POST_FILTER, ("DefaultPreemption",), (POST_FILTER,),
+          "a PodGroup that cannot be scheduled has an extension point of its own, podGroupPostFilter, where "
+          "DefaultPreemption preempts for the group as a whole (kschedctl reads the configuration field but does "
+          "not run the extension point)",
+          "there is no podGroupPostFilter extension point", POD_GROUP, (OUTCOME,)),
 )
 
 

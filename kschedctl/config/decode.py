@@ -21,7 +21,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kschedctl.config.field import DurationError, go_float, go_json, go_quote, parse_go_duration
-from kschedctl.framework.profile import EXTENSION_POINT_FIELDS, PLACEMENT_EXTENSION_POINTS
+from kschedctl.framework.profile import (
+    EXTENSION_POINT_FIELDS,
+    PLACEMENT_EXTENSION_POINTS,
+    POD_GROUP_POST_FILTER_FIELD,
+)
 from kschedctl.kube.goformat import json_kind
 
 GROUP = "kubescheduler.config.k8s.io"
@@ -213,9 +217,13 @@ _PLUGIN = _struct("v1", "Plugin", {"name": STRING, "weight": INT32})
 _PLUGIN_SET = _struct("v1", "PluginSet", {"enabled": _list(_PLUGIN), "disabled": _list(_PLUGIN)})
 EXTENSION_POINTS = EXTENSION_POINT_FIELDS
 _PLUGINS = _struct("v1", "Plugins", dict.fromkeys(EXTENSION_POINTS, _PLUGIN_SET))
-#: v1.33-v1.35's Plugins: no placementGenerate/placementScore (strict decoding calls them unknown fields).
+#: v1.36's Plugins: no podGroupPostFilter (strict decoding calls it an unknown field).
+_PLUGINS_V136 = _struct("v1", "Plugins", dict.fromkeys((ep for ep in EXTENSION_POINTS if ep != POD_GROUP_POST_FILTER_FIELD), _PLUGIN_SET))
+#: v1.33-v1.35's Plugins: no placementGenerate/placementScore either.
 _PLUGINS_V135 = _struct(
-    "v1", "Plugins", dict.fromkeys((ep for ep in EXTENSION_POINTS if ep not in PLACEMENT_EXTENSION_POINTS), _PLUGIN_SET)
+    "v1",
+    "Plugins",
+    dict.fromkeys((ep for ep in _PLUGINS_V136.fields if ep not in PLACEMENT_EXTENSION_POINTS), _PLUGIN_SET),
 )
 _PLUGIN_CONFIG = _struct("v1", "PluginConfig", {"name": STRING, "args": RAW})
 
@@ -312,12 +320,21 @@ CONFIGURATION_V136 = GoType(
     CONFIGURATION.kind,
     CONFIGURATION.go,
     CONFIGURATION.struct,
+    {**CONFIGURATION.fields, "profiles": _list(_profile(_PLUGINS_V136))},
+)
+#: v1.37's: podGroupPostFilter too.
+CONFIGURATION_V137 = GoType(
+    CONFIGURATION.kind,
+    CONFIGURATION.go,
+    CONFIGURATION.struct,
     {**CONFIGURATION.fields, "profiles": _list(_profile(_PLUGINS))},
 )
 
 
 def configuration_type(minor: int) -> GoType:
     """The KubeSchedulerConfiguration type v1.<minor> decodes."""
+    if minor >= 37:
+        return CONFIGURATION_V137
     return CONFIGURATION_V136 if minor >= 36 else CONFIGURATION
 
 

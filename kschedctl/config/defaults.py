@@ -8,7 +8,8 @@ with which arguments, so they are reproduced exactly:
   appended when its gate is on (beta and on from v1.36), DynamicResources is
   inserted just before DefaultPreemption when DynamicResourceAllocation is on (off
   by default in v1.33), GangScheduling and the topology-aware workload plugins
-  (alpha) are appended when theirs are on;
+  (alpha) are appended when theirs are on (GangScheduling's gate is GenericWorkload
+  from v1.37, which removed the GangScheduling gate);
 * ``mergePlugins``/``mergePluginSet``: per extension point, disabled plugins
   (or ``"*"``) drop defaults, a re-configured default plugin is replaced in
   place (keeping its position), other custom plugins are appended in order;
@@ -33,7 +34,7 @@ from kschedctl.config.decode import API_VERSION, EXTENSION_POINTS, args_types
 from kschedctl.framework.profile import EXTENSION_POINT_FIELDS, PluginRef, Plugins, PluginSet
 from kschedctl.kube import gates
 from kschedctl.kube.features import Features
-from kschedctl.kube.rules import DYNAMIC_RESOURCES_SCORE
+from kschedctl.kube.rules import DYNAMIC_RESOURCES_SCORE, GANG_SCHEDULING_BY_GENERIC_WORKLOAD
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 
@@ -76,7 +77,8 @@ def default_plugins(features: Features) -> Plugins:
             if ref.name == "DefaultPreemption":
                 enabled.insert(i, PluginRef("DynamicResources", weight))
                 break
-    if features.enabled(gates.GANG_SCHEDULING):
+    gang_gate = gates.GENERIC_WORKLOAD if features.follows(GANG_SCHEDULING_BY_GENERIC_WORKLOAD) else gates.GANG_SCHEDULING
+    if features.enabled(gang_gate):
         enabled.append(PluginRef("GangScheduling"))
     if features.enabled(gates.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
         enabled.extend((PluginRef("TopologyPlacementGenerator"), PluginRef("PodGroupPodsCount", 1)))

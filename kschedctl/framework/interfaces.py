@@ -25,7 +25,7 @@ from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.kube.features import Features
-from kschedctl.kube.rules import POD_GROUP_CYCLE
+from kschedctl.kube.rules import POD_GROUP_CYCLE, POD_GROUP_POST_FILTER
 from kschedctl.kube.versions import DEFAULT_FEATURES
 
 if TYPE_CHECKING:
@@ -293,6 +293,7 @@ EXTENSION_POINTS: dict[str, str] = {
     "postBind": "post_bind",
     "placementGenerate": "generate_placements",
     "placementScore": "score_placement",
+    "podGroupPostFilter": "pod_group_post_filter",
 }
 
 
@@ -302,9 +303,24 @@ def implements(plugin: object, extension_point: str) -> bool:
 
 #: The pod-group cycle's extension points, which exist from v1.36.
 PLACEMENT_POINTS = ("placementGenerate", "placementScore")
+#: The extension point of a PodGroup that cannot be scheduled, which exists from v1.37.
+POD_GROUP_POST_FILTER_POINT = "podGroupPostFilter"
+#: Plugins that kube-scheduler runs at an extension point and kschedctl's do not implement, because
+#: kschedctl does not reproduce what they do there: v1.37's DefaultPreemption preempts for a whole
+#: PodGroup at podGroupPostFilter.
+NOT_REPRODUCED_AT: dict[str, frozenset[str]] = {POD_GROUP_POST_FILTER_POINT: frozenset({"DefaultPreemption"})}
+
+
+def point_exists(ep: str, features: Features) -> bool:
+    """Whether extension point ``ep`` exists under ``features`` (the placement points from v1.36,
+    podGroupPostFilter from v1.37)."""
+    if ep in PLACEMENT_POINTS:
+        return features.follows(POD_GROUP_CYCLE)
+    if ep == POD_GROUP_POST_FILTER_POINT:
+        return features.follows(POD_GROUP_POST_FILTER)
+    return True
 
 
 def extension_points_of(plugin: object, features: Features = DEFAULT_FEATURES) -> list[str]:
-    """The extension points ``plugin`` implements under ``features`` (the placement points from v1.36)."""
-    return [ep for ep in EXTENSION_POINTS
-            if implements(plugin, ep) and (features.follows(POD_GROUP_CYCLE) or ep not in PLACEMENT_POINTS)]
+    """The extension points ``plugin`` implements under ``features`` (those that exist then)."""
+    return [ep for ep in EXTENSION_POINTS if implements(plugin, ep) and point_exists(ep, features)]

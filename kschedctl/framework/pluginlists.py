@@ -23,6 +23,7 @@ from typing import cast
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import (
+    NOT_REPRODUCED_AT,
     BatchFilterPlugin,
     BatchScoreExtensions,
     BatchScorePlugin,
@@ -41,8 +42,9 @@ from kschedctl.framework.interfaces import (
     ReservePlugin,
     ScorePlugin,
     implements,
+    point_exists,
 )
-from kschedctl.framework.profile import EXTENSION_INTERFACES, PLACEMENT_EXTENSION_POINTS, Profile
+from kschedctl.framework.profile import EXTENSION_INTERFACES, Profile
 from kschedctl.framework.registry import Registry, plugin_args
 from kschedctl.framework.status import MAX_NODE_SCORE, MAX_TOTAL_SCORE, Status, quote_name
 from kschedctl.framework.types import NodeInfo
@@ -121,9 +123,10 @@ class PluginLists:
     def _sort_into_lists(self) -> dict[str, list[Plugin]]:
         """The plugins of each extension point: its explicit list, then MultiPoint's; one QueueSort
         plugin and at least one Bind plugin."""
-        lists: dict[str, list[Plugin]] = {ep: [] for ep in PLACEMENT_EXTENSION_POINTS}
-        # the placement extension points exist from v1.36 (getExtensionPoints lists them last)
-        interfaces = [(ep, i) for ep, i in EXTENSION_INTERFACES if self.features.follows(POD_GROUP_CYCLE) or ep not in lists]
+        lists: dict[str, list[Plugin]] = {ep: [] for ep, _ in EXTENSION_INTERFACES}
+        # the placement extension points exist from v1.36, podGroupPostFilter from v1.37
+        # (getExtensionPoints lists them last)
+        interfaces = [(ep, i) for ep, i in EXTENSION_INTERFACES if point_exists(ep, self.features)]
         for ep, iface in interfaces:
             lists[ep] = self._explicit_list(ep, iface)
         if self.profile.plugins["multiPoint"].enabled:
@@ -147,6 +150,9 @@ class PluginLists:
             pl = self.by_name.get(ref.name)
             if pl is None:
                 raise ConfigError(f"{iface} {quote_name(ref.name)} does not exist")
+            if not implements(pl, ep) and ref.name in NOT_REPRODUCED_AT.get(ep, ()) and ref.name in self.in_tree:
+                raise ConfigError(f"plugin {quote_name(ref.name)} extends {iface} in kube-scheduler {self.features.release}, "
+                                  f"but kschedctl does not reproduce what it does there: remove it from {ep}")
             if not implements(pl, ep):
                 raise ConfigError(f"plugin {quote_name(ref.name)} does not extend {iface} plugin")
             if ref.name in seen:

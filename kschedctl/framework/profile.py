@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from kschedctl.framework.interfaces import PLACEMENT_POINTS
+from kschedctl.framework.interfaces import PLACEMENT_POINTS, POD_GROUP_POST_FILTER_POINT
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
 
@@ -36,9 +36,13 @@ EXTENSION_POINT_FIELDS = (
     # v1.36: the pod-group cycle's two extension points (unknown fields in older versions)
     "placementGenerate",
     "placementScore",
+    # v1.37: a PodGroup's PostFilter (an unknown field in older versions)
+    "podGroupPostFilter",
 )
 #: The extension points only v1.36 and later have (``kschedctl.config.decode.configuration_type``).
 PLACEMENT_EXTENSION_POINTS = PLACEMENT_POINTS
+#: The extension point only v1.37 and later have.
+POD_GROUP_POST_FILTER_FIELD = POD_GROUP_POST_FILTER_POINT
 
 
 @dataclass(frozen=True)
@@ -108,4 +112,5 @@ EXTENSION_INTERFACES = (
     ("queueSort", "QueueSortPlugin"),
     ("placementGenerate", "PlacementGeneratePlugin"),
     ("placementScore", "PlacementScorePlugin"),
+    ("podGroupPostFilter", "PodGroupPostFilterPlugin"),
 )
