@@ -185,8 +185,8 @@ def test_version_flag_and_machine_readable_version() -> None:
 
     line = f"kschedctl {__version__} (models kube-scheduler {K8S_VERSION} by default)"
     assert invoke("--version").stdout.strip() == line
-    assert invoke("version").stdout.splitlines() == [line, "supported (--kube-version): v1.33.5, v1.34.2, v1.35.4, v1.36.2"]
-    supported = ["v1.33.5", "v1.34.2", "v1.35.4", "v1.36.2"]
+    assert invoke("version").stdout.splitlines() == [line, "supported (--kube-version): v1.33.5, v1.34.2, v1.35.4, v1.36.2, v1.37.2"]
+    supported = ["v1.33.5", "v1.34.2", "v1.35.4", "v1.36.2", "v1.37.2"]
     want = {"kschedctl": __version__, "kubeScheduler": K8S_VERSION, "supportedVersions": supported}
     assert json.loads(invoke("version", "-o", "json").stdout) == want
     assert yaml.safe_load(invoke("version", "-o", "yaml").stdout) == want

@@ -51,9 +51,9 @@ def one_error_line(r: Any) -> str:
 
 
 @pytest.mark.parametrize("command", [c for c in COMMANDS if c != "diff-versions"])
-@pytest.mark.parametrize("version", ["1.33", "v1.36.2"])
+@pytest.mark.parametrize("version", ["1.33", "v1.36.2", "1.37"])
 def test_every_command_runs_as_the_version_given(command: str, version: str) -> None:
-    release = "v1.33.5" if version == "1.33" else "v1.36.2"
+    release = {"1.33": "v1.33.5", "v1.36.2": "v1.36.2", "1.37": "v1.37.2"}[version]
     r = invoke(*COMMANDS[command], "--kube-version", version)
     assert r.exit_code in (0, 1), r.output
     assert f"kube-scheduler {release}" in r.stdout.splitlines()[0] + r.stdout.splitlines()[1], r.stdout
@@ -62,7 +62,7 @@ def test_every_command_runs_as_the_version_given(command: str, version: str) -> 
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        (["--kube-version", "1.40"], "error: Kubernetes 1.40 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36"),
+        (["--kube-version", "1.40"], "error: Kubernetes 1.40 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36, 1.37"),
         (["--kube-version", "2.0"], 'error: invalid argument "2.0" for "{flag}" flag: want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
         (["--kube-version", "1.035"], 'error: invalid argument "1.035" for "{flag}" flag: "035" starts with 0 (did you mean 1.35?)'),
         (["--kube-version", "1.x"], 'error: invalid argument "1.x" for "{flag}" flag: want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
@@ -158,6 +158,56 @@ def test_all_alpha_is_accepted_and_turns_storage_capacity_scoring_on(version: st
     assert "VolumeBinding" in data["score"]
 
 
+def test_v1_37_scores_volume_binding_by_default() -> None:
+    """StorageCapacityScoring is on by default in v1.37: VolumeBinding is in the score table with the scores
+    v1.36.2 gives with the gate on."""
+    r = invoke(*SCS_EXPLAIN, "--kube-version", "1.37")
+    assert r.exit_code in (0, 1), r.output
+    assert "kube-scheduler v1.37.2" in r.stdout and "feature gates" not in r.stdout
+    assert "VolumeBinding" in r.stdout[r.stdout.index("Score (raw") : r.stdout.index("Selected:")]
+    data = json.loads(invoke(*SCS_EXPLAIN, "--kube-version", "1.37", "-o", "json").stdout)
+    expected = json.loads((SCS_SCENARIO / "expected-v1.36-scs.json").read_text())
+    assert data["score"]["VolumeBinding"] == expected["score"]["VolumeBinding"]
+    assert data["kubeVersion"] == "v1.37.2" and "featureGates" not in data
+    off = json.loads(invoke(*SCS_EXPLAIN, "--kube-version", "1.37", "--feature-gates", "StorageCapacityScoring=false",
+                            "-o", "json").stdout)
+    assert "VolumeBinding" not in off["score"] and off["featureGates"] == {"StorageCapacityScoring": False}
+
+
+def test_check_under_v1_37_compares_the_v1_37_answer(tmp_path: Path) -> None:
+    """A scenario keeps v1.37's answer as expected-v1.37.json; check --kube-version 1.37 compares that file."""
+    import shutil
+
+    scenario = tmp_path / SCS_SCENARIO.name
+    shutil.copytree(SCS_SCENARIO, scenario)
+    shutil.copyfile(SCS_SCENARIO / "expected-v1.36-scs.json", scenario / "expected-v1.37.json")
+    r = invoke("check", str(scenario), "--kube-version", "1.37", "-o", "json")
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)[0]["file"].endswith("expected-v1.37.json")
+    data = json.loads((scenario / "expected-v1.37.json").read_text())
+    data["selected"] = {"candidates": ["no-such-node"]}
+    (scenario / "expected-v1.37.json").write_text(json.dumps(data))
+    assert invoke("check", str(scenario), "--kube-version", "1.37").exit_code == 1
+
+
+def test_simulate_under_v1_37() -> None:
+    r = invoke(*COMMANDS["simulate"], "--kube-version", "1.37", "-o", "json")
+    assert r.exit_code in (0, 1), r.output
+    data = json.loads(r.stdout)
+    assert data["kubeVersion"] == "v1.37.2" and "featureGates" not in data
+
+
+def test_a_gate_kschedctl_does_not_reproduce_is_one_line_and_exit_2() -> None:
+    r = invoke(*COMMANDS["explain pod"], "--kube-version", "1.37", "--feature-gates",
+               "InPlacePodVerticalScalingSchedulerPreemption=true")
+    line = one_error_line(r)
+    assert line.startswith('error: invalid argument "InPlacePodVerticalScalingSchedulerPreemption=true" for "--feature-gates" '
+                           "flag: kschedctl does not reproduce feature gate InPlacePodVerticalScalingSchedulerPreemption")
+    assert line.endswith("; leave it off")
+    assert one_error_line(invoke(*COMMANDS["explain pod"], "--kube-version", "1.37", "--feature-gates",
+                                 "GangScheduling=true")).endswith("unrecognized feature gate: GangScheduling")
+
+
 def test_check_prefers_the_answer_for_the_changed_gates(tmp_path: Path) -> None:
     """Under v1.36 with StorageCapacityScoring=true, expected-v1.36-scs.json is compared, not expected-v1.36.json."""
     import shutil
@@ -175,6 +225,21 @@ def test_check_prefers_the_answer_for_the_changed_gates(tmp_path: Path) -> None:
 
 
 # --------------------------------------------------------------------------- diff-versions
+
+
+def test_diff_versions_from_v1_36_to_v1_37_names_storage_capacity_scoring() -> None:
+    scenario = SCS_SCENARIO
+    r = invoke("diff-versions", "-f", str(scenario / "pod.yaml"), "--snapshot", str(scenario / "cluster.yaml"),
+               "--from", "1.36", "--to", "1.37")
+    assert r.exit_code == 1, r.output
+    assert "A: kube-scheduler v1.36.2, default configuration" in r.stdout
+    assert "B: kube-scheduler v1.37.2, default configuration" in r.stdout
+    assert ("because v1.37: StorageCapacityScoring is on by default: VolumeBinding scores nodes by the storage "
+            "utilization the pod's volumes would cause there") in r.stdout
+    # a pod without volumes: VolumeBinding scores 0 everywhere, nothing changes
+    r = invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO, "--from", "1.36", "--to", "1.37")
+    assert r.exit_code == 0, r.output
+    assert "1 unchanged" in r.stdout and "because" not in r.stdout
 
 
 def test_diff_versions_attributes_the_score_change_to_balanced_allocation() -> None:
@@ -316,7 +381,7 @@ def test_diff_versions_defaults_from_to_the_clusters_version_and_needs_to() -> N
     data = json.loads(r.stdout)
     assert data["a"]["label"].startswith("kube-scheduler v1.35.4")
     assert one_error_line(invoke("diff-versions", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO)) == (
-        "error: give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
+        "error: give --to VERSION (1.33, 1.34, 1.35, 1.36 or 1.37)")
 
 
 def test_diff_versions_markdown_has_its_title_and_the_attribution() -> None:
@@ -333,6 +398,9 @@ def test_diff_versions_markdown_has_its_title_and_the_attribution() -> None:
         (33, 34, {"TaintTolerationMessage", "FitUnresolvable", "ReadWriteOncePodMessage", "NodePortsSidecars",
                   "DynamicResourceAllocation", "PodLevelResources"}),
         (36, 35, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures", "PodGroupCycle"}),
+        # the gates whose effects changed; NodeDeclaredFeatures (locked now) was on in v1.36 already
+        (36, 37, {"GangSchedulingByGenericWorkload", "PodGroupPostFilter", "StorageCapacityScoring"}),
+        (37, 36, {"GangSchedulingByGenericWorkload", "PodGroupPostFilter", "StorageCapacityScoring"}),
     ],
 )
 def test_the_change_table_between_two_versions(a: int, b: int, names: set[str]) -> None:
@@ -344,7 +412,7 @@ def test_a_gate_set_by_flag_is_a_change_of_its_own() -> None:
     fb = resolve_features(35, {"NodeDeclaredFeatures": True})
     (change,) = changes_between(fa, fb)
     assert change.kind == "gate" and change.text.startswith("NodeDeclaredFeatures is on (--feature-gates)")
-    assert all(r.minor in (34, 35, 36) for r in RULES)
+    assert all(r.minor in (34, 35, 36, 37) for r in RULES)
     (scs,) = changes_between(resolve_features(36), resolve_features(36, {"StorageCapacityScoring": True}))
     assert scs.touches("VolumeBinding", "score") and scs.text.startswith("StorageCapacityScoring is on (--feature-gates)")
 

@@ -652,7 +652,7 @@ def test_progress_bar_draws_only_on_a_terminal() -> None:
 
 
 def test_the_server_version_chooses_the_rules(server: RecordedAPIServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The recorded server runs v1.36.2: its rules, no note. A server outside 1.33-1.36 gets the nearest
+    """The recorded server runs v1.36.2: its rules, no note; a v1.37 server v1.37's. A server outside 1.33-1.37 gets the nearest
     supported version's, with one note; --kube-version wins over both."""
     from kschedctl.snapshot.live import version_note
 
@@ -661,12 +661,16 @@ def test_the_server_version_chooses_the_rules(server: RecordedAPIServer, monkeyp
     assert "kube-scheduler v1.36.2" in r.stdout and "note: the API server runs" not in r.stderr
     monkeypatch.setattr(LiveCluster, "server_version", lambda self: "v1.37.1")
     r = invoke("explain", "pod", PENDING, "-n", "shop")
-    assert "kube-scheduler v1.36.2" in r.stdout
-    note = "note: the API server runs Kubernetes v1.37.1; kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36: using v1.36.2's rules"
+    assert "kube-scheduler v1.37.2" in r.stdout and "note: the API server runs" not in r.stderr
+    monkeypatch.setattr(LiveCluster, "server_version", lambda self: "v1.38.0")
+    r = invoke("explain", "pod", PENDING, "-n", "shop")
+    assert "kube-scheduler v1.37.2" in r.stdout
+    note = "note: the API server runs Kubernetes v1.38.0; kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36, 1.37: using v1.37.2's rules"
     assert [ln for ln in r.stderr.splitlines() if ln.startswith(note)] != [] and note not in r.stdout
     r = invoke("explain", "pod", PENDING, "-n", "shop", "--kube-version", "1.34")
     assert "kube-scheduler v1.34.2" in r.stdout and "note: the API server runs" not in r.stderr
     assert version_note("v1.35.0") is None and version_note("v1.36.9-gke.1") is None and version_note(None) is None
+    assert version_note("v1.37.0") is None
     assert "using v1.33.5's rules" in str(version_note("v1.30.0"))
     r = invoke("explain", "pod", PENDING, "-n", "shop", "--kube-version", "1.33")
     line = one_error_line(r)

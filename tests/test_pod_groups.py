@@ -1,4 +1,4 @@
-"""v1.36's pod groups end to end: PodGroup objects in snapshots (files, live), the two configuration
+"""v1.36's and v1.37's pod groups end to end: PodGroup objects in snapshots (files, live), the configuration
 extension points, and the pod-group cycle ``explain`` runs with the gates on (``explain/podgroup.py``).
 
 The plugins on their own are tested in tests/plugins/test_podgroups.py."""
@@ -421,3 +421,102 @@ def test_members_held_at_pre_enqueue_stay_with_their_group() -> None:
     assert rows[0]["dominantReason"] == "GangScheduling: waiting for minCount pods from a gang to appear in scheduling queue"
     [group] = group_by_cause(rows)
     assert group.pods == ["default/x1", "default/z1"]
+
+
+# ------------------------------------------------------------------------------------ v1.37: beta API, GenericWorkload
+
+V137_ON = resolve_features(37, {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True})
+#: A PodGroup as v1.37 serves it: workloadRef instead of podGroupTemplateRef, disruptionMode a struct.
+POD_GROUP_V1BETA1 = """apiVersion: scheduling.k8s.io/v1beta1
+kind: PodGroup
+metadata: {name: pg, namespace: default}
+spec:
+  workloadRef: {workloadName: training, templateName: workers}
+  disruptionMode: {all: {}}
+  schedulingPolicy: {gang: {minCount: 2}}
+  schedulingConstraints: {topology: [{key: zone}]}
+"""
+
+
+@pytest.mark.parametrize(
+    ("api_version", "features", "why"),
+    [
+        ("v1alpha2", V137_ON, "kube-apiserver v1.37.2 does not have this API version: it was removed after v1.36; "
+                              "kube-apiserver v1.37.2 serves PodGroup as scheduling.k8s.io/v1beta1 and scheduling.k8s.io/v1alpha3"),
+        ("v1beta1", V136_ON, "kube-apiserver v1.36.2 does not have this API version"),
+        ("v1alpha3", V136_ON, "kube-apiserver v1.36.2 does not have this API version"),
+        ("v1beta1", resolve_features(37), "kube-apiserver v1.37.2 serves it only with the GenericWorkload feature gate on"),
+        ("v1alpha3", resolve_features(37), "kube-apiserver v1.37.2 serves it only with the GenericWorkload feature gate on"),
+    ],
+)
+def test_each_release_serves_its_own_pod_group_versions(api_version: str, features: Features, why: str) -> None:
+    text = POD_GROUP.replace("scheduling.k8s.io/v1alpha2", f"scheduling.k8s.io/{api_version}")
+    with pytest.raises(InputError) as e:
+        build_cluster(parse_documents("c.yaml", text), features=features)
+    assert e.value.message == f'no matches for kind "PodGroup" in version "scheduling.k8s.io/{api_version}" ({why})'
+    assert e.value.field == "apiVersion"
+
+
+@pytest.mark.parametrize("api_version", ["v1beta1", "v1alpha3"])
+def test_v1_37_reads_its_pod_groups_with_generic_workload_on(api_version: str) -> None:
+    text = POD_GROUP_V1BETA1.replace("v1beta1", api_version)
+    cluster = build_cluster(parse_documents("c.yaml", text), features=V137_ON)
+    pg = cluster.get("PodGroup", "default", "pg")
+    assert pg is not None and pg.raw["spec"]["disruptionMode"] == {"all": {}}
+
+
+def _same_cycle(t: dict[str, Any]) -> dict[str, Any]:
+    """A trace without what names its version (and the builders' uid counter in the Binding)."""
+    out = {k: v for k, v in t.items() if k != "k8sVersion"}
+    out["notes"] = t["notes"][1:]  # "default configuration (kube-scheduler v1.3x)"
+    out["details"] = {**t["details"], "binding": {**t["details"]["binding"], "metadata": {}}}
+    return out
+
+
+def test_v1_37_pod_group_cycle_with_generic_workload() -> None:
+    """v1.37: GenericWorkload alone brings GangScheduling (the GangScheduling gate is gone); a v1beta1
+    PodGroup's gang and topology are read as v1alpha2's were, and the cycle goes as in v1.36 with
+    StorageCapacityScoring on (v1.37's default)."""
+    p1, p2 = _member("p1"), _member("p2")
+    [pg] = build_cluster(parse_documents("c.yaml", POD_GROUP_V1BETA1), features=V137_ON).of_kind("PodGroup")
+    t = schedule(p1, nodes=ZONED, pods=[p1, p2], objects=[pg], features=V137_ON).to_dict()
+    assert t["k8sVersion"] == "v1.37.2"
+    assert [r["plugin"] for r in t["permit"]] == ["GangScheduling", "GangScheduling"]
+    assert _same_cycle(t) == _same_cycle(_gang(resolve_features(36, {**GATES, "StorageCapacityScoring": True})))
+
+
+def test_live_read_of_a_v1_37_server_lists_v1beta1_pod_groups(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    recordings = tmp_path / "recordings"
+    shutil.copytree(RECORDINGS, recordings)
+    item = {"metadata": {"name": "pg", "namespace": "shop"}, "spec": {"schedulingPolicy": {"gang": {"minCount": 2}}}}
+    answer = {"kind": "PodGroupList", "apiVersion": "scheduling.k8s.io/v1beta1", "metadata": {}, "items": [item]}
+    (recordings / recording_name("/apis/scheduling.k8s.io/v1beta1/podgroups")).write_text(json.dumps(answer))
+    assert _load_live(monkeypatch, tmp_path, recordings)[-1] == "podgroups: 1"
+
+
+POD_GROUP_POST_FILTER = "    podGroupPostFilter: {disabled: [{name: '*'}]}\n"
+
+
+def test_pod_group_post_filter_is_an_unknown_field_before_v1_37() -> None:
+    with pytest.raises(ConfigError) as e:
+        load_config(_config(POD_GROUP_POST_FILTER), features=resolve_features(36))
+    assert 'unknown field "profiles[0].plugins.podGroupPostFilter"' in str(e.value)
+    cfg = load_config(_config(POD_GROUP_POST_FILTER), features=resolve_features(37))
+    assert cfg.profiles[0].plugins["podGroupPostFilter"].disabled == ["*"]
+    assert framework_for(cfg, make_cluster([make_node("n1")])).plugin_names("podGroupPostFilter") == []
+
+
+@pytest.mark.parametrize(
+    ("plugin", "message"),
+    [
+        ("DefaultPreemption", 'plugin "DefaultPreemption" extends PodGroupPostFilterPlugin in kube-scheduler v1.37.2, '
+                              "but kschedctl does not reproduce what it does there: remove it from podGroupPostFilter"),
+        ("NodeName", 'plugin "NodeName" does not extend PodGroupPostFilterPlugin plugin'),
+        ("NoSuchPlugin", 'PodGroupPostFilterPlugin "NoSuchPlugin" does not exist'),
+    ],
+)
+def test_plugins_enabled_at_pod_group_post_filter(plugin: str, message: str) -> None:
+    text = _config(f"    podGroupPostFilter: {{enabled: [{{name: {plugin}}}]}}\n")
+    with pytest.raises(ConfigError) as e:
+        framework_for(load_config(text, features=V137_ON), make_cluster([make_node("n1")]))
+    assert message in str(e.value)

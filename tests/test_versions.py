@@ -17,6 +17,7 @@ from kschedctl.kube.versions import (
     DEFAULT_FEATURES,
     RELEASES,
     FeatureGateError,
+    GateNotReproduced,
     default_gates,
     gate_specs,
     nearest_supported,
@@ -35,7 +36,7 @@ from tests.simulation import simulate_pods
 @pytest.mark.parametrize(
     ("text", "minor"),
     [("1.33", 33), ("1.34.2", 34), ("v1.35", 35), ("v1.36.0", 36), (" 1.36 ", 36), ("v1.36.2-eks-4a2f1c", 36),
-     ("v1.35.10+k3s1", 35), ("1.35.99", 35)],
+     ("v1.35.10+k3s1", 35), ("1.35.99", 35), ("1.37", 37), ("v1.37.1", 37)],
 )
 def test_parse_kube_version(text: str, minor: int) -> None:
     assert parse_kube_version(text) == minor
@@ -44,8 +45,8 @@ def test_parse_kube_version(text: str, minor: int) -> None:
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("1.32", "Kubernetes 1.32 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36"),
-        ("1.37.1", "Kubernetes 1.37 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36"),
+        ("1.32", "Kubernetes 1.32 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36, 1.37"),
+        ("1.38.1", "Kubernetes 1.38 is not supported: kschedctl explains kube-scheduler 1.33, 1.34, 1.35, 1.36, 1.37"),
         ("2.1", 'invalid Kubernetes version "2.1": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
         ("latest", 'invalid Kubernetes version "latest": want 1.MINOR or 1.MINOR.PATCH, e.g. 1.35'),
         ("1.035", 'invalid Kubernetes version "1.035": "035" starts with 0 (did you mean 1.35?)'),
@@ -60,7 +61,7 @@ def test_parse_kube_version_refuses(text: str, message: str) -> None:
     assert str(e.value) == message
 
 
-@pytest.mark.parametrize(("minor", "nearest"), [(30, 33), (33, 33), (35, 35), (37, 36), (40, 36)])
+@pytest.mark.parametrize(("minor", "nearest"), [(30, 33), (33, 33), (35, 35), (37, 37), (38, 37), (40, 37)])
 def test_nearest_supported(minor: int, nearest: int) -> None:
     assert nearest_supported(minor) == nearest
 
@@ -117,6 +118,21 @@ def test_parse_feature_gates_refuses(value: str, message: str) -> None:
         (35, "GitRepoVolumeDriver", False, False, "Deprecated"),
         (36, "GitRepoVolumeDriver", False, True, "Deprecated"),
         (36, "SeparateCacheWatchRPC", False, True, "Deprecated"),
+        # v1.37 (notes on v1.36.2 to v1.37, section 8)
+        (37, "StorageCapacityScoring", True, False, "Beta"),
+        (37, "VolumeLimitScaling", True, False, "Beta"),
+        (37, "GenericWorkload", False, False, "Beta"),
+        (37, "NodeDeclaredFeatures", True, True, "GA"),
+        (37, "DRADeviceTaints", True, False, "GA"),
+        (37, "DRADeviceTaintRules", True, False, "GA"),
+        (37, "DRAExtendedResource", True, True, "GA"),
+        (37, "DRAFractionalCapacityRange", False, False, "Beta"),  # on only with --min-compatibility-version>=1.37
+        (37, "InPlacePodVerticalScalingSchedulerPreemption", False, False, "Alpha"),
+        (37, "InPlacePodVerticalScalingInitContainers", True, True, "GA"),
+        (37, "DynamicResourceAllocation", True, True, "GA"),  # removed in 1.38, not 1.37
+        (37, "PodSchedulingReadiness", True, True, "GA"),
+        (37, "NativeHistograms", True, False, "Beta"),  # component-base metrics
+        (37, "APIServerWebhookAuthenticationToken", False, False, "Alpha"),  # generic API server
     ],
 )
 def test_gate_tables(minor: int, gate: str, default: bool, locked: bool, stage: str) -> None:
@@ -126,7 +142,9 @@ def test_gate_tables(minor: int, gate: str, default: bool, locked: bool, stage: 
 
 @pytest.mark.parametrize(
     ("minor", "absent"),
-    [(33, "OpportunisticBatching"), (34, "OpportunisticBatching"), (34, "NodeDeclaredFeatures"), (35, "TopologyAwareWorkloadScheduling")],
+    [(33, "OpportunisticBatching"), (34, "OpportunisticBatching"), (34, "NodeDeclaredFeatures"), (35, "TopologyAwareWorkloadScheduling"),
+     (37, "GangScheduling"), (37, "SidecarContainers"), (37, "SchedulerQueueingHints"), (37, "WorkloadAwarePreemption"),
+     (37, "TopologyAwareCompositePodGroupOptimization"), (37, "ManagedFieldsOptOut"), (36, "CompositePodGroup")],
 )
 def test_gates_a_version_does_not_have(minor: int, absent: str) -> None:
     assert absent not in gate_specs(minor)
@@ -190,6 +208,11 @@ def test_resolve_features_defaults() -> None:
         (35, {"GangScheduling": True, "GenericWorkload": True}, None),
         # v1.33/v1.34 have no gate dependencies
         (33, {"DynamicResourceAllocation": True}, None),
+        (37, {"GenericWorkload": True}, None),
+        (37, {"TopologyAwareWorkloadScheduling": True},
+         "TopologyAwareWorkloadScheduling is enabled, but depends on features that are disabled: [GenericWorkload]"),
+        (37, {"DRADeviceTaints": False}, "DRADeviceTaintRules is enabled, but depends on features that are disabled: [DRADeviceTaints]"),
+        (37, {"InPlacePodVerticalScalingSchedulerPreemption": False}, None),
     ],
 )
 def test_resolve_features_refusals(minor: int, overrides: dict[str, bool], message: str | None) -> None:
@@ -200,6 +223,28 @@ def test_resolve_features_refusals(minor: int, overrides: dict[str, bool], messa
     with pytest.raises(FeatureGateError) as e:
         resolve_features(minor, overrides)
     assert str(e.value) == message
+
+
+@pytest.mark.parametrize(
+    ("overrides", "how"),
+    [
+        ({"InPlacePodVerticalScalingSchedulerPreemption": True}, "leave it off"),
+        ({"AllAlpha": True, "AllBeta": True}, "add InPlacePodVerticalScalingSchedulerPreemption=false to keep AllAlpha's other gates"),
+    ],
+)
+def test_a_gate_kschedctl_does_not_reproduce_is_refused(overrides: dict[str, bool], how: str) -> None:
+    """v1.37's DeferredPodScheduling plugin (and the preemption for deferred resizes) is not here: its gate
+    is refused with kschedctl's own words, not run as if it were off."""
+    with pytest.raises(GateNotReproduced) as e:
+        resolve_features(37, overrides)
+    assert str(e.value).startswith(
+        "kschedctl does not reproduce feature gate InPlacePodVerticalScalingSchedulerPreemption of kube-scheduler v1.37.2: "
+        "with it on, kube-scheduler adds the DeferredPodScheduling plugin before NodeResourcesFit"
+    )
+    assert str(e.value).endswith(f"; {how}")
+    assert isinstance(e.value, FeatureGateError)  # refused as a --feature-gates value
+    f = resolve_features(37, {"AllAlpha": True, "AllBeta": True, "InPlacePodVerticalScalingSchedulerPreemption": False})
+    assert f.enabled("CompositePodGroup") and not f.enabled("InPlacePodVerticalScalingSchedulerPreemption")
 
 
 def test_all_alpha_and_all_beta() -> None:
@@ -241,6 +286,26 @@ TAIL = [("DefaultPreemption", 0), ("NodeResourcesBalancedAllocation", 1), ("Imag
             [*BASE, ("DynamicResources", 2), *TAIL, ("NodeDeclaredFeatures", 0), ("GangScheduling", 0),
              ("TopologyPlacementGenerator", 0), ("PodGroupPodsCount", 1)],
             id="v1.36-workload-alpha",
+        ),
+        # v1.37: the default profile of v1.36 (NodeDeclaredFeatures locked on now)
+        pytest.param(resolve_features(37), [*BASE, ("DynamicResources", 2), *TAIL, ("NodeDeclaredFeatures", 0)], id="v1.37"),
+        # GangScheduling comes with GenericWorkload: its own gate is gone
+        pytest.param(
+            resolve_features(37, {"GenericWorkload": True}),
+            [*BASE, ("DynamicResources", 2), *TAIL, ("NodeDeclaredFeatures", 0), ("GangScheduling", 0)],
+            id="v1.37-generic-workload",
+        ),
+        pytest.param(
+            resolve_features(37, {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True}),
+            [*BASE, ("DynamicResources", 2), *TAIL, ("NodeDeclaredFeatures", 0), ("GangScheduling", 0),
+             ("TopologyPlacementGenerator", 0), ("PodGroupPodsCount", 1)],
+            id="v1.37-workload",
+        ),
+        # v1.36 with GenericWorkload alone: no GangScheduling (its own gate is off)
+        pytest.param(
+            resolve_features(36, {"GenericWorkload": True}),
+            [*BASE, ("DynamicResources", 2), *TAIL, ("NodeDeclaredFeatures", 0)],
+            id="v1.36-generic-workload",
         ),
     ],
 )
@@ -449,3 +514,10 @@ def test_follows_is_the_row_version(minor: int) -> None:
     f = resolve_features(minor)
     for row in rules.ALL:
         assert f.follows(row) is (minor >= row.since)
+
+
+@pytest.mark.parametrize(("minor", "shape"), [(36, []), (37, [(0, 10), (100, 0)])])
+def test_volume_binding_args_follow_the_storage_capacity_scoring_default(minor: int, shape: list[tuple[int, int]]) -> None:
+    """StorageCapacityScoring is beta and on in v1.37: VolumeBindingArgs get the default shape there."""
+    args = default_config(resolve_features(minor)).profiles[0].args("VolumeBinding")
+    assert [(p.utilization, p.score) for p in args.shape] == shape  # type: ignore[union-attr]

@@ -4,7 +4,7 @@ The precedence is ``explain``'s (``cli.options.VersionOptions``): ``--kube-versi
 scenario; else the version of the cluster a scenario runs against as that cluster records it (its
 own cluster.yaml's ``kschedctl.io/server-version`` annotation, or the ``--snapshot`` files' / the
 live server's version for a scenario without cluster.yaml), the nearest supported minor for one
-outside 1.33-1.36; else v1.35. ``--feature-gates`` applies to whichever version a scenario follows.
+outside 1.33-1.37; else v1.35. ``--feature-gates`` applies to whichever version a scenario follows.
 The choice is made once before the scenarios run (``choose_versions``), so a gate a version does not
 have is the command's error, worded by the caller; a cluster.yaml whose recorded version is not one
 is that scenario's bad input, reported when it runs, while the other scenarios still run.
@@ -57,7 +57,7 @@ def choose_versions(
 ) -> ScenarioVersions:
     """Each scenario with a cluster.yaml follows the version that file records (v1.35 when none); the
     others ``shared``. ``resolve`` gives a minor's Features with the run's gates (and words a refused
-    gate); ``note`` is told when a recorded version runs as another release (outside 1.33-1.36, or a
+    gate); ``note`` is told when a recorded version runs as another release (outside 1.33-1.37, or a
     patch other than the one kschedctl models)."""
     versions = ScenarioVersions(shared)
     by_minor: dict[int, Features] = {}

@@ -204,7 +204,7 @@ def _completion_help(command: Any) -> None:
 app = typer.Typer(
     name="kschedctl",
     cls=RootGroup,
-    help="Explain and dry-run Kubernetes scheduling exactly as kube-scheduler v1.33, v1.34, v1.35 or v1.36 does it "
+    help="Explain and dry-run Kubernetes scheduling exactly as kube-scheduler v1.33, v1.34, v1.35, v1.36 or v1.37 does it "
     f"(default {K8S_VERSION}; --kube-version chooses).\n\n{EXIT_HELP}",
     no_args_is_help=True,
     add_completion=True,

@@ -208,7 +208,7 @@ def version_sides(
 
 def diff_versions_cmd(
     name: PodNameArg = None,
-    to: Annotated[str, typer.Option("--to", metavar="VERSION", help="The version to compare with: 1.33, 1.34, 1.35 or 1.36.")] = "",
+    to: Annotated[str, typer.Option("--to", metavar="VERSION", help="The version to compare with: 1.33, 1.34, 1.35, 1.36 or 1.37.")] = "",
     from_: Annotated[
         str | None,
         typer.Option("--from", metavar="VERSION", help="The version compared from (default: the cluster's, as --kube-version's default)."),
@@ -248,7 +248,7 @@ def diff_versions_cmd(
         from kschedctl.whatif.versions import same_rules
 
         if not to:
-            raise UsageError("give --to VERSION (1.33, 1.34, 1.35 or 1.36)")
+            raise UsageError("give --to VERSION (1.33, 1.34, 1.35, 1.36 or 1.37)")
         # both checked before anything is read; the gates apply to both versions
         VersionOptions(to, feature_gates, "--to"), VersionOptions(from_, feature_gates, "--from")
         where = ClusterOptions(snapshot, kubeconfig, context, request_timeout)

@@ -268,7 +268,7 @@ KubeVersionOpt = Annotated[
     typer.Option(
         "--kube-version",
         metavar="VERSION",
-        help="Explain as kube-scheduler of this Kubernetes version does: 1.33, 1.34, 1.35 or 1.36 (a patch such as "
+        help="Explain as kube-scheduler of this Kubernetes version does: 1.33, 1.34, 1.35, 1.36 or 1.37 (a patch such as "
         "1.36.2 is accepted). Default: the live cluster's version, or the one a kschedctl snapshot file records, else 1.35.",
     ),
 ]
@@ -288,7 +288,7 @@ class VersionOptions:
 
     Precedence: ``--kube-version``; else the version of the cluster the command reads (the live
     server's ``/version``, or the one a snapshot file records), the nearest supported one when it
-    is outside 1.33-1.36 (with a note); else v1.35, the version kschedctl has been checked against
+    is outside 1.33-1.37 (with a note); else v1.35, the version kschedctl has been checked against
     longest. A patch release other than the one kschedctl models runs the modelled one of its minor,
     with a note. Both values are checked when given, before anything is read; ``flag`` is the
     option the version came from (``diff-versions``' ``--from`` and ``--to``), named when it is refused."""

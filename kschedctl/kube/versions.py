@@ -22,17 +22,29 @@ from kschedctl.errors import ConfigError
 from kschedctl.kube import gate_tables
 from kschedctl.kube.features import Features
 
-#: The minor versions kschedctl reproduces, and the patch release each is taken from.
-RELEASES: Mapping[int, str] = MappingProxyType({33: "v1.33.5", 34: "v1.34.2", 35: "v1.35.4", 36: "v1.36.2"})
+#: The minor versions kschedctl reproduces, and the patch release each is taken from. v1.37 is named
+#: after its latest patch release; its rules were read from v1.37's own sources at code freeze
+#: (v0.37.0-beta.0, docs/versions.md says how it was checked).
+RELEASES: Mapping[int, str] = MappingProxyType(
+    {33: "v1.33.5", 34: "v1.34.2", 35: "v1.35.4", 36: "v1.36.2", 37: "v1.37.2"}
+)
 SUPPORTED_MINORS: tuple[int, ...] = tuple(sorted(RELEASES))
 DEFAULT_MINOR = 35
 
-_TABLES: Mapping[int, Mapping[str, gate_tables.Gate]] = MappingProxyType(
-    {33: gate_tables.GATES_V1_33, 34: gate_tables.GATES_V1_34, 35: gate_tables.GATES_V1_35, 36: gate_tables.GATES_V1_36}
-)
-_DEPENDENCIES: Mapping[int, Mapping[str, tuple[str, ...]]] = MappingProxyType(
-    {33: gate_tables.DEPENDENCIES_V1_33, 34: gate_tables.DEPENDENCIES_V1_34, 35: gate_tables.DEPENDENCIES_V1_35, 36: gate_tables.DEPENDENCIES_V1_36}
-)
+_TABLES: Mapping[int, Mapping[str, gate_tables.Gate]] = MappingProxyType({
+    33: gate_tables.GATES_V1_33,
+    34: gate_tables.GATES_V1_34,
+    35: gate_tables.GATES_V1_35,
+    36: gate_tables.GATES_V1_36,
+    37: gate_tables.GATES_V1_37,
+})
+_DEPENDENCIES: Mapping[int, Mapping[str, tuple[str, ...]]] = MappingProxyType({
+    33: gate_tables.DEPENDENCIES_V1_33,
+    34: gate_tables.DEPENDENCIES_V1_34,
+    35: gate_tables.DEPENDENCIES_V1_35,
+    36: gate_tables.DEPENDENCIES_V1_36,
+    37: gate_tables.DEPENDENCIES_V1_37,
+})
 
 #: The two switches every gate set has: they move every alpha (beta) gate that was not set by name.
 ALL_ALPHA = "AllAlpha"
@@ -50,6 +62,22 @@ class FeatureGateError(ConfigError):
     """A ``--feature-gates`` value kube-scheduler refuses; the message is its own text."""
 
 
+class GateNotReproduced(FeatureGateError):
+    """A gate kube-scheduler accepts and kschedctl refuses to turn on (``NOT_REPRODUCED_GATES``): the
+    message is kschedctl's, saying what the gate does that kschedctl does not reproduce."""
+
+
+#: Gates whose scheduler side kschedctl does not reproduce: a run with one on is refused rather than
+#: explained by rules kube-scheduler does not follow then. (A release that lacks the gate refuses it as
+#: unrecognized, as kube-scheduler does.)
+NOT_REPRODUCED_GATES: Mapping[str, str] = MappingProxyType({
+    "InPlacePodVerticalScalingSchedulerPreemption": (
+        "with it on, kube-scheduler adds the DeferredPodScheduling plugin before NodeResourcesFit and schedules a "
+        "pod whose in-place resize is deferred again, to preempt for it on its node; kschedctl has neither"
+    ),
+})
+
+
 @dataclass(frozen=True)
 class GateSpec:
     """One gate as a version registers it."""
@@ -61,7 +89,7 @@ class GateSpec:
 
 
 def _supported_text() -> str:
-    """The supported versions as a user reads them: "1.33, 1.34, 1.35, 1.36"."""
+    """The supported versions as a user reads them: "1.33, 1.34, 1.35, 1.36, 1.37"."""
     return ", ".join(f"1.{m}" for m in SUPPORTED_MINORS)
 
 
@@ -247,15 +275,28 @@ def _check_dependencies(minor: int, gates: Mapping[str, bool]) -> None:
         raise FeatureGateError(_aggregate(errors))
 
 
+def _refuse_not_reproduced(minor: int, gates: Mapping[str, bool], overrides: Mapping[str, bool]) -> None:
+    """A gate of ``NOT_REPRODUCED_GATES`` turned on (by name, or by ``AllAlpha``/``AllBeta``) is refused."""
+    for name, why in NOT_REPRODUCED_GATES.items():
+        if gates.get(name):
+            switch = ALL_ALPHA if gate_specs(minor)[name].stage == gate_tables.ALPHA else ALL_BETA
+            how = "leave it off" if name in overrides else f"add {name}=false to keep {switch}'s other gates"
+            raise GateNotReproduced(
+                f"kschedctl does not reproduce feature gate {name} of kube-scheduler {RELEASES[minor]}: {why}; {how}"
+            )
+
+
 def resolve_features(minor: int = DEFAULT_MINOR, overrides: Mapping[str, bool] | None = None) -> Features:
     """The ``Features`` of v1.<minor> with ``overrides`` (``parse_feature_gates``' result) applied.
 
     ``gates`` holds every gate that version has. Raises ``FeatureGateError`` with kube-scheduler's
-    words for an unknown or locked gate or a missing dependency."""
+    words for an unknown or locked gate or a missing dependency, and ``GateNotReproduced`` for a gate
+    turned on that kschedctl does not reproduce."""
     _table(minor)
     gates = _apply_overrides(minor, overrides or {})
     if overrides:
         _check_dependencies(minor, gates)
+        _refuse_not_reproduced(minor, gates, overrides)
     return Features(minor=minor, gates=MappingProxyType(gates), release=RELEASES[minor])
 
 
