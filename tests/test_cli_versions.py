@@ -205,7 +205,8 @@ def test_a_gate_kschedctl_does_not_reproduce_is_one_line_and_exit_2() -> None:
                            "flag: kschedctl does not reproduce feature gate InPlacePodVerticalScalingSchedulerPreemption")
     assert line.endswith("; leave it off")
     assert one_error_line(invoke(*COMMANDS["explain pod"], "--kube-version", "1.37", "--feature-gates",
-                                 "GangScheduling=true")).endswith("unrecognized feature gate: GangScheduling")
+                                 "GangScheduling=true")).endswith(
+        "unrecognized feature gate: GangScheduling (kube-scheduler v1.37.2 has no such gate; it exists in v1.35 and v1.36)")
 
 
 def test_check_prefers_the_answer_for_the_changed_gates(tmp_path: Path) -> None:
@@ -579,7 +580,7 @@ def test_check_applies_the_gates_to_each_scenarios_version_and_names_the_one_lac
     assert one_error_line(invoke("check", str(v136), str(v135), *gates)) == (
         'error: invalid argument "GenericWorkload=true,TopologyAwareWorkloadScheduling=true" for "--feature-gates" flag: '
         "unrecognized feature gate: TopologyAwareWorkloadScheduling (kube-scheduler v1.35.4 has no such gate; it exists in "
-        "v1.36)")
+        "v1.36 and v1.37)")
 
 
 def test_a_snapshots_recorded_version_is_checked(tmp_path: Path) -> None:
@@ -629,7 +630,7 @@ def test_diff_versions_applies_the_gates_to_both_versions() -> None:
     changes = json.loads(invoke(*args, *SCS_GATE).stdout)["pods"][0]["attribution"]["changes"]
     assert "StorageCapacityScoring" not in {c["name"] for c in changes}  # on for both: not a change
     line = one_error_line(invoke(*args[:-2], "--feature-gates", "GenericWorkload=true,TopologyAwareWorkloadScheduling=true"))
-    assert "TopologyAwareWorkloadScheduling (kube-scheduler v1.35.4 has no such gate; it exists in v1.36)" in line
+    assert "TopologyAwareWorkloadScheduling (kube-scheduler v1.35.4 has no such gate; it exists in v1.36 and v1.37)" in line
 
 
 def test_diff_versions_reads_the_cluster_with_the_gates(tmp_path: Path) -> None:

@@ -45,6 +45,8 @@ from tests.apiserver import RECORDINGS, RecordedAPIServer, load_rules, recording
 
 GATES = {"GenericWorkload": True, "GangScheduling": True, "TopologyAwareWorkloadScheduling": True}
 V136_ON = resolve_features(36, GATES)
+#: v1.37 has no GangScheduling gate: GenericWorkload brings the GangScheduling plugin.
+V137_ON = resolve_features(37, {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True})
 
 POD_GROUP = """apiVersion: scheduling.k8s.io/v1alpha2
 kind: PodGroup
@@ -87,6 +89,9 @@ def test_pod_groups_are_refused_where_the_api_server_does_not_serve_them(feature
                                "v1.36.2 serves only with the GenericWorkload feature gate on"),
         (resolve_features(35), "kschedctl reads PodGroup as scheduling.k8s.io/v1alpha2, which kube-apiserver v1.35.4 does "
                                "not serve: it comes with v1.36, with the GenericWorkload feature gate on"),
+        (V137_ON, "kube-scheduler v1.37.2 reads PodGroup as scheduling.k8s.io/v1beta1 or scheduling.k8s.io/v1alpha3"),
+        (resolve_features(37), "kube-scheduler v1.37.2 reads PodGroup as scheduling.k8s.io/v1beta1 or scheduling.k8s.io/v1alpha3, "
+                               "which kube-apiserver v1.37.2 serves only with the GenericWorkload feature gate on"),
     ],
 )
 def test_a_pod_group_of_another_api_version_is_refused_naming_the_version_in_use(features: Features, hint: str) -> None:
@@ -425,7 +430,6 @@ def test_members_held_at_pre_enqueue_stay_with_their_group() -> None:
 
 # ------------------------------------------------------------------------------------ v1.37: beta API, GenericWorkload
 
-V137_ON = resolve_features(37, {"GenericWorkload": True, "TopologyAwareWorkloadScheduling": True})
 #: A PodGroup as v1.37 serves it: workloadRef instead of podGroupTemplateRef, disruptionMode a struct.
 POD_GROUP_V1BETA1 = """apiVersion: scheduling.k8s.io/v1beta1
 kind: PodGroup
@@ -503,7 +507,7 @@ def test_pod_group_post_filter_is_an_unknown_field_before_v1_37() -> None:
     assert 'unknown field "profiles[0].plugins.podGroupPostFilter"' in str(e.value)
     cfg = load_config(_config(POD_GROUP_POST_FILTER), features=resolve_features(37))
     assert cfg.profiles[0].plugins["podGroupPostFilter"].disabled == ["*"]
-    assert framework_for(cfg, make_cluster([make_node("n1")])).plugin_names("podGroupPostFilter") == []
+    assert framework_for(cfg, make_cluster([make_node("n1")])).plugins.names("podGroupPostFilter") == []
 
 
 @pytest.mark.parametrize(

@@ -158,9 +158,11 @@ def test_gates_a_version_does_not_have(minor: int, absent: str) -> None:
     [
         (35, "Foo", "unrecognized feature gate: Foo (kube-scheduler v1.35.4 has no such gate)"),
         (35, "TopologyAwareWorkloadScheduling",
-         "unrecognized feature gate: TopologyAwareWorkloadScheduling (kube-scheduler v1.35.4 has no such gate; it exists in v1.36)"),
+         "unrecognized feature gate: TopologyAwareWorkloadScheduling (kube-scheduler v1.35.4 has no such gate; it exists in v1.36 and v1.37)"),
         (33, "OpportunisticBatching",
-         "unrecognized feature gate: OpportunisticBatching (kube-scheduler v1.33.5 has no such gate; it exists in v1.35 and v1.36)"),
+         "unrecognized feature gate: OpportunisticBatching (kube-scheduler v1.33.5 has no such gate; it exists in v1.35, v1.36 and v1.37)"),
+        (37, "GangScheduling",
+         "unrecognized feature gate: GangScheduling (kube-scheduler v1.37.2 has no such gate; it exists in v1.35 and v1.36)"),
         (36, "storagecapacityscoring",
          "unrecognized feature gate: storagecapacityscoring (kube-scheduler v1.36.2 has no such gate; did you mean "
          "StorageCapacityScoring?)"),
@@ -179,7 +181,8 @@ def test_an_unknown_gate_names_the_version_and_where_it_exists(minor: int, gate:
         ("v1.36.0", "kschedctl follows kube-scheduler v1.36.2's rules for every v1.36 patch release"),
         ("v1.36.2-eks-4a2f1c", None),
         ("1.36", None),
-        ("v1.37.1", None),  # outside the range: server_minor's note says which release runs
+        ("v1.37.1", "kschedctl follows kube-scheduler v1.37.2's rules for every v1.37 patch release"),
+        ("v1.38.1", None),  # outside the range: server_minor's note says which release runs
         ("banana", None),
     ],
 )

@@ -10,7 +10,8 @@ concerns pods that name a PodGroup (``spec.schedulingGroup.podGroupName``) whose
   group are scheduled (assigned or assumed); the pod that completes the quorum passes and, upstream,
   allows the waiting ones and activates the group's unscheduled pods (nothing waits in a dry run).
 
-It is in the default plugins only with the ``GangScheduling`` gate on (off in v1.35 and v1.36).
+It is in the default plugins only with the ``GangScheduling`` gate on (off in v1.35 and v1.36), and
+in v1.37, which has no such gate, only with ``GenericWorkload`` on (off).
 The group state comes from the cluster's pods (the cache's view) plus, in a pod-group cycle, the
 group's pods the cycle assumed in the snapshot (``Snapshot.pod_group_assumed``), as upstream reads
 the snapshot's copy then.

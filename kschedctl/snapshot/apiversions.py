@@ -87,6 +87,12 @@ def gated_refusal(kind: str, api_version: str, features: Features, gated: GatedV
     return f'no matches for kind "{kind}" in version "{api_version}" ({why})'
 
 
+def _exists_in(api_version: str, minor: int) -> bool:
+    """Whether v1.<minor>'s API server has ``api_version`` at all (with its gate on, for a gated one)."""
+    gated = SERVED_WITH_GATE.get(api_version)
+    return gated.exists_in(minor) if gated is not None else SERVED_SINCE.get(api_version, 0) <= minor
+
+
 def served_hint(kind: str, features: Features) -> str | None:
     """What ``features``' release reads ``kind`` as, for the refusal of an object of another apiVersion
     (None for a kind the scheduler does not read): the apiVersion, and when that release's API server
@@ -98,15 +104,25 @@ def served_hint(kind: str, features: Features) -> str | None:
     now = [v for v in versions if version_refusal(kind, v, features) is None]
     if now:
         return f"kube-scheduler {release} reads {kind} as {' or '.join(now)}"
-    version = versions[0]
-    since, gate = SERVED_WITH_GATE.get(version, (SERVED_SINCE.get(version, features.minor), None))
-    with_gate = f" with the {gate} feature gate on" if gate else ""
-    if features.minor >= since:
-        return f"kube-scheduler {release} reads {kind} as {version}, which kube-apiserver {release} serves only{with_gate}"
+    gated_now = [v for v in versions if _exists_in(v, features.minor)]  # there, but behind a gate that is off
+    if gated_now:
+        gate = SERVED_WITH_GATE[gated_now[0]].gate
+        return (f"kube-scheduler {release} reads {kind} as {' or '.join(gated_now)}, which kube-apiserver {release} "
+                f"serves only with the {gate} feature gate on")
+    version = next((v for v in versions if not _exists_in(v, features.minor) and _later(v, features.minor)), versions[0])
+    gated = SERVED_WITH_GATE.get(version)
+    since = gated.since if gated is not None else SERVED_SINCE.get(version, features.minor)
+    with_gate = f", with the {gated.gate} feature gate on" if gated is not None else ""
     return (
         f"kschedctl reads {kind} as {version}, which kube-apiserver {release} does not serve: "
-        f"it comes with v1.{since}{',' + with_gate if gate else ''}"
+        f"it comes with v1.{since}{with_gate}"
     )
+
+
+def _later(api_version: str, minor: int) -> bool:
+    """Whether ``api_version`` comes with a release after v1.<minor>."""
+    gated = SERVED_WITH_GATE.get(api_version)
+    return (gated.since if gated is not None else SERVED_SINCE.get(api_version, 0)) > minor
 
 
 #: Pod spec fields the API server drops on create when their gate is off (``dropDisabledFields``).

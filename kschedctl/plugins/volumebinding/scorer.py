@@ -1,6 +1,6 @@
 """VolumeBinding's Score under the StorageCapacityScoring gate: how full a node's storage would get.
 
-With the gate on (alpha and off by default in v1.35 and v1.36), kube-scheduler scores each feasible
+With the gate on (alpha and off by default in v1.35 and v1.36, beta and on in v1.37), kube-scheduler scores each feasible
 node by the storage utilization the pod's volumes would cause there, per storage class:
 
 * when Filter matched some of the pod's claims to existing PVs on that node, only those static
