@@ -17,12 +17,15 @@ from typer.testing import CliRunner
 
 from kschedctl.cli.main import app
 from kschedctl.render.layout import aliases
+from kschedctl.render.table import WIDE_HINT
 
 ROOT = Path(__file__).parent.parent
 DEMO = str(ROOT / "fixtures" / "demo" / "cluster.yaml")
 CART = str(ROOT / "fixtures" / "demo" / "cart.yaml")
 WIDTHS = [20, 80, 100, 120, 200]
 EXPLAIN = ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO]
+#: Every extension point's table (the default is the short answer).
+EXPLAIN_WIDE = [*EXPLAIN, "-o", "wide"]
 
 
 def run(width: int, *args: str, input: str | None = None) -> Any:
@@ -45,7 +48,7 @@ def words(out: str) -> set[str]:
 
 @pytest.mark.parametrize("width", WIDTHS)
 def test_explain_table_fits_and_keeps_names_whole(width: int) -> None:
-    r = run(width, *EXPLAIN)
+    r = run(width, *EXPLAIN_WIDE)
     assert r.exit_code == 0, r.output
     out = r.stdout
     assert_fits(out, width)
@@ -56,7 +59,9 @@ def test_explain_table_fits_and_keeps_names_whole(width: int) -> None:
     for name in [*t["filter"], *t["score"]]:
         if len(name) <= width:
             assert name in found, (name, width)
-    assert "…" not in "".join(line for line in out.splitlines() if not line.startswith("…"))
+    # (the -o wide plugin details after the Nodes table shorten long structures on purpose: -o json has them)
+    tables = out.split("Nodes (requested")[0]
+    assert "…" not in "".join(line for line in tables.splitlines() if not line.startswith("…"))
 
 
 @pytest.mark.parametrize("width", [80, 100, 120, 200])
@@ -71,7 +76,7 @@ def test_score_figures_are_never_cut(width: int) -> None:
 
 
 def test_layout_adapts_to_the_width() -> None:
-    at = {w: run(w, *EXPLAIN).stdout for w in WIDTHS}
+    at = {w: run(w, *EXPLAIN_WIDE).stdout for w in WIDTHS}
     # wide: the full matrix, plugin names as headers
     assert "NodeResourcesBalancedAllocation" in at[200] and "(weight 1)" in at[200]
     # 100-120: the matrix with short aliases and a legend naming each plugin once
@@ -79,7 +84,7 @@ def test_layout_adapts_to_the_width() -> None:
     assert "NRBA = NodeResourcesBalancedAllocation" in at[100]
     # 80: plugins as rows, the best nodes as columns
     assert "Score (raw→normalized×weight=weighted), nodes 1–3 of 9 by total" in at[80]
-    assert "more scored nodes" in at[80]
+    assert "more scored nodes" in run(80, *EXPLAIN).stdout  # the short answer shows the best three
     # 80: Filter as one verdict per node (the matrix does not fit)
     assert "✗ TaintToleration: node(s) had untolerated taint(s)" in at[80]
     # 20: stacked, one block per node
@@ -175,3 +180,30 @@ def test_one_feasible_node_says_nothing_is_scored(tmp_path: Path) -> None:
     assert first == "shop/pinned: schedulable on general-a0 (the only feasible node: nothing is scored)"
     assert "score 0" not in r.stdout and "max score" not in r.stdout
     assert "Selected: general-a0  (the only feasible node: nothing is scored)" in r.stdout
+
+
+#: The demo's pending pods (README), each with the most lines its short answer may take at 100 columns.
+DEMO_PODS = [
+    (["web-7d9f-pending", "-n", "shop"], 30),  # schedulable
+    (["checkout-pending", "-n", "shop"], 40),
+    (["train-pending", "-n", "ml"], 40),
+    (["notebook-pending", "-n", "ml"], 40),
+    (["report-pending", "-n", "batch"], 40),
+    (["canary-gated", "-n", "shop"], 40),
+]
+
+
+@pytest.mark.parametrize(("pod", "most"), DEMO_PODS, ids=lambda v: v[0] if isinstance(v, list) else "")
+def test_the_default_answer_fits_a_screen(pod: list[str], most: int) -> None:
+    """The default is the short answer: one screen at 100 columns; -o wide has every table."""
+    args = ["explain", "pod", *pod, "--snapshot", DEMO]
+    for width in (80, 100, 120):
+        assert_fits(run(width, *args).stdout, width)
+    short = run(100, *args).stdout
+    assert len(short.splitlines()) <= most, short
+    assert short.splitlines()[-1] == WIDE_HINT
+    wide = run(100, *args, "-o", "wide").stdout
+    assert "PreEnqueue" in wide and WIDE_HINT not in wide
+    if "gated" not in pod[0]:  # (a gated pod stops at PreEnqueue: its short answer is the whole trace)
+        assert "Filter (" in wide and "PreFilter" in wide and len(wide.splitlines()) > len(short.splitlines())
+        assert "Filter: " in short and "PreFilter" not in short

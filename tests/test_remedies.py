@@ -552,9 +552,12 @@ def test_cli_fix_writes_nothing(tmp_path: Path) -> None:
 
 def test_cli_why_this_node() -> None:
     base = ["explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO]
-    out = runner.invoke(app, base).stdout
+    out = runner.invoke(app, [*base, "-o", "wide"]).stdout
     assert "Why memory-b0 and not memory-a0 (runner-up): weighted scores" in out
     assert "memory-b0 wins by 3 (873 vs 870); decided by NodeResourcesFit (+5)" in out
+    short = runner.invoke(app, base).stdout  # the short answer: the margin's sentence, not its table
+    assert "Why memory-b0 and not memory-a0 (runner-up)\n" in short and "weighted scores" not in short
+    assert "memory-b0 wins by 3 (873 vs 870); decided by NodeResourcesFit (+5)" in short
     m = json.loads(runner.invoke(app, [*base, "-o", "json"]).stdout)["details"]["margin"]
     assert (m["selected"], m["other"], m["difference"], m["decidedBy"]) == ("memory-b0", "memory-a0", 3, ["NodeResourcesFit"])
     rejected = runner.invoke(app, [*base, "--compare", "gpu-a0"]).stdout

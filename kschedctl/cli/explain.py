@@ -133,12 +133,15 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
 
     def table(d: dict[str, Any]) -> None:
         from kschedctl.render.remedies import render_whatif_sections
-        from kschedctl.render.table import render_trace
+        from kschedctl.render.table import WIDE_HINT, render_trace
 
         console = stdout_console()
+        wide = output == Output.wide
         with deferred_notes() as notes:  # after the trace and its sections, never between them
-            render_trace(d, console, wide=output == Output.wide, notes_console=notes)
-            render_whatif_sections(d, console, notes)
+            render_trace(d, console, wide=wide, notes_console=notes)
+            render_whatif_sections(d, console, notes, wide=wide)
+            if not wide:
+                console.print(WIDE_HINT, style="dim", overflow="fold", markup=False, highlight=False)
 
     def markdown(d: dict[str, Any]) -> str:
         from kschedctl.render.markdown import render_trace_markdown

@@ -56,10 +56,11 @@ def _margin_rows(m: dict[str, Any]) -> list[list[str]]:
     return rows
 
 
-def render_margin(m: dict[str, Any] | None, console: Console) -> None:
+def render_margin(m: dict[str, Any] | None, console: Console, *, wide: bool = True) -> None:
+    """The margin: its table of weighted scores with ``wide``, else only its title and sentence."""
     if not m:
         return
-    if m["plugins"]:
+    if m["plugins"] and wide:
         cols = [Column("plugin (weight)", keep=True)]
         cols += [Column(h, keep=True, justify="right") for h in (str(m["selected"]), str(m["other"]), "difference")]
         rows = []
@@ -210,9 +211,10 @@ def remedies_markdown(t: dict[str, Any]) -> str:
     return "\n".join(out)
 
 
-def render_whatif_sections(t: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
-    """Everything this module adds after a trace: the margin, then the remedies (notes on ``notes_console``)."""
-    render_margin(t["details"].get("margin"), console)
+def render_whatif_sections(t: dict[str, Any], console: Console, notes_console: Console | None = None, *, wide: bool = True) -> None:
+    """Everything this module adds after a trace: the margin (its table with ``wide``), then the remedies
+    (notes on ``notes_console``)."""
+    render_margin(t["details"].get("margin"), console, wide=wide)
     render_remedies(t, console, notes_console)
 
 

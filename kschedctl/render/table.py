@@ -10,6 +10,11 @@ Node and plugin names are never cut. Each section picks the first layout that fi
   scored node, a few per table); else one block per node.
 * Other tables fall back to a stacked view (``kschedctl.render.layout``).
 
+The default (``-o table``) is the short answer to "where will it go / why is it pending": the
+headline, the Filter rejections grouped by plugin and reason, the best few scored nodes, the
+selection, the order line and the FitError; a status table only when a plugin did more than
+pass or skip. ``-o wide`` prints every extension point's table in full.
+
 Colour is used only when stdout is a terminal and NO_COLOR is unset (rich's own rule). Notes go
 to ``notes_console`` (stderr, from the CLI), never between the tables.
 """
@@ -60,7 +65,12 @@ from kschedctl.render.layout import (
     print_title,
 )
 
-MAX_ROWS = 30
+#: Node names a short answer lists per group of rejected nodes (-o wide and -o json list them all).
+MAX_NAMES = 6
+#: Codes a short answer leaves out of a status table (it is printed only when another code appears).
+_QUIET_CODES = ("Success", "Skip")
+#: The last line of a short answer: where the rest is.
+WIDE_HINT = "(every extension point's table: -o wide; every field: -o json)"
 #: Nodes shown in the default (not wide) output when the score table has to be transposed or stacked.
 TOP_NODES = 3
 
@@ -103,14 +113,26 @@ def print_status(console: Console, title: str, records: list[dict[str, Any]]) ->
         print_table(console, title, STATUS_COLUMNS[:2], [row[:2] for row in rows], stacked=_status_lines)
 
 
+def _quiet(records: list[dict[str, Any]]) -> bool:
+    """Every plugin passed or skipped: nothing a short answer needs to show."""
+    return all(r["code"] in _QUIET_CODES for r in records)
+
+
+def _status(console: Console, title: str, records: list[dict[str, Any]], wide: bool) -> None:
+    """A status table; in the short answer only when a plugin did more than pass or skip."""
+    if wide or not _quiet(records):
+        print_status(console, title, records)
+
+
 def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, notes_console: Console | None = None) -> None:
+    """The trace as tables: the short answer by default, every extension point's table with ``wide``."""
     d = t["details"]
     outcome = t.get("outcome")
     style = {"scheduled": "bold green", "unschedulable": "bold red", "gated": "bold yellow"}.get(str(outcome), "bold")
     _line(console, Text(headline(t), style=style))
     _line(console, f"profile: {t['profile']}   nodes: {d['numAllNodes']}   kube-scheduler {t['k8sVersion']}{gates_shown(t)}")
 
-    print_status(console, "PreEnqueue", t["preEnqueue"])
+    _status(console, "PreEnqueue", t["preEnqueue"], wide)
     if outcome == "gated":
         if pod_scheduled_line(t):
             _line(console, Text(str(pod_scheduled_line(t)), style="bold yellow"))
@@ -120,21 +142,24 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
         cols = [Column("plugin", keep=True), Column("code", keep=True), Column("parent", keep=True), Column("placements", min_width=20), Column("reasons", min_width=TEXT_MIN_WIDTH)]
         print_table(console, "PlacementGenerate (pod-group cycle)", cols, placement_generate_rows(t))
     if t["preFilter"]:
-        print_status(console, "PreFilter", t["preFilter"])
+        _status(console, "PreFilter", t["preFilter"], wide)
     if t["preFilterNodeNames"] is not None:
         _line(console, f"PreFilter narrowed the nodes to: {', '.join(t['preFilterNodeNames']) or '(none)'}")
 
     if t["filter"]:
-        _filter_section(t, console, wide)
+        if wide:
+            _filter_section(t, console)
+        else:
+            _filter_summary(t, console)
     if t.get("extenders"):
         cols = [Column("extender", min_width=20), Column("verb", keep=True), Column("outcome", keep=True), Column("answer", min_width=24)]
         print_table(console, "Extenders (HTTP calls, in order)", cols, extender_rows(t))
     if t["postFilter"]:
-        _post_filter_section(t, console)
+        _post_filter_section(t, console, wide)
     if nominated_wait_line(t):
         _line(console, Text(str(nominated_wait_line(t)), style="bold"))
     if t["preScore"]:
-        print_status(console, "PreScore", t["preScore"])
+        _status(console, "PreScore", t["preScore"], wide)
     if t["score"] or extender_score_columns(t):
         _score_section(t, console, wide)
     if t.get("placementScore"):
@@ -143,7 +168,7 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
         print_table(console, "PlacementScore (raw→normalized×weight=weighted)", cols, rows)
     if pod_group_line(t):
         _line(console, str(pod_group_line(t)))
-    _selection(t, console)
+    _selection(t, console, wide)
     if order_line(t) and not t.get("selected"):  # (with a selection it follows the "Selected" line)
         _line(console, Text(str(order_line(t)), style="bold yellow"))
     if t["fitError"]:
@@ -159,11 +184,12 @@ def render_trace(t: dict[str, Any], console: Console, *, wide: bool = False, not
 # --------------------------------------------------------------------------- Filter
 
 
-def _filter_section(t: dict[str, Any], console: Console, wide: bool) -> None:
+def _filter_section(t: dict[str, Any], console: Console) -> None:
+    """-o wide: every evaluated node, as a matrix or as verdicts."""
     d = t["details"]
     plugins = filter_columns(t)
     nodes = list(t["filter"])
-    shown = nodes if wide else nodes[:MAX_ROWS]
+    shown = nodes
     title = "Filter (node × plugin, first rejection wins)"
     cols, rows = _filter_matrix(t, plugins, shown)
     if fits(console, cols, rows):
@@ -173,14 +199,38 @@ def _filter_section(t: dict[str, Any], console: Console, wide: bool) -> None:
         _filter_verdicts(t, console, plugins, shown)
     if skipped_filter_line(t):
         _line(console, str(skipped_filter_line(t)))
-    if len(shown) < len(nodes):
-        _line(console, f"… {len(nodes) - len(shown)} more nodes evaluated (use -o wide or -o json to see all)")
     if d.get("numNodesToFind") and d["numNodesToFind"] < d["numAllNodes"]:
         _line(
             console,
             f"Filtering stopped after {d['numNodesToFind']} feasible nodes (percentageOfNodesToScore); "
             f"{len(nodes)} of {d['numAllNodes']} nodes were evaluated.",
         )
+
+
+def _rejections(t: dict[str, Any]) -> dict[tuple[str, str], list[str]]:
+    """The rejected nodes grouped by the plugin that rejected them and its reasons, largest group first."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for node, v in t["filter"].items():
+        if v["code"] != "Success":
+            reasons = "; ".join(v.get("reasons", [])) or v["code"]
+            groups.setdefault((str(v.get("plugin")), reasons), []).append(node)
+    return dict(sorted(groups.items(), key=lambda kv: -len(kv[1])))
+
+
+def _filter_summary(t: dict[str, Any], console: Console) -> None:
+    """The short answer's Filter: how many nodes fit, and who rejected the others and why."""
+    d = t["details"]
+    nodes = list(t["filter"])
+    feasible = [n for n in nodes if t["filter"][n]["code"] == "Success"]
+    groups = _rejections(t)
+    _line(console, Text(f"Filter: {len(feasible)} of {len(nodes)} nodes evaluated fit" + ("; rejected by:" if groups else ""), style="italic"))
+    for (plugin, reasons), names in groups.items():
+        line = Text(f"{plugin}: ", style="bold")
+        line.append(Text(reasons, style="red"))
+        line.append(f" ({len(names)}: {', '.join(sorted(names)[:MAX_NAMES])}{' …' if len(names) > MAX_NAMES else ''})")
+        print_indented(console, line)
+    if d.get("numNodesToFind") and d["numNodesToFind"] < d["numAllNodes"]:
+        _line(console, f"Filtering stopped after {d['numNodesToFind']} feasible nodes (percentageOfNodesToScore).")
 
 
 def _node_text(t: dict[str, Any], node: str) -> Text:
@@ -220,10 +270,12 @@ def _filter_verdicts(t: dict[str, Any], console: Console, plugins: list[str], no
 # --------------------------------------------------------------------------- PostFilter
 
 
-def _post_filter_section(t: dict[str, Any], console: Console) -> None:
+def _post_filter_section(t: dict[str, Any], console: Console, wide: bool) -> None:
     d = t["details"]
     pf = t["postFilter"]
-    print_status(console, "PostFilter", d["postFilter"]["perPlugin"] if d.get("postFilter") else [])
+    per_plugin = d["postFilter"]["perPlugin"] if d.get("postFilter") else []
+    if wide or not pf["nominatedNodeName"]:
+        print_status(console, "PostFilter", per_plugin)
     if pf["nominatedNodeName"]:
         prios = (d.get("postFilter") or {}).get("victimPriorities", {})
         _line(
@@ -278,7 +330,7 @@ class _Scores:
 
 def _score_section(t: dict[str, Any], console: Console, wide: bool) -> None:
     s = _Scores(t, wide)
-    shown = s.ranked if wide else s.ranked[:MAX_ROWS]
+    shown = s.ranked if wide else s.ranked[:TOP_NODES]
     for alias in (None, s.aliases()):
         cols, rows = _score_matrix(s, shown, alias)
         if fits(console, cols, rows):
@@ -319,7 +371,7 @@ def _transposed(s: _Scores, nodes: list[str]) -> tuple[list[Column], list[list[C
 
 def _score_transposed(s: _Scores, console: Console) -> bool:
     """Plugins as rows, nodes as columns, as many nodes per table as fit (at least two)."""
-    nodes = s.ranked if s.wide else s.ranked[:MAX_ROWS]
+    nodes = s.ranked if s.wide else s.ranked[:TOP_NODES]
     tables: list[tuple[list[str], list[Column], list[list[Cell]]]] = []
     start = 0
     while start < len(nodes):
@@ -362,7 +414,7 @@ def _score_stacked(s: _Scores, console: Console) -> None:
 # --------------------------------------------------------------------------- selection and binding
 
 
-def _selection(t: dict[str, Any], console: Console) -> None:
+def _selection(t: dict[str, Any], console: Console, wide: bool) -> None:
     d = t["details"]
     if not t.get("selected"):
         return
@@ -372,7 +424,7 @@ def _selection(t: dict[str, Any], console: Console) -> None:
     elif d.get("tieBreak"):
         _line(console, d["tieBreak"])
     for title, key in (("Reserve", "reserve"), ("Permit", "permit"), ("PreBind", "preBind"), ("Bind", "bind")):
-        if t[key]:
+        if t[key] and (wide or not _quiet(t[key])):
             _line(console, f"{title}: {status_line(t[key])}")
     if d.get("binding"):
         b = d["binding"]
