@@ -31,6 +31,7 @@ from kschedctl.whatif.drain import (
     REFUSED,
     STAYS,
     DrainFlags,
+    budget_status,
     drained_cluster,
     filter_pod,
     plan_drain,
@@ -250,6 +251,131 @@ def _cluster(*extra: Any, objects: tuple[Any, ...] = ()) -> Any:
     return make_cluster(nodes, list(extra), list(objects))
 
 
+# --------------------------------------------------------------------------- the drain as a loop
+
+
+def _shop(*names: str, cpu: str = "500m") -> list[Any]:
+    """Pods of the Deployment web (ReplicaSet web-1) on n1, ready."""
+    return [make_pod(n).owner("ReplicaSet", "web-1").set("metadata.generateName", "web-1-").label("app", "web").node("n1")
+            .req(cpu=cpu).set("status.phase", "Running").set("status.conditions", [{"type": "Ready", "status": "True"}])
+            for n in names]
+
+
+def _budget(spec: dict[str, Any], status: dict[str, Any] | None = None) -> Any:
+    fields: dict[str, Any] = {"spec": {"selector": {"matchLabels": {"app": "web"}}, **spec}}
+    if status is not None:
+        fields["status"] = status
+    return make_object("PodDisruptionBudget", "web-pdb", "default", apiVersion="policy/v1", **fields)
+
+
+ONE_OF_THREE = {"disruptionsAllowed": 1, "currentHealthy": 3, "desiredHealthy": 2, "expectedPods": 3}
+
+
+def test_a_budget_of_one_lets_the_drain_through_in_three_rounds() -> None:
+    """The real sequence: kubectl evicts web-a, web-b and web-c at once; the budget (minAvailable 2 of 3,
+    disruptionsAllowed 1) lets web-a go and refuses the others (429). The ReplicaSet re-creates web-a, the
+    scheduler places it on n2 (n1 is cordoned), it becomes ready, the disruption controller raises
+    disruptionsAllowed to 1 again, and kubectl's retry 5 s later evicts web-b; then web-c the same way.
+    All three leave, their replacements on n2, kubectl exits 0."""
+    cluster = _cluster(*_shop("web-a", "web-b", "web-c"), objects=(_budget({"minAvailable": 2}, ONE_OF_THREE),))
+    r = run_drain(cluster, default_config(), ["n1"], PLAIN, now=NOW)
+    assert r.succeeded and not r.blocked
+    assert r.plan.rounds == [["default/web-a"], ["default/web-b"], ["default/web-c"]]
+    assert {ln.placement.node for ln in r.landings if ln.placement} <= {"n2", "n3"}
+    d = r.to_dict()
+    assert [x["round"] for x in d["rounds"]] == [1, 2, 3] and [p["round"] for p in d["pods"]] == [1, 2, 3]
+    assert d["kubectl"] == "kubectl drain reports success (exit 0)"
+    assert any("3 rounds (round 1: web-a; round 2: web-b; round 3: web-c)" in n for n in r.notes)
+    assert any("not known from outside" in n for n in r.notes)
+
+
+def test_max_unavailable_zero_blocks_at_once() -> None:
+    """maxUnavailable: 0: desiredHealthy is every expected pod, disruptionsAllowed stays 0 whatever happens;
+    kubectl retries forever and nothing leaves n1."""
+    cluster = _cluster(*_shop("web-a", "web-b"),
+                       objects=(_budget({"maxUnavailable": 0}, {"disruptionsAllowed": 0, "currentHealthy": 2,
+                                                                "desiredHealthy": 2, "expectedPods": 2}),))
+    r = run_drain(cluster, default_config(), ["n1"], PLAIN, now=NOW)
+    assert [e.action for e in r.plan.evictions] == [BLOCKED, BLOCKED]
+    assert r.plan.rounds == [[]]
+    assert r.verdict() == "drain of n1 not possible: 2 eviction(s) blocked by PodDisruptionBudget default/web-pdb"
+    assert r.kubectl_outcome().startswith("kubectl drain does not finish")
+
+
+def test_a_budget_at_its_floor_blocks_when_the_replacement_cannot_be_placed() -> None:
+    """minAvailable 2 of 3: web-a goes in round 1, but its replacement (1500m) fits on no other node; it
+    stays Pending, so the budget has 2 healthy pods for 2 desired and refuses web-b and web-c for good."""
+    fill = [make_pod(f"f{i}").owner("ReplicaSet", "f").node(n).req(cpu="1") for i, n in enumerate(("n2", "n3"))]
+    cluster = _cluster(*_shop("web-a", "web-b", "web-c", cpu="600m"), *fill,
+                       objects=(_budget({"minAvailable": 2}, ONE_OF_THREE),))
+    cluster.pods[0].raw["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "1500m"
+    r = run_drain(cluster, default_config(), ["n1"], PLAIN, now=NOW)
+    assert r.plan.rounds == [["default/web-a"]]
+    assert [e.pod for e in r.blocked] == ["default/web-b", "default/web-c"]
+    assert r.blocked[0].block is not None and r.blocked[0].block.disruptions_allowed == 0
+    assert len(r.not_placed) == 1
+
+
+def test_a_budget_without_status_is_computed() -> None:
+    """No status (the disruption controller has not run, or the snapshot dropped it): computed as it would be,
+    expectedPods from the Deployment's replicas (3) through the ReplicaSet it owns, maxUnavailable 1 ->
+    desiredHealthy 2, 3 healthy -> disruptionsAllowed 1; the drain then runs its three rounds."""
+    rs = make_object("ReplicaSet", "web-1", "default", apiVersion="apps/v1", spec={"replicas": 3})
+    rs.raw["metadata"]["ownerReferences"] = [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "controller": True}]
+    deploy = make_object("Deployment", "web", "default", apiVersion="apps/v1", spec={"replicas": 3})
+    cluster = _cluster(*_shop("web-a", "web-b", "web-c"), objects=(_budget({"maxUnavailable": 1}), rs, deploy))
+    r = run_drain(cluster, default_config(), ["n1"], PLAIN, now=NOW)
+    assert r.succeeded and len(r.plan.rounds) == 3
+    assert r.to_dict()["computedBudgets"] == ["default/web-pdb"]
+    assert any("has no status: computed" in n for n in r.notes)
+
+
+def test_timeout_limits_the_rounds() -> None:
+    """--timeout 5s: the first attempt and one retry fit; web-c is still refused when kubectl gives up."""
+    cluster = _cluster(*_shop("web-a", "web-b", "web-c"), objects=(_budget({"minAvailable": 2}, ONE_OF_THREE),))
+    r = run_drain(cluster, default_config(), ["n1"], DrainFlags(timeout=5), now=NOW)
+    assert r.plan.rounds == [["default/web-a"], ["default/web-b"]] and r.timed_out
+    assert [e.pod for e in r.blocked] == ["default/web-c"]
+    assert r.kubectl_outcome().startswith("kubectl drain fails (exit 1) when --timeout 5s passes")
+
+
+def test_kubectl_succeeds_while_replacements_stay_pending() -> None:
+    """Draining n1 and n2, each holding a big pod (1800m) of a ReplicaSet: kubectl evicts both and exits 0
+    (it waits for the evicted pods to go, not for their replacements); both replacements fit nowhere (n3 is
+    half full) and stay Pending with a FitError."""
+    cluster = _cluster(make_pod("big-1").owner("ReplicaSet", "big").node("n1").req(cpu="1800m"),
+                       make_pod("big-2").owner("ReplicaSet", "big").node("n2").req(cpu="1800m"),
+                       make_pod("f3").owner("ReplicaSet", "f").node("n3").req(cpu="1"))
+    r = run_drain(cluster, default_config(), ["n1", "n2"], PLAIN, now=NOW)
+    assert not r.refused and not r.blocked and len(r.not_placed) == 2
+    assert r.kubectl_outcome() == ("kubectl drain reports success (exit 0); the cluster is left with 2 replacement(s) "
+                                   "Pending (FitError below)")
+    assert any(n.startswith("kubectl drain reports success (exit 0)") for n in r.notes)
+    assert r.verdict() == "drain of n1, n2 not possible: 2 re-created pod(s) do not fit"
+
+
+@pytest.mark.parametrize(
+    ("spec", "pods", "healthy", "scale", "expected"),
+    [
+        ({"minAvailable": 2}, 3, 3, None, (3, 3, 2, 1)),
+        ({"minAvailable": 2}, 3, 3, 5, (3, 3, 2, 1)),  # an integer minAvailable counts the pods, not the scale
+        ({"minAvailable": 2}, 3, 1, None, (3, 1, 2, 0)),  # below the floor: 0, never negative
+        ({"minAvailable": "50%"}, 3, 3, 3, (3, 3, 2, 1)),  # rounded up
+        ({"minAvailable": "50%"}, 2, 2, 4, (4, 2, 2, 0)),
+        ({"maxUnavailable": 1}, 3, 3, None, (3, 3, 2, 1)),
+        ({"maxUnavailable": 0}, 3, 3, 3, (3, 3, 3, 0)),
+        ({"maxUnavailable": "34%"}, 3, 3, 3, (3, 3, 1, 2)),  # 34% of 3 rounds up to 2
+        ({"maxUnavailable": 5}, 3, 3, 3, (3, 3, 0, 3)),  # desiredHealthy floored at 0
+        ({"maxUnavailable": 1}, 0, 0, 0, (0, 0, 0, 0)),  # nothing expected: nothing allowed
+        ({}, 2, 2, None, (0, 2, 0, 0)),  # neither field: expectedPods 0
+    ],
+)
+def test_budget_arithmetic(spec: dict[str, Any], pods: int, healthy: int, scale: int | None,
+                           expected: tuple[int, int, int, int]) -> None:
+    s = budget_status(spec, pods, healthy, scale)
+    assert (s.expected_pods, s.current_healthy, s.desired_healthy, s.disruptions_allowed) == expected
+
+
 def test_replacements_land_and_unowned_pods_are_lost() -> None:
     cluster = _cluster(
         make_pod("web-1-abcde").owner("ReplicaSet", "web-1").set("metadata.generateName", "web-1-").node("n1").req(cpu="1"),
@@ -384,9 +510,11 @@ def test_cli_scale_down() -> None:
         (["--drain", "general-a0", "--count", "2"], "--count goes with --scale-down"),
         (["--scale-down", "pool=general", "--drain", "general-a0"], "picks its own nodes"),
         (["--drain-selector", "pool in (a"], ""),
+        (["--timeout", "5m"], "go with --drain"),
+        (["--drain", "general-a0", "--timeout", "5x"], 'invalid --timeout: time: unknown unit "x"'),
     ],
     ids=["unknown-node", "selector-matches-nothing", "with-f", "force-alone", "ignore-daemonsets-alone", "nothing", "count", "scale-down-and-drain",
-         "bad-selector"],
+         "bad-selector", "timeout-alone", "bad-timeout"],
 )
 def test_cli_bad_input(args: list[str], message: str) -> None:
     r = invoke(*args)
@@ -422,3 +550,25 @@ def test_cli_budget_blocks_unless_eviction_is_disabled(tmp_path: Path) -> None:
     r = runner.invoke(app, ["simulate", "--snapshot", snapshot, "--drain", "n1", "--disable-eviction", "-o", "markdown"])
     assert r.exit_code == 0, r.output
     assert "drain possible: n1" in r.stdout and "| n2 " in r.stdout
+
+
+def test_cli_reports_the_rounds(tmp_path: Path) -> None:
+    """The shop case from the command line: three rounds in the table and in JSON; --timeout 5s cuts it to two."""
+    pods = [{"apiVersion": "v1", "kind": "Pod", "metadata": {
+        "name": f"web-{n}", "namespace": "shop", "generateName": "web-7d9-", "labels": {"app": "web"},
+        "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7d9", "controller": True, "uid": "u1"}]},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "nginx", "resources": {"requests": {"cpu": "500m"}}}]},
+        "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}} for n in "abc"]
+    nodes = [{"apiVersion": "v1", "kind": "Node", "metadata": {"name": n},
+              "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}}} for n in ("n1", "n2")]
+    pdb = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "web-pdb", "namespace": "shop"},
+           "spec": {"minAvailable": 2, "selector": {"matchLabels": {"app": "web"}}}}
+    snap = tmp_path / "shop.yaml"
+    snap.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": [*nodes, pdb, *pods]}))
+    r = runner.invoke(app, ["simulate", "--drain", "n1", "--snapshot", str(snap)])
+    assert r.exit_code == 0, r.output
+    assert "round 3: web-c" in r.stdout and "drain possible: n1" in r.stdout
+    r = runner.invoke(app, ["simulate", "--drain", "n1", "--snapshot", str(snap), "--timeout", "5s", "-o", "json"])
+    assert r.exit_code == 1, r.output
+    d = json.loads(r.stdout)
+    assert [x["evicted"] for x in d["rounds"]] == [["shop/web-a"], ["shop/web-b"]] and d["timeoutSeconds"] == 5.0

@@ -47,6 +47,11 @@ ScaleDownOpt = Annotated[
     typer.Option("--scale-down", metavar="SELECTOR", help="Remove this group's nodes one at a time, least requested first, "
                  "until one's pods do not all fit."),
 ]
+DrainTimeoutOpt = Annotated[
+    str | None,
+    typer.Option("--timeout", metavar="DURATION", help="As kubectl drain's: how long it retries the evictions budgets refuse "
+                 "(one round per 5s retry; 0s, the default: forever)."),
+]
 CountOpt = Annotated[int, typer.Option("--count", min=0, metavar="N", help="With --scale-down: try at most N nodes (0: all).")]
 
 
@@ -63,6 +68,8 @@ class DrainArgs:
     disable_eviction: bool
     #: Implied (DaemonSet pods always stay); accepted so that a kubectl drain command line reads the same.
     ignore_daemonsets: bool = False
+    #: ``--timeout`` as given (a Go duration; None or 0s: kubectl waits forever).
+    timeout: str | None = None
 
     @property
     def wanted(self) -> bool:
@@ -71,9 +78,10 @@ class DrainArgs:
     def check(self, filenames: list[str], max_: bool) -> None:
         """Refuse drain flags without a drain, and what a drain does not combine with."""
         if not self.wanted:
-            if self.count or self.delete_emptydir_data or self.force or self.disable_eviction or self.ignore_daemonsets:
-                raise UsageError("--count, --ignore-daemonsets, --delete-emptydir-data, --force and --disable-eviction go "
-                                 "with --drain, --drain-selector or --scale-down")
+            if (self.count or self.delete_emptydir_data or self.force or self.disable_eviction or self.ignore_daemonsets
+                    or self.timeout is not None):
+                raise UsageError("--count, --ignore-daemonsets, --delete-emptydir-data, --force, --disable-eviction and "
+                                 "--timeout go with --drain, --drain-selector or --scale-down")
             if not filenames:
                 raise UsageError("give the pods to place (-f FILE), or nodes to drain (--drain NODE, --drain-selector, --scale-down)")
             return
@@ -84,6 +92,20 @@ class DrainArgs:
             raise UsageError("--scale-down picks its own nodes: it does not go with --drain or --drain-selector")
         if self.count and not self.scale_down:
             raise UsageError("--count goes with --scale-down")
+
+    def timeout_seconds(self) -> float | None:
+        """``--timeout`` in seconds, None for kubectl's default (0s: no limit)."""
+        from kschedctl.config.field import DurationError, parse_go_duration
+
+        if self.timeout is None:
+            return None
+        try:
+            ns = parse_go_duration(self.timeout)
+        except DurationError as err:
+            raise UsageError(f"invalid --timeout: {err}") from None
+        if ns < 0:
+            raise UsageError(f'invalid --timeout "{self.timeout}": must not be negative')
+        return ns / 1e9 or None
 
     def request(self, cluster: Cluster, config: SchedulerConfig, registry: Registry, options: RunOptions,
                 node_order: NodeOrderSpec | None = None, runs: int | None = None, group_by: str | None = None) -> DrainRequest:
@@ -96,6 +118,7 @@ class DrainArgs:
             registry=registry, config=config, cluster=cluster, nodes=list(self.nodes),
             selector=parse_selector_string(self.selector) if self.selector else None,
             scale_down=parse_selector_string(self.scale_down) if self.scale_down else None, count=self.count,
-            flags=DrainFlags(self.delete_emptydir_data, self.force, self.disable_eviction), options=options,
+            flags=DrainFlags(self.delete_emptydir_data, self.force, self.disable_eviction, self.timeout_seconds()),
+            options=options,
             node_order=node_order, runs=runs or 1, group_by=group_by,
         )

@@ -21,6 +21,7 @@ from kschedctl.cli.drain_opts import (
     DrainArgs,
     DrainOpt,
     DrainSelectorOpt,
+    DrainTimeoutOpt,
     ForceOpt,
     IgnoreDaemonsetsOpt,
     ScaleDownOpt,
@@ -138,6 +139,7 @@ def simulate_cmd(
     delete_emptydir_data: DeleteEmptydirOpt = False,
     force: ForceOpt = False,
     disable_eviction: DisableEvictionOpt = False,
+    drain_timeout: DrainTimeoutOpt = None,
     scale_down: ScaleDownOpt = None,
     count: CountOpt = 0,
     kube_version: KubeVersionOpt = None,
@@ -159,7 +161,8 @@ def simulate_cmd(
 
     --drain NODE / --drain-selector: the nodes are cordoned and their pods evicted as kubectl drain
     does (DaemonSet and mirror pods stay; PodDisruptionBudgets, --delete-emptydir-data, --force,
-    --disable-eviction); the replacements controllers create are placed by the same loop.
+    --disable-eviction); the replacements controllers create are placed by the same loop, and evictions a
+    budget refuses are retried in rounds as kubectl does (--timeout).
     --scale-down SELECTOR removes the group's nodes one at a time, least requested first.
 
     --node-order name|random|FILE: the order the scheduler was handed the nodes (and, random, the pending
@@ -173,7 +176,8 @@ def simulate_cmd(
     def body() -> int:
         from kschedctl.usecases.simulate import SimulateRequest
 
-        drains = DrainArgs(drain, drain_selector, scale_down, count, delete_emptydir_data, force, disable_eviction, ignore_daemonsets)
+        drains = DrainArgs(drain, drain_selector, scale_down, count, delete_emptydir_data, force, disable_eviction, ignore_daemonsets,
+                           drain_timeout)
         files = filename or []
         _check_inputs(files, snapshot or [], drains, max_)
         _check_simulate_flags(replicas, max_, limit, report_preemption, retry_nominated or preemption)

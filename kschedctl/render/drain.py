@@ -1,8 +1,9 @@
 """Terminal and markdown output of ``simulate --drain`` and ``--scale-down`` (reads the results' ``to_dict()``).
 
 Order: the verdict; per drained node, each of its pods with what the drain does to it (stays,
-refused, blocked by a budget, evicted) and where its replacement lands (or that it does not
-fit); the budgets that block; the FitError of each replacement that does not fit; the pods lost.
+refused, blocked by a budget, evicted, in which round of kubectl's retries when there were
+several) and where its replacement lands (or that it does not fit); the rounds; the budgets
+that block; the FitError of each replacement that does not fit; the pods lost.
 A scale-down first lists the candidates in removal order, then the drain that stopped it.
 """
 
@@ -56,13 +57,21 @@ def pod_rows(r: dict[str, Any], node: str) -> list[list[str]]:
             rows.append([p["pod"], controller, "evicted, lost", "", p["reason"]])
             continue
         where = ln["node"] if ln["outcome"] == "scheduled" else "does not fit"
-        rows.append([p["pod"], controller, f"→ {_short(ln['pod'])}", where, _landing_note(ln)])
+        note = _landing_note(ln)
+        if len(r.get("rounds") or []) > 1:
+            note = "; ".join(x for x in (f"round {p['round']}", note) if x)
+        rows.append([p["pod"], controller, f"→ {_short(ln['pod'])}", where, note])
     return rows
 
 
 def _sections(r: dict[str, Any]) -> list[tuple[str, list[str]]]:
     """The text sections after the tables: budgets that block, FitErrors, lost pods."""
     out: list[tuple[str, list[str]]] = []
+    rounds = r.get("rounds") or []
+    if len(rounds) > 1:
+        out.append(("Rounds of kubectl's retries (every 5s, while a budget refuses)", [
+            f"round {x['round']}: {', '.join(_short(k) for k in x['evicted']) or 'nothing evicted'}" for x in rounds
+        ]))
     if r["blockingBudgets"]:
         out.append(("PodDisruptionBudgets that block", [
             f"{b['budget']} (allows {b['disruptionsAllowed']} disruption(s)) blocks {b['pod']}: {b['message']}"

@@ -48,6 +48,8 @@ Progress = Callable[[int, int | None], None]
 #: Controllers that create a replacement for an evicted pod.
 RECREATING_KINDS = ("ReplicaSet", "StatefulSet", "Job", "ReplicationController")
 MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+#: kubectl drain waits this long before it retries an eviction a budget refused (429).
+RETRY_SECONDS = 5
 #: The letters generated names end with (apimachinery's SafeEncodeString alphabet, as ``whatif.workloads``).
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 
@@ -69,9 +71,16 @@ class DrainFlags:
     force: bool = False
     #: Delete instead of evicting: no PodDisruptionBudget is consulted.
     disable_eviction: bool = False
+    #: ``--timeout`` in seconds (None: kubectl's default, 0s, waits forever).
+    timeout: float | None = None
 
     def to_dict(self) -> dict[str, bool]:
         return {"deleteEmptydirData": self.delete_emptydir_data, "force": self.force, "disableEviction": self.disable_eviction}
+
+    @property
+    def max_rounds(self) -> int | None:
+        """The rounds of evictions that fit in ``timeout``: the first at once, then one per 5 s retry (None: no limit)."""
+        return None if self.timeout is None else 1 + int(self.timeout // RETRY_SECONDS)
 
 
 @dataclass
@@ -99,6 +108,8 @@ class Eviction:
     #: The pending pod its controller creates instead (namespace/name), when it does.
     recreated_as: str | None = None
     block: BudgetBlock | None = None
+    #: The round of kubectl's retries in which the eviction went through (1: at once; 0: not evicted).
+    round: int = 0
 
     @property
     def lost(self) -> bool:
@@ -113,6 +124,7 @@ class Eviction:
             "controller": self.controller,
             "recreatedAs": self.recreated_as,
             "blockedBy": self.block.to_dict() if self.block else None,
+            "round": self.round,
         }
 
 
@@ -150,9 +162,14 @@ class Budget:
     obj: KubeObject
     selector: Selector | None
     allowed: int
+    current: int = 0
+    desired: int = 0
+    #: The status was computed here (the budget had none, or a later round of the drain).
+    computed: bool = False
 
     @classmethod
-    def of(cls, obj: KubeObject) -> Budget:
+    def of(cls, obj: KubeObject, cluster: Cluster | None = None) -> Budget:
+        """The budget with its status; without one (and with ``cluster``), computed as the disruption controller would."""
         raw_sel = obj.spec.get("selector")
         sel: Selector | None = None
         if raw_sel is not None:  # a nil selector matches nothing; an empty one matches every pod
@@ -160,21 +177,34 @@ class Budget:
                 sel = parse_label_selector(raw_sel, "spec.selector")
             except InputError:
                 sel = None
-        return cls(obj, sel, _int(obj.status.get("disruptionsAllowed")))
+        status = obj.status
+        budget = cls(obj, sel, _int(status.get("disruptionsAllowed")), _int(status.get("currentHealthy")),
+                     _int(status.get("desiredHealthy")))
+        if not status and cluster is not None:
+            budget.recompute(PodCensus.of(cluster))
+        return budget
 
     def covers(self, pod: Pod) -> bool:
         return self.obj.namespace == pod.namespace and self.selector is not None and self.selector.matches(pod.labels)
 
+    def recompute(self, census: PodCensus) -> None:
+        """The disruption controller's status from the pods as they are now."""
+        matching = [(pod, healthy) for pod, healthy in census.pods if self.covers(pod)]
+        pods = [pod for pod, _ in matching]
+        scale = census.expected_scale(pods)
+        s = budget_status(self.obj.spec, len(pods), sum(1 for _, h in matching if h), scale)
+        self.current, self.desired, self.allowed = s.current_healthy, s.desired_healthy, s.disruptions_allowed
+        self.computed = True
+
     def spend(self, pod: Pod) -> BudgetBlock | None:
         """``checkAndDecrement`` after the unhealthy-pod rules: None when the eviction may go ahead."""
-        status, key = self.obj.status, self.obj.key
+        key = self.obj.key
         if not _pod_ready(pod):
             policy = self.obj.spec.get("unhealthyPodEvictionPolicy")
-            current, desired = _int(status.get("currentHealthy")), _int(status.get("desiredHealthy"))
-            if policy == "AlwaysAllow" or (current >= desired and desired > 0):
+            if policy == "AlwaysAllow" or (self.current >= self.desired and self.desired > 0):
                 return None  # an unready pod does not count as a disruption
         generation = _int(self.obj.raw.get("metadata", {}).get("generation"))
-        if _int(status.get("observedGeneration")) < generation:
+        if not self.computed and _int(self.obj.status.get("observedGeneration")) < generation:
             return BudgetBlock(key, self.allowed, f"the disruption controller has not observed {key} yet (429, retried)")
         if self.allowed <= 0:
             return BudgetBlock(key, self.allowed, self._refusal())
@@ -182,13 +212,93 @@ class Budget:
         return None
 
     def _refusal(self) -> str:
-        status, name = self.obj.status, self.obj.name
+        name = self.obj.name
         if self.allowed < 0:
             return f"the disruption budget {name} allows a negative number of disruptions"
-        current, desired = _int(status.get("currentHealthy")), _int(status.get("desiredHealthy"))
-        if current <= desired:
-            return f"The disruption budget {name} needs {desired} healthy pods and has {current} currently"
+        if self.current <= self.desired:
+            return f"The disruption budget {name} needs {self.desired} healthy pods and has {self.current} currently"
         return f"The disruption budget {name} does not allow evicting pods currently"
+
+
+@dataclass(frozen=True)
+class BudgetStatus:
+    """What the disruption controller writes into a budget's status."""
+
+    expected_pods: int
+    current_healthy: int
+    desired_healthy: int
+    disruptions_allowed: int
+
+
+def budget_status(spec: dict[str, Any], pods: int, healthy: int, scale: int | None) -> BudgetStatus:
+    """The disruption controller's arithmetic: ``pods`` match the selector, ``healthy`` of them ready,
+    ``scale`` the sum of their controllers' replicas (None: unknown, the matching pods' count stands in).
+
+    maxUnavailable and a percentage minAvailable count against the controllers' scale (percentages
+    rounded up), an integer minAvailable against the pods, neither field expects nothing; disruptionsAllowed = currentHealthy -
+    desiredHealthy, never below 0, and 0 when no pod is expected."""
+    expected, desired = 0, 0  # neither field: nothing is expected, so nothing is allowed
+    if spec.get("maxUnavailable") is not None:
+        expected = pods if scale is None else scale
+        desired = max(0, expected - _scaled(spec["maxUnavailable"], expected))
+    elif spec.get("minAvailable") is not None:
+        value = spec["minAvailable"]
+        if isinstance(value, str) and value.endswith("%"):
+            expected = pods if scale is None else scale
+            desired = _scaled(value, expected)
+        else:
+            expected, desired = pods, _int(value)
+    allowed = healthy - desired if expected > 0 else 0
+    return BudgetStatus(expected, healthy, desired, max(0, allowed))
+
+
+def _scaled(value: Any, total: int) -> int:
+    """An int-or-percent against ``total``, a percentage rounded up."""
+    if isinstance(value, str) and value.endswith("%"):
+        return -(-_int(value[:-1]) * total // 100)
+    return _int(value)
+
+
+@dataclass
+class PodCensus:
+    """The pods a budget may match, each with whether it counts as healthy, and the controllers' replicas."""
+
+    pods: list[tuple[Pod, bool]]
+    #: "namespace/Kind/name" -> replicas, for the controllers the snapshot holds.
+    replicas: dict[str, int] = field(default_factory=dict)
+    #: ReplicaSet "namespace/name" -> its Deployment's "namespace/Deployment/name".
+    owners: dict[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, cluster: Cluster, gone: set[str] = frozenset(), placed: Iterable[Pod] = (),  # type: ignore[assignment]
+           pending: Iterable[Pod] = ()) -> PodCensus:
+        """``cluster``'s pods less ``gone`` (healthy when bound, not terminating and ready), ``placed``
+        replacements (counted healthy) and ``pending`` ones (not healthy)."""
+        pods = [(p, bool(p.node_name) and p.meta.deletion_timestamp is None and _pod_ready(p))
+                for p in cluster.pods if p.key not in gone and p.phase not in ("Succeeded", "Failed")]
+        pods += [(p, True) for p in placed] + [(p, False) for p in pending]
+        census = cls(pods)
+        for kind in ("Deployment", "ReplicaSet", "StatefulSet", "ReplicationController"):
+            for obj in cluster.of_kind(kind):
+                census.replicas[f"{obj.namespace}/{kind}/{obj.name}"] = _int(obj.spec.get("replicas", 1))
+                ref = obj.meta.controller_ref() if kind == "ReplicaSet" else None
+                if ref is not None and ref.get("kind") == "Deployment":
+                    census.owners[f"{obj.namespace}/{obj.name}"] = f"{obj.namespace}/Deployment/{ref.get('name')}"
+        return census
+
+    def expected_scale(self, pods: list[Pod]) -> int | None:
+        """The sum of the matching pods' controllers' replicas; None when a pod's controller is not in the snapshot."""
+        seen: dict[str, int] = {}
+        for pod in pods:
+            ref = controller_of(pod)
+            if ref is None:
+                continue  # the controller lists such a pod as unmanaged
+            key = f"{pod.namespace}/{ref.get('kind')}/{ref.get('name')}"
+            key = self.owners.get(f"{pod.namespace}/{ref.get('name')}", key) if ref.get("kind") == "ReplicaSet" else key
+            if key not in self.replicas:
+                return None
+            seen[key] = self.replicas[key]
+        return sum(seen.values())
 
 
 def _int(value: Any) -> int:
@@ -235,6 +345,12 @@ class DrainPlan:
     recreated: list[dict[str, Any]] = field(default_factory=list)
     #: Replacement pod key -> its controller ("Kind name").
     controllers: dict[str, str] = field(default_factory=dict)
+    #: The pods evicted in each round of kubectl's retries (round 1: the first attempt).
+    rounds: list[list[str]] = field(default_factory=list)
+    budgets: list[Budget] = field(default_factory=list)
+    #: The drained nodes' pods by key, and every pod key in use (replacement names avoid them).
+    pods: dict[str, Pod] = field(default_factory=dict)
+    taken: set[str] = field(default_factory=set)
 
     @property
     def evicted_keys(self) -> set[str]:
@@ -259,29 +375,62 @@ def drained_nodes(cluster: Cluster, names: Iterable[str], selector: Selector | N
 
 
 def plan_drain(cluster: Cluster, nodes: list[str], flags: DrainFlags, now: datetime) -> DrainPlan:
-    """The eviction plan for ``nodes`` (sorted), pods of each by namespace/name, budgets spent in that order."""
-    plan = DrainPlan(list(nodes), flags)
-    budgets = [] if flags.disable_eviction else [Budget.of(o) for o in cluster.of_kind("PodDisruptionBudget")]
-    taken = {p.key for p in cluster.pods}
+    """The first round of the drain of ``nodes`` (sorted): pods of each by namespace/name, budgets spent in
+    that order (a budget without status computed from the pods); ``retry_blocked`` runs the next rounds."""
+    plan = DrainPlan(list(nodes), flags, taken={p.key for p in cluster.pods})
+    if not flags.disable_eviction:
+        plan.budgets = [Budget.of(o, cluster) for o in cluster.of_kind("PodDisruptionBudget")]
     on_node: dict[str, list[Pod]] = {}
     for p in cluster.bound_pods():
         on_node.setdefault(p.node_name, []).append(p)
+    plan.rounds.append([])
     for node in nodes:
         pods = sorted(on_node.get(node, []), key=lambda p: (p.namespace, p.name))
         filtered = [(pod, *filter_pod(pod, flags)) for pod in pods]
         refused = any(action == REFUSED for _, action, _ in filtered)
         for pod, action, reason in filtered:
+            plan.pods[pod.key] = pod
             e = Eviction(pod.key, node, action, reason, _controller_label(pod))
+            plan.evictions.append(e)
             if action == EVICTED and refused:  # GetPodsForDeletion returned errors: nothing is evicted there
                 e.action, e.reason = STAYS, NODE_REFUSED
             elif action == EVICTED:
-                e.block = check_budgets(pod, budgets)
-                if e.block is not None:
-                    e.action, e.reason = BLOCKED, e.block.message
-            if e.action == EVICTED:
-                _recreate(plan, pod, e, taken, now)
-            plan.evictions.append(e)
+                _evict_or_block(plan, e, now)
     return plan
+
+
+def _evict_or_block(plan: DrainPlan, e: Eviction, now: datetime) -> None:
+    """The Eviction API's answer for ``e`` in the current round: evicted (and re-created) or blocked."""
+    pod = plan.pods[e.pod]
+    e.block = check_budgets(pod, plan.budgets)
+    if e.block is not None:
+        e.action, e.reason = BLOCKED, e.block.message
+        return
+    e.action, e.reason, e.round = EVICTED, "", len(plan.rounds)
+    plan.rounds[-1].append(e.pod)
+    _recreate(plan, pod, e, plan.taken, now)
+
+
+def retry_blocked(plan: DrainPlan, census: PodCensus, now: datetime) -> bool:
+    """The next round: every budget recomputed from ``census``, the blocked evictions retried in order;
+    True when one went through."""
+    for budget in plan.budgets:
+        budget.recompute(census)
+    plan.rounds.append([])
+    for e in plan.evictions:
+        if e.action == BLOCKED:
+            _evict_or_block(plan, e, now + timedelta(seconds=RETRY_SECONDS * (len(plan.rounds) - 1)))
+    return bool(plan.rounds[-1])
+
+
+def census_after(cluster: Cluster, plan: DrainPlan, sim: SimulationResult | None) -> PodCensus:
+    """The pods after a round: the evicted gone, their replacements healthy when placed (as if the kubelet
+    started them and they became ready), pending when not."""
+    final = {p.pod: p for p in sim.placements} if sim else {}
+    placed = {key for key, p in final.items() if p.placed}
+    replacements = [Pod(raw) for raw in plan.recreated]
+    return PodCensus.of(cluster, plan.evicted_keys, [p for p in replacements if p.key in placed],
+                        [p for p in replacements if p.key not in placed])
 
 
 def _recreate(plan: DrainPlan, pod: Pod, e: Eviction, taken: set[str], now: datetime) -> None:
@@ -388,6 +537,8 @@ class DrainResult:
     #: The nodes are deleted (a scale-down), not cordoned.
     removed: bool = False
     notes: list[str] = field(default_factory=list)
+    #: ``--timeout`` ended kubectl's retries while budgets could still have let pods go.
+    timed_out: bool = False
 
     @property
     def refused(self) -> list[Eviction]:
@@ -409,6 +560,19 @@ class DrainResult:
     def succeeded(self) -> bool:
         """Every pod left its node and every replacement was placed."""
         return not self.refused and not self.blocked and not self.not_placed
+
+    def kubectl_outcome(self) -> str:
+        """What ``kubectl drain`` itself reports: it waits for the evicted pods to go, not for their replacements."""
+        if self.refused:
+            return "kubectl drain fails (exit 1): it refuses pods"
+        if self.blocked and self.plan.flags.timeout:
+            return (f"kubectl drain fails (exit 1) when --timeout {self.plan.flags.timeout:g}s passes, having retried the "
+                    f"blocked evictions every {RETRY_SECONDS}s")
+        if self.blocked:
+            return f"kubectl drain does not finish: it retries the blocked evictions every {RETRY_SECONDS}s until interrupted"
+        pending = len(self.not_placed)
+        tail = f"; the cluster is left with {pending} replacement(s) Pending (FitError below)" if pending else ""
+        return "kubectl drain reports success (exit 0)" + tail
 
     def verdict(self) -> str:
         nodes = ", ".join(self.plan.nodes)
@@ -441,6 +605,10 @@ class DrainResult:
             "pods": [e.to_dict() for e in self.plan.evictions],
             "landings": [ln.to_dict() for ln in self.landings],
             "blockingBudgets": blocks,
+            "timeoutSeconds": self.plan.flags.timeout,
+            "rounds": [{"round": i, "evicted": list(keys)} for i, keys in enumerate(self.plan.rounds, 1)],
+            "computedBudgets": [b.obj.key for b in self.plan.budgets if not b.obj.status],
+            "kubectl": self.kubectl_outcome(),
             "lost": [e.pod for e in self.lost],
             "pendingAtStart": [
                 {"pod": p.pod, "outcome": p.outcome, "node": p.node, "nominatedNodeName": p.nominated_node_name}
@@ -465,11 +633,24 @@ def run_drain(
 ) -> DrainResult:
     """Plan the drain of ``nodes``, then schedule the replacements on what is left (``remove``: the nodes
     are deleted rather than cordoned, as a scale-down does)."""
-    plan = plan_drain(cluster, nodes, flags, now or datetime.now(UTC).replace(microsecond=0))
-    after = drained_cluster(cluster, [] if remove else nodes, plan.evicted_keys, nodes if remove else ())
+    start = now or datetime.now(UTC).replace(microsecond=0)
+    plan = plan_drain(cluster, nodes, flags, start)
     result = DrainResult(plan, None, removed=remove)
-    if plan.recreated:
-        result.simulation = _schedule(after, config, plan, registry, options, progress)
+
+    def place() -> None:
+        after = drained_cluster(cluster, [] if remove else nodes, plan.evicted_keys, nodes if remove else ())
+        if plan.recreated:
+            result.simulation = _schedule(after, config, plan, registry, options, progress)
+
+    place()
+    while plan.budgets and any(e.action == BLOCKED for e in plan.evictions):
+        if flags.max_rounds is not None and len(plan.rounds) >= flags.max_rounds:
+            result.timed_out = True
+            break
+        if not retry_blocked(plan, census_after(cluster, plan, result.simulation), start):
+            plan.rounds.pop()  # no progress: the budgets block for good
+            break
+        place()
     final = {p.pod: p for p in result.simulation.placements} if result.simulation else {}
     for e in plan.evictions:
         if e.recreated_as is not None:
@@ -477,7 +658,35 @@ def run_drain(
     if any(ln.placement and ln.placement.placed and len(ln.placement.candidates) > 1 for ln in result.landings):
         result.notes.append("a tie among candidate nodes decided some landings (tiedWith): node order chose, "
                             "and kube-scheduler's parallel filtering may choose another of them")
+    result.notes += _round_notes(result)
     return result
+
+
+def _round_notes(result: DrainResult) -> list[str]:
+    """What the rounds assume, and what kubectl says when its replacements stay pending."""
+    plan, notes = result.plan, []
+    computed = [b.obj.key for b in plan.budgets if not b.obj.status]
+    if computed:
+        notes.append(f"PodDisruptionBudget {', '.join(computed)} has no status: computed from the pods and their controllers "
+                     "as the disruption controller would (expectedPods from the controllers' replicas the snapshot holds, "
+                     "else the matching pods)")
+    if len(plan.rounds) > 1:
+        done = "; ".join(f"round {i}: {', '.join(_name(k) for k in keys) or '-'}" for i, keys in enumerate(plan.rounds, 1))
+        notes.append(f"kubectl drain retries an eviction a budget refuses every {RETRY_SECONDS}s: {len(plan.rounds)} rounds "
+                     f"({done}); between rounds a placed replacement counts as healthy, which the real kubelet must earn "
+                     "(started and ready), so a round takes at least 5s and longer as the pods start")
+        notes.append("kubectl evicts every pod of a node at once and retries each refused one: which pod of a controller "
+                     "goes first is not known from outside; kschedctl spends a budget in pod name order")
+    if result.timed_out:
+        notes.append(f"--timeout {plan.flags.timeout:g}s: {plan.flags.max_rounds} round(s) fit (the first at once, one per "
+                     f"{RETRY_SECONDS}s retry, each replacement taken as ready by then); the budgets would allow more later")
+    if not result.refused and not result.blocked and result.not_placed:
+        notes.append(f"{result.kubectl_outcome()}: kubectl waits for the evicted pods to go, not for their replacements")
+    return notes
+
+
+def _name(key: str) -> str:
+    return key.split("/", 1)[-1]
 
 
 def _schedule(after: Cluster, config: SchedulerConfig, plan: DrainPlan, registry: Registry | None,
