@@ -8,9 +8,16 @@
   pods (the annotation, or a Node as controller, as the kubelet makes them) stay; a pod with emptyDir data is refused without ``--delete-emptydir-data``, a pod without
   a controller without ``--force``, and where a pod is refused kubectl evicts nothing else from
   that node (``GetPodsForDeletion`` returned errors); an eviction that would take a PodDisruptionBudget below zero
-  disruptions is blocked (``--disable-eviction`` deletes instead, as kubectl's flag does, and
+  disruptions is refused (``--disable-eviction`` deletes instead, as kubectl's flag does, and
   consults no budget). Budgets are spent in eviction order: drained nodes by name, their pods by
-  namespace/name.
+  namespace/name (kubectl evicts all of a node's pods at once: which pod of a controller goes
+  first is not known from outside). A budget without status is computed from the pods.
+* the rounds: kubectl retries a refused eviction every 5 s (until ``--timeout``). Between rounds the
+  replacements are placed, a placed one counts as healthy (the real kubelet must start it and its
+  readiness pass) and every budget is recomputed as the disruption controller does
+  (``budget_status``); the refused evictions are retried in the same order. A budget blocks only
+  when a round lets nothing go (``maxUnavailable: 0``, a budget at its floor whose replacements
+  do not fit), or when ``--timeout`` allows no more rounds (one per retry).
 * the run: the cluster with the drained nodes cordoned and the evicted pods gone; each evicted
   pod whose controller re-creates it (ReplicaSet, StatefulSet, Job, ReplicationController) comes
   back as a new pending pod made from the evicted one (a snapshot rarely holds the controllers,
@@ -18,7 +25,9 @@
   ``generateName`` (a StatefulSet pod keeps its own), creationTimestamp one second apart in
   eviction order; the real loop of ``whatif.simulate`` then places them (and the snapshot's
   pending pods, queued first) exactly as ``simulate -f`` places pods. Pods without a controller
-  are lost.
+  are lost. After each round the loop is run again over every replacement so far, in creation
+  order, on the cluster without every pod evicted so far (an approximation: the real scheduler
+  placed the earlier replacements while the later-evicted pods still stood on the cordoned node).
 
 ``scale_down`` removes nodes of a group one at a time, least requested first (cluster-autoscaler's
 order), each removal a drain of every node taken so far, and stops at the first that fails.
