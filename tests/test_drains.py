@@ -314,6 +314,7 @@ def test_a_budget_at_its_floor_blocks_when_the_replacement_cannot_be_placed() ->
     assert [e.pod for e in r.blocked] == ["default/web-b", "default/web-c"]
     assert r.blocked[0].block is not None and r.blocked[0].block.disruptions_allowed == 0
     assert len(r.not_placed) == 1
+    assert any("not known from outside" in n for n in r.notes)  # which pod went first decided which was left
 
 
 def test_a_budget_without_status_is_computed() -> None:

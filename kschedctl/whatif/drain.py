@@ -38,7 +38,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -279,7 +279,7 @@ class PodCensus:
     owners: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, cluster: Cluster, gone: set[str] = frozenset(), placed: Iterable[Pod] = (),  # type: ignore[assignment]
+    def of(cls, cluster: Cluster, gone: Collection[str] = (), placed: Iterable[Pod] = (),
            pending: Iterable[Pod] = ()) -> PodCensus:
         """``cluster``'s pods less ``gone`` (healthy when bound, not terminating and ready), ``placed``
         replacements (counted healthy) and ``pending`` ones (not healthy)."""
@@ -684,6 +684,7 @@ def _round_notes(result: DrainResult) -> list[str]:
         notes.append(f"kubectl drain retries an eviction a budget refuses every {RETRY_SECONDS}s: {len(plan.rounds)} rounds "
                      f"({done}); between rounds a placed replacement counts as healthy, which the real kubelet must earn "
                      "(started and ready), so a round takes at least 5s and longer as the pods start")
+    if len(plan.rounds) > 1 or (result.blocked and any(plan.rounds)):
         notes.append("kubectl evicts every pod of a node at once and retries each refused one: which pod of a controller "
                      "goes first is not known from outside; kschedctl spends a budget in pod name order")
     if result.timed_out:
