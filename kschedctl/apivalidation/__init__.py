@@ -18,8 +18,9 @@ and are not validated again.
 
 The package is split by concern: ``goformat`` and ``fielderrors`` (how errors are worded),
 ``names`` (content rules), ``common`` (metadata and shared field checks), ``resources``,
-``scheduling`` (selectors, affinity, tolerations, spreading), ``pod``, ``node``, ``workloads``
-and ``objects`` (the checks per kind). Every public name is importable from here.
+``scheduling`` (selectors, affinity, tolerations, spreading), ``pod``, ``node``, ``workloads``,
+``policy`` (PodDisruptionBudgets, IntOrString percents), ``podgroup`` (PodGroups, a pod's
+``schedulingGroup``) and ``objects`` (the checks per kind). Every public name is importable from here.
 """
 
 from __future__ import annotations

@@ -14,6 +14,8 @@ from kschedctl.apivalidation.dra import validate_device_class, validate_resource
 from kschedctl.apivalidation.fielderrors import Errors, forbidden, not_supported, required
 from kschedctl.apivalidation.node import node_errors
 from kschedctl.apivalidation.pod import validate_pod_spec
+from kschedctl.apivalidation.podgroup import validate_pod_group
+from kschedctl.apivalidation.policy import validate_pdb
 from kschedctl.apivalidation.scheduling import validate_label_selector, validate_node_selector
 from kschedctl.kube.names import name_is_dns1035_label, name_is_dns_label, name_is_dns_subdomain
 
@@ -129,6 +131,10 @@ def validate_object(kind: str, raw: dict[str, Any]) -> Errors:
         validate_device_class(raw, errs)
     elif kind == "ResourceClaim":
         validate_resource_claim(raw, errs)
+    elif kind == "PodDisruptionBudget":
+        validate_pdb(raw, errs)
+    elif kind == "PodGroup":
+        validate_pod_group(raw, errs)
     elif kind in ("ReplicaSet", "StatefulSet"):
         # A snapshot's controllers matter to the scheduler only through their selector (default
         # spreading); snapshots written by hand often leave the rest out.
