@@ -22,6 +22,7 @@ from kschedctl.apivalidation.common import (
     validate_string,
 )
 from kschedctl.apivalidation.fielderrors import Errors, duplicate, forbidden, invalid, not_supported, required
+from kschedctl.apivalidation.podgroup import validate_scheduling_group
 from kschedctl.apivalidation.resources import (
     STANDARD_CONTAINER_RESOURCES,
     cached_quantity_verdict,
@@ -198,6 +199,7 @@ _POD_SPEC_FIELDS: dict[str, Callable[[Any, str, Errors], None]] = {
     "priority": lambda v, p, e: _int32(v, p, "PodSpec", e),
     "preemptionPolicy": _validate_preemption_policy,
     "hostNetwork": validate_bool,
+    "schedulingGroup": lambda v, p, e: validate_scheduling_group(v, p, e),
 }
 
 
