@@ -113,9 +113,10 @@ _NAMESPACED = frozenset(
 _LABELS_READ = frozenset({"Pod", "Node", "Namespace", "PersistentVolume"})
 
 
-def validate_object(kind: str, raw: dict[str, Any]) -> Errors:
+def validate_object(kind: str, raw: dict[str, Any], minor: int = 35) -> Errors:
     """What the API server would refuse in this object on create (empty when nothing), in the fields
-    the scheduler reads: the labels of the other kinds are not looked at."""
+    the scheduler reads: the labels of the other kinds are not looked at. ``minor``: the release
+    whose wording is followed where releases differ (a budget's bad values)."""
     errs: Errors = []
     name_rule = _NAME_RULES.get(kind, name_is_dns_subdomain)
     validate_object_meta(raw.get("metadata"), kind in _NAMESPACED, name_rule, errs, labels=kind in _LABELS_READ)
@@ -132,7 +133,7 @@ def validate_object(kind: str, raw: dict[str, Any]) -> Errors:
     elif kind == "ResourceClaim":
         validate_resource_claim(raw, errs)
     elif kind == "PodDisruptionBudget":
-        validate_pdb(raw, errs)
+        validate_pdb(raw, errs, minor)
     elif kind == "PodGroup":
         validate_pod_group(raw, errs)
     elif kind in ("ReplicaSet", "StatefulSet"):

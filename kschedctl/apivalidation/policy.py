@@ -3,8 +3,11 @@ simulation reads ``minAvailable``/``maxUnavailable``, the selector and ``status.
 so a budget the API server would refuse must be refused here rather than read as some other budget.
 
 The IntOrString rules (``apps/validation``'s positive int-or-percent and not-over-100% checks,
-apimachinery's percent pattern) live here too, as ``int_or_percent``; the wording is the same in
-every release kschedctl follows (v1.33-v1.37).
+apimachinery's percent pattern) live here too, as ``int_or_percent``. The rules and details are the
+same in every release kschedctl follows (v1.33-v1.37); the bad value is not: apimachinery v0.33
+printed a struct value with Go's ``%#v`` (``intstr.IntOrString{Type:1, IntVal:0, StrVal:"abc"}``),
+v0.34 and later print its JSON (``"abc"``). v1.33's both-set message prints the spec's pointers as
+memory addresses, which no one can reproduce: there kschedctl shows the JSON form too.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 from kschedctl.apivalidation.common import int32_field, mapping_field, wrong_type
 from kschedctl.apivalidation.fielderrors import Errors, invalid, not_supported
 from kschedctl.apivalidation.scheduling import validate_label_selector
-from kschedctl.kube.goformat import RawJSON, go_json
+from kschedctl.kube.goformat import RawJSON, go_json, go_quote
 
 #: apimachinery's percent shape: ASCII digits then one '%', nothing else (Go's ``$`` ends the text).
 _PERCENT = re.compile(r"[0-9]+%")
@@ -42,15 +45,26 @@ def parse_percent(text: str) -> int | None:
     return int(text[:-1])
 
 
-def int_or_percent(value: Any, path: str, errs: Errors) -> None:
+#: The first minor release whose field errors print a struct value as JSON rather than ``%#v``.
+JSON_VALUES_FROM = 34
+
+
+def _shown_percent(text: str, minor: int) -> str | RawJSON:
+    """A string IntOrString as the release's field error prints it."""
+    if minor >= JSON_VALUES_FROM:
+        return text
+    return RawJSON(f"intstr.IntOrString{{Type:1, IntVal:0, StrVal:{go_quote(text)}}}")
+
+
+def int_or_percent(value: Any, path: str, errs: Errors, minor: int = JSON_VALUES_FROM) -> None:
     """A non-negative int32 or a percent string of at most 100% (a budget's minAvailable and
-    maxUnavailable); anything else is appended to ``errs`` as the API server words it."""
+    maxUnavailable); anything else is appended to ``errs`` as v1.``minor``'s API server words it."""
     if isinstance(value, str):
         pct = parse_percent(value)
         if pct is None:
-            errs.append(invalid(path, value, PERCENT_DETAIL))
+            errs.append(invalid(path, _shown_percent(value, minor), PERCENT_DETAIL))
         elif pct > 100:
-            errs.append(invalid(path, value, OVER_100_DETAIL))
+            errs.append(invalid(path, _shown_percent(value, minor), OVER_100_DETAIL))
     elif isinstance(value, int) and not isinstance(value, bool):
         n = int32_field(value, path, "PodDisruptionBudgetSpec", errs)
         if n is not None and n < 0:
@@ -88,8 +102,8 @@ def _spec_json(spec: dict[str, Any]) -> RawJSON:
     return RawJSON(go_json(shown))
 
 
-def validate_pdb_spec(spec: Any, path: str, errs: Errors) -> None:
-    """``ValidatePodDisruptionBudgetSpec`` on create (invalid label values refused)."""
+def validate_pdb_spec(spec: Any, path: str, errs: Errors, minor: int = JSON_VALUES_FROM) -> None:
+    """``ValidatePodDisruptionBudgetSpec`` on create (invalid label values refused), worded as v1.``minor``."""
     if spec is None:
         spec = {}
     if mapping_field(spec, path, errs) is None:
@@ -98,9 +112,9 @@ def validate_pdb_spec(spec: Any, path: str, errs: Errors) -> None:
     if low is not None and high is not None:
         errs.append(invalid(path, _spec_json(spec), "minAvailable and maxUnavailable cannot be both set"))
     if low is not None:
-        int_or_percent(low, f"{path}.minAvailable", errs)
+        int_or_percent(low, f"{path}.minAvailable", errs, minor)
     if high is not None:
-        int_or_percent(high, f"{path}.maxUnavailable", errs)
+        int_or_percent(high, f"{path}.maxUnavailable", errs, minor)
     validate_label_selector(spec.get("selector"), f"{path}.selector", errs)
     policy = spec.get("unhealthyPodEvictionPolicy")
     if policy is not None and policy not in _EVICTION_POLICIES:
@@ -120,7 +134,7 @@ def validate_pdb_status(status: Any, path: str, errs: Errors) -> None:
             errs.append(invalid(f"{path}.{key}", n, NEGATIVE_DETAIL))
 
 
-def validate_pdb(raw: dict[str, Any], errs: Errors) -> None:
-    """A PodDisruptionBudget's spec, then its status."""
-    validate_pdb_spec(raw.get("spec"), "spec", errs)
+def validate_pdb(raw: dict[str, Any], errs: Errors, minor: int = JSON_VALUES_FROM) -> None:
+    """A PodDisruptionBudget's spec, then its status, worded as v1.``minor``'s API server."""
+    validate_pdb_spec(raw.get("spec"), "spec", errs, minor)
     validate_pdb_status(raw.get("status"), "status", errs)
