@@ -243,6 +243,25 @@ def test_drain_runs(tmp_path: Path) -> None:
     assert "cannot be evicted, in every run" in stuck.stdout
 
 
+def test_drain_runs_lead_with_the_verdict(tmp_path: Path) -> None:
+    """``--drain ... --runs`` leads with the drain's verdict, as one drain does: in how many runs it is
+    possible, the replacements placed, the pods lost."""
+    snap = write(tmp_path / "cluster.yaml", [
+        *tie_cluster(),
+        make_pod("web-1").req(cpu="1").node("n0").owner("ReplicaSet", "web"),
+        make_pod("solo").req(cpu="1").node("n0"),
+    ])
+    r = invoke("simulate", "--drain", "n0", "--force", "--snapshot", snap, "--runs", "3", "--seed", "2")
+    assert r.exit_code == 0, r.output
+    lines = [ln for ln in r.stdout.splitlines() if not ln.startswith("kube-scheduler v")]
+    assert lines[0] == "drain of n0 possible in every run (3); 1 of 1 replacement(s) placed; 1 pod(s) without a controller are lost"
+    doc = json.loads(invoke("simulate", "--drain", "n0", "--force", "--snapshot", snap, "--runs", "3", "--seed", "2",
+                            "-o", "json").stdout)
+    assert doc["drain"]["possibleRuns"] == 3 and doc["drain"]["lost"] == ["default/solo"]
+    stuck = invoke("simulate", "--drain", "n0", "--snapshot", snap, "--runs", "2", "--seed", "1")
+    assert [ln for ln in stuck.stdout.splitlines() if not ln.startswith("kube-scheduler v")][0].startswith("drain of n0 possible in 0 of 2 runs"), stuck.output
+
+
 def test_changes_name_what_a_run_did_not_do() -> None:
     """A pod absent from a run is "running" (a running pod other runs preempted) or "not tried" (a pod of
     the run that one run did not reach); pods with one outcome in every run are not listed."""

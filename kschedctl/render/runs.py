@@ -1,6 +1,6 @@
 """Terminal and markdown output of ``simulate --runs N`` (reads ``whatif.runs.RunsReport.to_dict()``).
 
-Order: a headline (runs, nodes, the seed), the range of the counts that matter (pods placed, not
+Order: a drain's verdict across the runs (``--drain``), a headline (runs, nodes, the seed), the range of the counts that matter (pods placed, not
 placed, preempted, placements the order decided: min / median / max), the same per zone and per
 node group, then the pods whose outcome is not the same in every run with how many runs gave each
 outcome, and the notes.
@@ -74,6 +74,8 @@ def _sections(r: dict[str, Any]) -> list[tuple[str, list[str], list[list[str]]]]
 
 
 def render_runs_table(r: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
+    if r.get("drain"):
+        console.print(Text(r["drain"]["verdict"], style="bold"))
     console.print(Text(headline(r), style="bold"))
     for f in r.get("failures") or []:
         console.print(Text(f, style="bold red"))
@@ -89,6 +91,8 @@ def render_runs_table(r: dict[str, Any], console: Console, notes_console: Consol
 
 def render_runs_markdown(r: dict[str, Any]) -> str:
     out = [f"### kschedctl simulate --runs: {headline(r)}", ""]
+    if r.get("drain"):
+        out = [f"### kschedctl simulate --drain --runs: {r['drain']['verdict']}", "", f"{headline(r)}", ""]
     out += [f"**{f}**\n" for f in r.get("failures") or []]
     for title, headers, rows in _sections(r):
         out += [f"{title}:", "", tabulate(rows, headers=headers, tablefmt="github"), ""]

@@ -64,15 +64,18 @@ def _runs(request: DrainRequest, hooks: Hooks) -> RunsReport:
     range of where the replacements land; a drain that evictions refuse or block fails in every run."""
     from kschedctl.whatif.drain import DrainFlags, drained_nodes, run_drain
     from kschedctl.whatif.placements import SimulationResult
-    from kschedctl.whatif.runs import run_many
+    from kschedctl.whatif.runs import DrainTally, run_many
 
     nodes = drained_nodes(request.cluster, request.nodes, request.selector)
     stuck: list[str] = []
     succeeded: list[bool] = []
+    tally = DrainTally(list(nodes))
 
     def one(cluster: Cluster) -> SimulationResult:
         result = run_drain(cluster, request.config, nodes, request.flags or DrainFlags(), request.registry, options=request.options)
         succeeded.append(result.succeeded)
+        tally.add(result.succeeded, len(result.landings), len(result.landings) - len(result.not_placed),
+                  (e.pod for e in result.lost), result.verdict())
         if (result.refused or result.blocked) and not stuck:
             stuck.append(f"{len(result.refused) + len(result.blocked)} pod(s) cannot be evicted, in every run (see --drain without --runs)")
         return result.simulation or SimulationResult("pods", len(cluster.nodes))
@@ -81,6 +84,7 @@ def _runs(request: DrainRequest, hooks: Hooks) -> RunsReport:
     report = run_many(request.cluster, request.runs, one, seed=seed, group_by=request.group_by,
                       progress=hooks.progress.counter("simulating runs"))
     report.failures = stuck
+    report.drain = tally.to_dict()
     for outcome, ok in zip(report.runs, succeeded, strict=True):
         outcome.all_placed = ok  # a drain succeeds when its replacements land; pending pods are not its own
     return report

@@ -115,6 +115,8 @@ class RunsReport:
     notes: list[str] = field(default_factory=list)
     #: What fails in every run whatever the order (a drain's evictions refused or blocked).
     failures: list[str] = field(default_factory=list)
+    #: A drain's verdict across the runs (``DrainTally.to_dict()``; None: not a drain).
+    drain: dict[str, Any] | None = None
 
     @property
     def all_placed(self) -> bool:
@@ -167,7 +169,48 @@ class RunsReport:
                 for i, r in enumerate(self.runs, 1)
             ],
             "notes": list(self.notes),
+            **({"drain": self.drain} if self.drain is not None else {}),
         }
+
+
+@dataclass
+class DrainTally:
+    """A drain's verdict over the runs: in how many it was possible (every pod left its node and every
+    replacement was placed), how many replacements were placed, and the pods lost in every run."""
+
+    nodes: list[str]
+    possible: int = 0
+    runs: int = 0
+    replacements: int = 0
+    placed: list[int] = field(default_factory=list)
+    lost: list[str] = field(default_factory=list)
+    #: The verdict of the first run where the drain was not possible, with that run's number.
+    first_failure: str | None = None
+
+    def add(self, succeeded: bool, replacements: int, placed: int, lost: Iterable[str], verdict: str) -> None:
+        """One run's drain: whether it succeeded, its replacements and how many were placed, its lost
+        pods, and its own verdict."""
+        self.runs += 1
+        if not succeeded and self.first_failure is None:
+            self.first_failure = f"run {self.runs}: {verdict}"
+        self.possible += succeeded
+        self.replacements = max(self.replacements, replacements)
+        self.placed.append(placed)
+        self.lost = sorted(set(self.lost) | set(lost), key=natural_key)
+
+    def verdict(self) -> str:
+        nodes = ", ".join(self.nodes)
+        head = (f"drain of {nodes} possible in every run ({self.runs})" if self.possible == self.runs
+                else f"drain of {nodes} possible in {self.possible} of {self.runs} runs")
+        lo, hi = min(self.placed, default=0), max(self.placed, default=0)
+        placed = f"{lo}" if lo == hi else f"{lo} to {hi}"
+        tail = f"; {len(self.lost)} pod(s) without a controller are lost" if self.lost else ""
+        why = f" ({self.first_failure})" if self.first_failure else ""
+        return f"{head}; {placed} of {self.replacements} replacement(s) placed{tail}{why}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"verdict": self.verdict(), "drained": list(self.nodes), "possibleRuns": self.possible,
+                "replacements": self.replacements, "replacementsPlaced": spread(self.placed), "lost": list(self.lost)}
 
 
 def run_many(
