@@ -259,7 +259,7 @@ def test_drain_runs_lead_with_the_verdict(tmp_path: Path) -> None:
                             "-o", "json").stdout)
     assert doc["drain"]["possibleRuns"] == 3 and doc["drain"]["lost"] == ["default/solo"]
     stuck = invoke("simulate", "--drain", "n0", "--snapshot", snap, "--runs", "2", "--seed", "1")
-    assert [ln for ln in stuck.stdout.splitlines() if not ln.startswith("kube-scheduler v")][0].startswith("drain of n0 possible in 0 of 2 runs"), stuck.output
+    assert next(ln for ln in stuck.stdout.splitlines() if not ln.startswith("kube-scheduler v")).startswith("drain of n0 possible in 0 of 2 runs"), stuck.output
 
 
 def test_changes_name_what_a_run_did_not_do() -> None:
