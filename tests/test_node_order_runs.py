@@ -225,6 +225,18 @@ def test_refusals(tmp_path: Path, args: list[str], message: str) -> None:
     assert message in r.stderr
 
 
+def test_group_by_a_label_no_node_carries(tmp_path: Path) -> None:
+    """``--group-by`` a label no node has: a note, no "(none)" group, the exit status of the run."""
+    snap = write(tmp_path / "cluster.yaml", tie_cluster())
+    pods = write(tmp_path / "pods.yaml", [make_pod("x").req(cpu="1")])
+    r = invoke("simulate", "-f", pods, "--snapshot", snap, "--runs", "2", "--seed", "1", "--group-by", "no.such/label",
+               "-o", "json")
+    assert r.exit_code == 0, r.output
+    doc = json.loads(r.stdout)
+    assert doc["byGroup"] == []
+    assert "no node carries the label no.such/label (--group-by): no per-group counts" in doc["notes"]
+
+
 def test_drain_runs(tmp_path: Path) -> None:
     """``--drain ... --runs``: the replacements of a drained node land by the order; a pod without a
     controller (lost) needs --force, in every run."""

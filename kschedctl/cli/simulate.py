@@ -105,7 +105,8 @@ GroupByOpt = Annotated[
         metavar="LABEL",
         help="With --runs: the node label whose values are the node groups counted (default: the first node-pool "
         "label the nodes carry: karpenter.sh/nodepool, eks.amazonaws.com/nodegroup, cloud.google.com/gke-nodepool, "
-        "kubernetes.azure.com/agentpool, node.kubernetes.io/instance-type).",
+        "kubernetes.azure.com/agentpool, node.kubernetes.io/instance-type); a label no node carries gives a note "
+        "and no per-group counts, as kubectl -L shows an empty column.",
     ),
 ]
 

@@ -228,12 +228,14 @@ def run_many(
     rng = random.Random(base)
     label = group_by if group_by is not None else default_group_label(cluster.nodes)
     report = RunsReport(base, len(cluster.nodes), label)
+    # A label no node carries would put every pod in one "(none)" group: say so and count no groups.
+    counted = label if label is None or any(label in n.labels for n in cluster.nodes) else None
     for i in range(runs):
         run_seed = rng.randrange(2**31)
         copy_ = fresh_cluster(cluster)
         copy_.startup = random_order(cluster.nodes, run_seed)
         result = one_run(copy_)
-        report.runs.append(outcome_of(result, copy_, label, run_seed))
+        report.runs.append(outcome_of(result, copy_, counted, run_seed))
         for n in result.notes:
             if n not in report.notes and not n.startswith(ORDER_NOTE_START):
                 report.notes.append(n)
@@ -242,6 +244,8 @@ def run_many(
     report.notes.insert(0, f"{runs} runs, each with the nodes joining the node tree and the pending pods the start-up "
                            f"queue in a random order, drawn from seed {base} (--seed {base} repeats them; one run alone: "
                            "--node-order random --seed <its seed>, each run's seed is in -o json)")
+    if label is not None and counted is None:
+        report.notes.append(f"no node carries the label {label} (--group-by): no per-group counts")
     if label is None:
         report.notes.append("no node carries a node-pool label (" + ", ".join(GROUP_LABELS) + "): no per-group counts; "
                             "--group-by LABEL names one")
