@@ -212,6 +212,7 @@ def test_explain_pending_takes_the_order(tmp_path: Path) -> None:
         (["simulate", "--scale-down", "pool=x", "--runs", "3"], "does not go with --scale-down"),
         (["simulate", "-f", "{pods}", "--runs", "1"], "--runs"),
         (["simulate", "-f", "{pods}", "--node-order", "{bad}"], "bad.txt: line 2: neither a node name"),
+        (["simulate", "-f", "{pods}", "--node-order", "{dup}"], "dup.txt: line 3: n0 is listed already, on line 1"),
     ],
 )
 def test_refusals(tmp_path: Path, args: list[str], message: str) -> None:
@@ -220,6 +221,7 @@ def test_refusals(tmp_path: Path, args: list[str], message: str) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("n0\nthis is no node\n")
     files["bad"] = str(bad)
+    files["dup"] = order_file(tmp_path / "dup.txt", ["n0", "n1", "n0"])
     r = invoke(*[a.format(**files) for a in args], "--snapshot", snap)
     assert r.exit_code == 2, r.output
     assert message in r.stderr

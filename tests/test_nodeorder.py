@@ -122,6 +122,7 @@ def test_parse_order_text(text: str, kind: str, names: list[str]) -> None:
     [
         ("n1\nnot a node name\n", "order.txt: line 2: neither a node name nor a kube-scheduler"),
         ("\n# nothing\n", "order.txt: holds no node names"),
+        ("n1\nn2\nn1  # again\n", "order.txt: line 3: n1 is listed already, on line 1: a node joins the node tree once"),
         ('{"kind": "List"}\n', "order.txt: line 1: neither a node name"),
         (f"{STARTING_TEXT}\nI1126 10:00:01.0 1 x.go:1] \"Sync completed\"\n", 'order.txt: a kube-scheduler log without "Added'),
         ('I1126 10:00:00.1 1 node_tree.go:65] "Added node to NodeTree" zone="z"\n', 'order.txt: line 1: "Added node to NodeTree" without'),
@@ -204,7 +205,7 @@ LABEL = r"[a-z0-9]([a-z0-9-]{0,10}[a-z0-9])?"
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.lists(st.from_regex(rf"{LABEL}(\.{LABEL}){{0,2}}", fullmatch=True), min_size=1, max_size=20),
+@given(st.lists(st.from_regex(rf"{LABEL}(\.{LABEL}){{0,2}}", fullmatch=True), min_size=1, max_size=20, unique=True),
        st.lists(st.sampled_from(["", "# comment", "   "]), max_size=5))
 def test_plain_list_round_trips(names: list[str], noise: list[str]) -> None:
     lines = noise + [f"  {n}  # node" if i % 2 else n for i, n in enumerate(names)]

@@ -212,12 +212,16 @@ def parse_order_text(text: str, path: str) -> OrderFile:
     if any(log_event(line) is not None for line in lines):
         return _parse_log(lines, path)
     names: list[str] = []
+    seen: dict[str, int] = {}  # name -> its line
     for number, line in enumerate(lines, 1):
         name = line.split("#", 1)[0].strip()
         if not name:
             continue
         if dns1123_subdomain_errors(name):
             raise _bad_line(path, number, f"neither a node name nor a kube-scheduler \"{ADDED}\" log line: {name[:60]!r}")
+        if name in seen:
+            raise _bad_line(path, number, f"{name} is listed already, on line {seen[name]}: a node joins the node tree once")
+        seen[name] = number
         names.append(name)
     if not names:
         raise InputError("holds no node names (one a line) and no kube-scheduler NodeTree log lines", source=path)
