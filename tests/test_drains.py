@@ -513,9 +513,11 @@ def test_cli_scale_down() -> None:
         (["--drain-selector", "pool in (a"], ""),
         (["--timeout", "5m"], "go with --drain"),
         (["--drain", "general-a0", "--timeout", "5x"], 'invalid --timeout: time: unknown unit "x"'),
+        (["--drain-selector", ""], "--drain-selector is empty: an empty label selector would pick every node"),
+        (["--scale-down", " "], "--scale-down is empty"),
     ],
     ids=["unknown-node", "selector-matches-nothing", "with-f", "force-alone", "ignore-daemonsets-alone", "nothing", "count", "scale-down-and-drain",
-         "bad-selector", "timeout-alone", "bad-timeout"],
+         "bad-selector", "timeout-alone", "bad-timeout", "empty-selector", "empty-scale-down"],
 )
 def test_cli_bad_input(args: list[str], message: str) -> None:
     r = invoke(*args)

@@ -76,7 +76,11 @@ class DrainArgs:
         return bool(self.nodes or self.selector or self.scale_down)
 
     def check(self, filenames: list[str], max_: bool) -> None:
-        """Refuse drain flags without a drain, and what a drain does not combine with."""
+        """Refuse drain flags without a drain, an empty selector, and what a drain does not combine with."""
+        for flag, value in (("--drain-selector", self.selector), ("--scale-down", self.scale_down)):
+            if value is not None and not value.strip():
+                raise UsageError(f"{flag} is empty: an empty label selector would pick every node; give one such as "
+                                 f"{flag} pool=spot")
         if not self.wanted:
             if (self.count or self.delete_emptydir_data or self.force or self.disable_eviction or self.ignore_daemonsets
                     or self.timeout is not None):
