@@ -212,6 +212,34 @@ def test_argument_metavars_in_usage() -> None:
     assert "[OPTIONS] [NAME]" in invoke("explain", "pod", "--help").stdout
 
 
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["simulate", "--bogus"], "error: No such option: --bogus (Possible options: --runs) (try 'kschedctl simulate -h')"),
+        (["simulate", "--runs", "x"], "error: Invalid value for '--runs': "),
+        (["nosuch"], "error: No such command 'nosuch' (try 'kschedctl -h')"),
+        (["explain", "nosuch"], "error: No such command 'nosuch' (try 'kschedctl explain -h')"),
+        (["explain", "pod", "x", "-o", "bogus"], "error: Invalid value for '--output' / '-o': "),
+        (["check"], "error: Missing argument 'PATH...' (try 'kschedctl check -h')"),
+        (["explain", "pod", "--snapshot"], "error: Option '--snapshot' requires an argument"),
+    ],
+)
+def test_usage_errors_are_one_line(args: list[str], message: str) -> None:
+    """click's usage errors read as every other error: one line on stderr, ``error: ...``, exit 2."""
+    r = invoke(*args)
+    assert r.exit_code == 2, r.output
+    assert r.stdout == ""
+    assert r.stderr.startswith(message), r.stderr
+    assert r.stderr.count("\n") == 1, r.stderr
+
+
+def test_help_is_still_help() -> None:
+    """``--help`` and a group without its subcommand still print the usage and the options."""
+    assert invoke("simulate", "--help").stdout.startswith("Usage: kschedctl simulate [OPTIONS]")
+    bare = invoke("explain")
+    assert "Usage: kschedctl explain [OPTIONS] COMMAND [ARGS]..." in bare.output
+
+
 def test_notes_go_to_stderr_results_to_stdout() -> None:
     r = invoke("explain", "pod", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO)
     assert "note:" not in r.stdout

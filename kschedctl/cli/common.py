@@ -20,9 +20,11 @@ import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import typer
+from typer._click.exceptions import NoArgsIsHelpError
+from typer._click.exceptions import UsageError as ClickUsageError
 from typer.core import TyperGroup
 
 from kschedctl import K8S_VERSION, __version__
@@ -144,8 +146,39 @@ def _take_plugin_timeout(args: list[str]) -> list[str]:
 HELP_OPTIONS = ["-h", "--help"]
 
 
+class OneLineUsageError(ClickUsageError):
+    """A usage error click found (an unknown option, a bad value, a missing argument), shown as every
+    kschedctl error is: one line on stderr, ``error: ...``, exit status 2 (click shows the usage, a
+    hint and the message on four lines)."""
+
+    def __init__(self, cause: ClickUsageError) -> None:
+        super().__init__(cause.format_message(), cause.ctx)
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        hint = f" (try '{self.ctx.command_path} -h')" if self.ctx is not None else ""
+        print(f"error: {self.format_message().rstrip('.')}{hint}", file=file or sys.stderr)
+
+
+def _one_line(e: ClickUsageError) -> ClickUsageError:
+    """``e`` as a one-line usage error; help shown for a command given without arguments stays help."""
+    return e if isinstance(e, NoArgsIsHelpError | OneLineUsageError) else OneLineUsageError(e)
+
+
 class RootGroup(TyperGroup):
-    """The top-level command: ``--debug`` and ``--plugin-timeout`` are global flags, accepted before or after the subcommand."""
+    """The top-level command: ``--debug`` and ``--plugin-timeout`` are global flags, accepted before or after the
+    subcommand; click's usage errors, the root's and its subcommands', are one line (``OneLineUsageError``)."""
+
+    def make_context(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().make_context(*args, **kwargs)
+        except ClickUsageError as e:
+            raise _one_line(e) from None
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ClickUsageError as e:
+            raise _one_line(e) from None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
