@@ -1032,3 +1032,20 @@ def test_node_tree_is_built_in_name_order_whatever_the_file_order() -> None:
     snap = Snapshot(make_cluster(nodes))
     # name order n1 n10 n2 n9; zones a: n1 n9, b: n10 n2; interleaved zone by zone
     assert [ni.name for ni in snap.node_info_list] == ["n1", "n10", "n9", "n2"]
+
+
+def test_pods_of_another_scheduler_are_counted_apart(tmp_path: Path) -> None:
+    """A pod whose schedulerName no profile has is "ignored": the summary counts it apart, not as a pod
+    not placed (the exit status still says that not every pod was placed)."""
+    snap = tmp_path / "cluster.yaml"
+    snap.write_text(yaml.safe_dump(make_node("n1").alloc(cpu="4", memory="8Gi").build().raw))
+    pods = tmp_path / "pods.yaml"
+    pods.write_text(yaml.safe_dump_all([make_pod("a").req(cpu="1").build().raw,
+                                        make_pod("b").req(cpu="1").scheduler("other").build().raw]))
+    r = runner.invoke(app, ["simulate", "-f", str(pods), "--snapshot", str(snap), "-o", "json"])
+    assert r.exit_code == 1, r.output
+    summary = json.loads(r.stdout)["summary"]
+    assert (summary["placed"], summary["notPlaced"], summary["ignored"]) == (1, 0, 1)
+    table = runner.invoke(app, ["simulate", "-f", str(pods), "--snapshot", str(snap)])
+    assert ("1 scheduled, 0 not scheduled, 1 left to another scheduler (a schedulerName no profile has)"
+            in table.stdout), table.output

@@ -49,6 +49,8 @@ def headline(r: dict[str, Any]) -> str:
     parts = [f"{s['placed']:,} scheduled", f"{s['notPlaced']:,} not scheduled"]
     if s.get("nominated"):
         parts.append(f"{s['nominated']} nominated")
+    if s.get("ignored"):
+        parts.append(f"{s['ignored']:,} left to another scheduler (a schedulerName no profile has)")
     if s["victims"]:
         parts.append(f"{s['victims']} running pod(s) preempted")
     head = f"{s['pods']:,} pods on {r['numNodes']} nodes, in queue order: " + ", ".join(parts)

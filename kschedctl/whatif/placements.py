@@ -64,6 +64,10 @@ class Preemption:
         return {"nominatedNode": self.nominated_node, "victims": list(self.victims), "applied": self.applied}
 
 
+#: The outcome of a pod whose schedulerName no profile has: kube-scheduler leaves it to its own scheduler.
+IGNORED = "ignored"
+
+
 @dataclass
 class Placement:
     """One scheduling attempt of one pod."""
@@ -225,7 +229,13 @@ class SimulationResult:
 
     @property
     def not_placed(self) -> list[Placement]:
-        return [p for p in self._final().values() if not p.placed]
+        """The pods this scheduler tried and did not place (not those it ignores: ``ignored``)."""
+        return [p for p in self._final().values() if not p.placed and p.outcome != IGNORED]
+
+    @property
+    def ignored(self) -> list[Placement]:
+        """The pods of another scheduler (a schedulerName no profile has): kube-scheduler leaves them alone."""
+        return [p for p in self._final().values() if p.outcome == IGNORED]
 
     @property
     def not_tried(self) -> int:
@@ -246,7 +256,7 @@ class SimulationResult:
 
     @property
     def all_placed(self) -> bool:
-        return not self.not_placed and not self.not_tried and not self.capped
+        return not self.not_placed and not self.ignored and not self.not_tried and not self.capped
 
     @property
     def pods_per_second(self) -> float:
@@ -270,6 +280,8 @@ class SimulationResult:
                 "batched": sum(1 for p in self.placements if p.batched),
                 "capped": self.capped,
                 "stopReason": self.stop_reason,
+                # pods of another scheduler, apart from notPlaced; the key only when there are some
+                **({"ignored": len(self.ignored)} if self.ignored else {}),
             },
             "firstFailure": first.to_dict() if first else None,
             "placements": [p.to_dict() for p in self.placements],

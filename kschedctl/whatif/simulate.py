@@ -57,6 +57,7 @@ from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 from kschedctl.whatif.placements import (
     APPLY,
+    IGNORED,
     REPORT,
     Placement,
     RunOptions,
@@ -162,7 +163,7 @@ class Simulator:
         """One pod popped from the queue: its scheduling cycle, then assume (and bind) or the failure handling."""
         fw = self.framework_for(pod.scheduler_name)
         if fw is None:
-            p = Placement(order, pod.key, workload, pod.scheduler_name, "ignored", attempt=attempt)
+            p = Placement(order, pod.key, workload, pod.scheduler_name, IGNORED, attempt=attempt)
             p.notes.append(f'no profile has schedulerName "{pod.scheduler_name}": kube-scheduler ignores this pod')
             return p
         self.cache.check_unbound_claims(pod)
@@ -344,7 +345,7 @@ def _schedule_pending_first(sim: Simulator, result: SimulationResult) -> int:
         p.pending_at_start = True
         result.placements.append(p)
     sim.options = copies_options
-    tried = [p for p in result.placements if p.outcome not in ("gated", "ignored")]
+    tried = [p for p in result.placements if p.outcome not in ("gated", IGNORED)]
     if tried:
         placed = sum(1 for p in tried if p.placed)
         result.notes.append(
