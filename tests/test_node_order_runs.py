@@ -303,3 +303,16 @@ def test_copies_are_listed_in_number_order(names: list[str], expected: list[str]
     from kschedctl.whatif.runs import natural_key
 
     assert sorted(names, key=natural_key) == expected
+
+
+def test_no_early_stop_line_when_no_node_is_feasible(tmp_path: Path) -> None:
+    """"Filtering stopped after N feasible nodes" only when the search did stop there: with no node
+    feasible it went through every node."""
+    snap = write(tmp_path / "cluster.yaml", early_stop_cluster())
+    too_big = write(tmp_path / "big.yaml", [make_pod("huge").req(cpu="100")])
+    r = invoke("explain", "pod", "-f", too_big, "--snapshot", snap)
+    assert r.exit_code == 1, r.output
+    assert "Filtering stopped after" not in r.stdout
+    fits = write(tmp_path / "fits.yaml", [make_pod("web").req(cpu="1")])
+    ok = invoke("explain", "pod", "-f", fits, "--snapshot", snap)
+    assert "Filtering stopped after 100 feasible nodes (percentageOfNodesToScore)" in ok.stdout, ok.output

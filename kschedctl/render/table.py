@@ -199,7 +199,7 @@ def _filter_section(t: dict[str, Any], console: Console) -> None:
         _filter_verdicts(t, console, plugins, shown)
     if skipped_filter_line(t):
         _line(console, str(skipped_filter_line(t)))
-    if d.get("numNodesToFind") and d["numNodesToFind"] < d["numAllNodes"]:
+    if stopped_early(t):
         _line(
             console,
             f"Filtering stopped after {d['numNodesToFind']} feasible nodes (percentageOfNodesToScore); "
@@ -229,8 +229,15 @@ def _filter_summary(t: dict[str, Any], console: Console) -> None:
         line.append(Text(reasons, style="red"))
         line.append(f" ({len(names)}: {', '.join(sorted(names)[:MAX_NAMES])}{' …' if len(names) > MAX_NAMES else ''})")
         print_indented(console, line)
-    if d.get("numNodesToFind") and d["numNodesToFind"] < d["numAllNodes"]:
+    if stopped_early(t):
         _line(console, f"Filtering stopped after {d['numNodesToFind']} feasible nodes (percentageOfNodesToScore).")
+
+
+def stopped_early(t: dict[str, Any]) -> bool:
+    """Whether the node search stopped before the last node: percentageOfNodesToScore stops it only
+    once that many nodes were found feasible (with none feasible, every node was evaluated)."""
+    d = t["details"]
+    return bool(d.get("numNodesToFind")) and d["numNodesToFind"] < d["numAllNodes"] and len(t["feasibleNodes"]) >= d["numNodesToFind"]
 
 
 def _node_text(t: dict[str, Any], node: str) -> Text:
