@@ -275,6 +275,13 @@ OBJECT_CASES: list[tuple[str, Raw, str]] = [
         'ResourceClaim default/claim: spec.devices.requests[0].exactly.selectors[0].cel.expression: Invalid value: '
         '"device.driver + \\"x\\"": must evaluate to bool or the unknown type, not string',
     ),
+    (
+        # an attribute is of unknown type, but adding an int can only be the int overload: an int (cel-go's checker)
+        "DeviceClass selector int from an attribute",
+        _device_class("device.attributes['x'].foo + 1"),
+        'DeviceClass gpu: spec.selectors[0].cel.expression: Invalid value: "device.attributes[\'x\'].foo + 1": '
+        "must evaluate to bool or the unknown type, not int",
+    ),
 ]
 
 

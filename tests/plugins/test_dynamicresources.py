@@ -133,6 +133,8 @@ def test_cel_runtime_errors(expr: str, message: str) -> None:
             "\n | device.driver == 1\n | ..............^",
         ),
         ("device.driver", "must evaluate to bool or the unknown type, not string"),
+        ("device.attributes['x'].foo + 1", "must evaluate to bool or the unknown type, not int"),
+        ("2.0 * device.attributes['x'].foo", "must evaluate to bool or the unknown type, not double"),
         ("device.driver ==", "compilation failed: ERROR: <input>:1:17: Syntax error: mismatched input '<EOF>' expecting expression"),
         ("foo(1)", "compilation failed: ERROR: <input>:1:1: undeclared reference to 'foo' (in container '')"),
     ],

@@ -101,7 +101,27 @@ def operator_type(op: str, types: Sequence[str]) -> str | None:
         return "bool" if _ordering_ok(lt, rt) else None
     if concrete(lt) and concrete(rt) and lt != rt:
         return None
-    return lt if lt == rt else "dyn"
+    if lt == rt:
+        return lt
+    return _arithmetic_with_dyn(op, rt if lt == "dyn" else lt if rt == "dyn" else "dyn")
+
+
+#: The scalar operand types of each arithmetic operator whose overloads take both operands of one
+#: type and give that type (the timestamp and duration overloads are not tracked here).
+_SAME_TYPE_ARITHMETIC = {
+    "_+_": ("int", "uint", "double", "string", "bytes"),
+    "_-_": ("int", "uint", "double"),
+    "_*_": ("int", "uint", "double"),
+    "_/_": ("int", "uint", "double"),
+    "_%_": ("int", "uint"),
+}
+
+
+def _arithmetic_with_dyn(op: str, known: str) -> str:
+    """The result of an arithmetic operator over ``dyn`` and an operand of type ``known``: as cel-go's
+    checker resolves it, the one overload the known operand allows gives its type (``dyn + 1`` is an
+    int); anything else stays ``dyn``."""
+    return known if known in _SAME_TYPE_ARITHMETIC.get(op, ()) else "dyn"
 
 
 class Checker:
