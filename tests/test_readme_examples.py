@@ -4,7 +4,7 @@ it prints, in order, where ``...`` stands for lines left out.
 
 A ``$ cd DIR`` runs the block's later commands in DIR, as in a shell. Commands that need something a
 test machine may lack are left to their own tests: ``kschedctl snapshot`` of a live cluster
-(tests/test_live.py) and ``kubectl`` itself.
+(tests/test_live.py) and ``kubectl`` itself (``kubectl kschedctl ...`` runs kschedctl as the plugin).
 """
 
 from __future__ import annotations
@@ -31,22 +31,25 @@ def examples() -> list[tuple[str, list[str], str]]:
     for m in FENCE.finditer((ROOT / "README.md").read_text(encoding="utf-8")):
         if m.group(1):
             continue
-        cwd = "."
+        cwd, first = ".", len(found)  # a block's lines belong to its own commands only
         for line in m.group(2).splitlines():
             if line.startswith("$ cd "):
                 cwd = line.removeprefix("$ cd ").strip()
                 assert (ROOT / cwd).is_dir(), line
             elif line.startswith("$ "):
                 found.append((line[2:], [], cwd))
-            elif found and found[-1][0].endswith("\\"):
+            elif len(found) > first and found[-1][0].endswith("\\"):
                 found[-1] = (found[-1][0][:-1] + line.strip(), found[-1][1], found[-1][2])
-            elif found:
+            elif len(found) > first:
                 found[-1][1].append(line)
     return found
 
 
 def runnable(command: str) -> bool:
+    """A ``kschedctl`` command, or ``kubectl kschedctl`` (run as kubectl runs the plugin), not a live snapshot."""
     words = [w for w in shlex.split(command) if "=" not in w.split("/")[0]]
+    if words[:2] == ["kubectl", "kschedctl"]:
+        words = words[1:]
     return words[:1] == ["kschedctl"] and words[1] != "snapshot"
 
 
@@ -70,6 +73,9 @@ def test_readme_example_is_the_real_output(command: str, shown: list[str], cwd: 
     words = shlex.split(command)
     env = dict(os.environ, COLUMNS="100", NO_COLOR="1")
     env.pop("KSCHEDCTL_DEBUG", None)
+    if words[0] == "kubectl":  # kubectl kschedctl: the plugin, named as kubectl names it
+        words.pop(0)
+        env["KSCHEDCTL_KUBECTL_PLUGIN"] = "1"
     while "=" in words[0]:
         key, _, value = words.pop(0).partition("=")
         env[key] = value
