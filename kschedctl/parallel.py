@@ -132,6 +132,8 @@ def run_jobs(
 
     outcomes = _pooled(fn, rest, chunks, workers, context, report_progress)
     results.extend(_collect(fn, rest, chunks, outcomes))
+    if progress is not None:  # the jobs run again here (a worker failed) were not counted as they finished
+        progress(n, n)
     return results
 
 

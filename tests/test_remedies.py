@@ -832,3 +832,44 @@ def test_parallel_search_gives_the_serial_answer(monkeypatch: pytest.MonkeyPatch
 
     monkeypatch.setattr(causes, "MIN_PARALLEL_WORK", 0)
     assert searched(2) == searched(1)
+
+
+class _Steps:
+    """A Progress that records each counted step's last (done, total)."""
+
+    def __init__(self) -> None:
+        self.last: dict[str, tuple[int, int | None]] = {}
+
+    def phase(self, description: str) -> None:
+        self.last.setdefault(description, (0, None))
+
+    def counter(self, description: str) -> Callable[[int, int | None], None]:
+        def update(done: int, total: int | None) -> None:
+            self.last[description] = (done, total)
+
+        return update
+
+
+def test_explain_pending_fix_counts_both_steps_to_their_totals() -> None:
+    """``explain pending --fix``: the pods explained and the remedies verified are counted, each up to its total."""
+    from kschedctl.snapshot.loader import load_cluster
+    from kschedctl.usecases.explain_pending import PendingRequest, explain_pending
+    from kschedctl.usecases.request import Hooks
+
+    steps = _Steps()
+    result = explain_pending(PendingRequest(cluster=load_cluster([DEMO]), config=default_config(), fix=True, jobs=1),
+                             Hooks(progress=steps))
+    unschedulable = sum(1 for r in result.rows if r["outcome"] == "unschedulable")
+    assert steps.last["explaining pending pods"] == (len(result.rows), len(result.rows))
+    assert steps.last["verifying remedies"] == (unschedulable, unschedulable)
+
+
+def test_a_step_without_a_total_does_not_keep_the_last_ones() -> None:
+    """The progress line: a step whose size is not known does not show the previous step's total (0/20)."""
+    from kschedctl.cli.progress import Activity
+
+    with Activity(Console(file=io.StringIO(), force_terminal=True), enabled=True) as act:
+        act.phase("explaining pending pods", 20)
+        act.count(20, 20)
+        act.phase("verifying remedies")
+        assert act._progress is not None and act._progress.tasks[0].total is None

@@ -134,6 +134,8 @@ class Activity:
             self._schedule_start()
         else:
             self._progress.reset(self._task, description=description, total=total, completed=0)
+            if total is None:  # reset keeps the last step's total ("0/20"): this step has none yet
+                next(t for t in self._progress.tasks if t.id == self._task).total = None
 
     def count(self, done: int, total: int | None = None) -> None:
         """``done`` units of the current step are finished (of ``total``, when known)."""

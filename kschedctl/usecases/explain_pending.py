@@ -67,6 +67,6 @@ def explain_pending(request: PendingRequest, hooks: Hooks | None = None) -> Pend
     rows = pending_rows(cluster, pods, request.config, request.registry, progress=progress, jobs=request.jobs)
     result = PendingResult([r.to_dict() for r in rows])
     if request.fix:
-        hooks.progress.phase("verifying remedies")
-        result.search = attach_remedies(result.rows, cluster, pods, request.config, request.registry, jobs=request.jobs)
+        result.search = attach_remedies(result.rows, cluster, pods, request.config, request.registry, jobs=request.jobs,
+                                        progress=hooks.progress.counter("verifying remedies"))
     return result

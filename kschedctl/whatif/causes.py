@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,8 +108,9 @@ def attach_remedies(
     budget: Budget | None = None,
     *,
     jobs: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> dict[str, Any]:
-    """Search remedies for every unschedulable row's pod: ``row["remedies"]`` (the list, as ``explain pod
+    """Search remedies for every unschedulable row's pod (``progress`` hears searches done / total): ``row["remedies"]`` (the list, as ``explain pod
     --fix`` gives it) and ``row["remediesSearch"]`` (budget, use, notes); returns the totals. The pods'
     searches are independent: on ``jobs`` worker processes (None: the usable CPUs) when there is enough
     work, all on one snapshot of the cluster (built once, by the first search, before the workers fork).
@@ -127,7 +129,7 @@ def attach_remedies(
         return find_remedies(cluster, by_key[row["pod"]], config, registry, budget=each, snapshots=snapshots).to_dict()
 
     reruns = probes = 0
-    for row, found in zip(todo, run_jobs(search, todo, jobs=jobs), strict=True):
+    for row, found in zip(todo, run_jobs(search, todo, jobs=jobs, progress=progress), strict=True):
         row["remedies"] = found.pop("remedies")
         row["remediesSearch"] = found
         reruns += found["used"]["reruns"]
