@@ -873,3 +873,16 @@ def test_a_step_without_a_total_does_not_keep_the_last_ones() -> None:
         act.count(20, 20)
         act.phase("verifying remedies")
         assert act._progress is not None and act._progress.tasks[0].total is None
+
+
+def test_no_shared_fix_says_when_a_search_was_cut_short() -> None:
+    """By cause: "none shared by every pod" says so when the budget cut some pod's search short (that
+    search may have missed the change the others share)."""
+    from kschedctl.render.causes import group_cells
+
+    rows = [{"pod": "d/a", "remediesSearch": {"notTried": ["node labels"]}}, {"pod": "d/b", "remediesSearch": {"notTried": []}}]
+    group = {"cause": "x", "outcome": "unschedulable", "rows": rows, "pods": ["d/a", "d/b"], "count": 2,
+             "preemptionWouldPlace": 0, "sharedRemedy": None}
+    assert group_cells(group, True)[-1] == "none shared by every pod (the search was cut short for 1: its budget ran out)"
+    rows[0]["remediesSearch"] = {"notTried": []}
+    assert group_cells(group, True)[-1] == "none shared by every pod"

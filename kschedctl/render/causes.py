@@ -44,7 +44,11 @@ def _preemption_text(g: dict[str, Any]) -> str:
 def _shared_text(g: dict[str, Any], searched: bool) -> str:
     r = g["sharedRemedy"]
     if r is None:
-        return "none shared by every pod" if searched and g["outcome"] == "unschedulable" else NONE
+        if not (searched and g["outcome"] == "unschedulable"):
+            return NONE
+        cut = sum(1 for row in g["rows"] if (row.get("remediesSearch") or {}).get("notTried"))
+        # a search its budget cut short may have missed the change the others share
+        return f"none shared by every pod (the search was cut short for {cut}: its budget ran out)" if cut else "none shared by every pod"
     return f"{remedy_headline(r)} → {r['verdict']['text']}"
 
 
