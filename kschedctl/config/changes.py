@@ -42,6 +42,8 @@ POST_FILTER = "postFilter"
 SELECTION = "selection"
 #: The loop across pods (``simulate``), not one cycle.
 BATCHING = "batching"
+#: Permit, whose statuses go into the PodScheduled message of a pod-group cycle.
+PERMIT = "permit"
 
 #: The kinds of difference between two cycles, most telling first: another outcome or Filter verdict
 #: (feasible or not on a node, the node selected, the preemption), another status code for the same
@@ -219,6 +221,12 @@ RULES: tuple[RuleChange, ...] = (
           "with GenericWorkload on, a PodGroup's pods are scheduled in one pod-group cycle (its placements "
           "generated and scored as a whole)",
           "there is no pod-group cycle: a PodGroup's pods are scheduled one by one", POD_GROUP),
+    _rule(rules.PERMIT_WAIT_MESSAGE, ("GangScheduling",), (PERMIT,),
+          "a pod a Permit plugin made wait keeps that plugin's reason in its status, and the pod's name is no longer "
+          "quoted (a gang's members read \"waiting for minCount pods from a gang to be scheduled, one or more plugins "
+          "asked to wait and no plugin rejected pod\")",
+          "a pod a Permit plugin made wait is told only that one or more plugins asked it to wait, its name quoted",
+          POD_GROUP, (MESSAGE,)),
     _rule(rules.GANG_SCHEDULING_BY_GENERIC_WORKLOAD, ("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER),
           "GangScheduling joins the default profile with GenericWorkload (the GangScheduling gate is gone)",
           "GangScheduling joins the default profile with the GangScheduling gate again, not with GenericWorkload",

@@ -3,6 +3,7 @@ Bind and PostBind of a profile's plugins.
 
 A dry run binds nothing: Bind and PostBind plugins say what they would do, and each ``run_*``
 method returns the status the real runtime would return with the per-plugin statuses for the trace.
+A Permit that waits is worded as the version words it (``kube.rules.PERMIT_WAIT_MESSAGE``).
 
 Upstream model: ``pkg/scheduler/framework/runtime/framework.go`` (``RunReservePluginsReserve``,
 ``RunPermitPlugins``, ``RunPreBindPlugins``, ``RunBindPlugins``, ``RunPostBindPlugins``).
@@ -16,15 +17,21 @@ from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.plugincalls import Failed, PluginCalls, as_is, check_status, check_status_and_timeout
 from kschedctl.framework.pluginlists import PluginLists
 from kschedctl.framework.status import Code, PluginStatus, Status, quote_name
+from kschedctl.kube.features import Features
+from kschedctl.kube.rules import PERMIT_WAIT_MESSAGE
 from kschedctl.snapshot.model import Pod
+
+#: What ``RunPermitPlugins`` says when a plugin asked the pod to wait and none rejected it.
+PERMIT_WAITS = "one or more plugins asked to wait and no plugin rejected pod"
 
 
 class BindingPoints:
     """Reserve, Permit, PreBind, Bind and PostBind of one profile's plugins."""
 
-    def __init__(self, plugins: PluginLists, calls: PluginCalls) -> None:
+    def __init__(self, plugins: PluginLists, calls: PluginCalls, features: Features) -> None:
         self.plugins = plugins
         self.calls = calls
+        self.features = features
 
     def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
         records: list[PluginStatus] = []
@@ -45,7 +52,7 @@ class BindingPoints:
 
     def run_permit(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
         records: list[PluginStatus] = []
-        waiting = False
+        waiting: Status | None = None
         for pl in self.plugins.permit_plugins:
             s, _timeout = self.calls.call(
                 pl, "Permit", node_name, check_status_and_timeout, lambda st: (st, 0.0), pl.permit, state, pod, node_name
@@ -56,13 +63,14 @@ class BindingPoints:
             if s.is_rejected():
                 return s.with_plugin(pl.name), records
             if s.is_wait():
-                waiting = True
+                waiting = s
                 continue
             return Status(Code.ERROR, f"running Permit plugin {quote_name(pl.name)}: {s.message()}", plugin=pl.name), records
-        if waiting:
-            msg = f"one or more plugins asked to wait and no plugin rejected pod {quote_name(pod.name)}"
-            return Status(Code.WAIT, msg), records
-        return Status(), records
+        if waiting is None:
+            return Status(), records
+        if self.features.follows(PERMIT_WAIT_MESSAGE):  # the last waiting plugin's reasons, then the runtime's
+            return Status(Code.WAIT, *waiting.reasons, PERMIT_WAITS), records
+        return Status(Code.WAIT, f"{PERMIT_WAITS} {quote_name(pod.name)}"), records
 
     def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> tuple[Status, list[PluginStatus]]:
         """PreBindPreFlight of every plugin first (``RunPreBindPreFlights``), then PreBind of those

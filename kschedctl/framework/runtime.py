@@ -60,7 +60,7 @@ class Framework:
         self.queueing = QueueingPoints(self.plugins, self.calls)
         self.filtering = FilterPoints(self.plugins, self.calls, snapshot)
         self.scoring = ScorePoints(self.plugins, self.calls, fast_paths)
-        self.binding = BindingPoints(self.plugins, self.calls)
+        self.binding = BindingPoints(self.plugins, self.calls, profile.features)
 
     @property
     def snapshot(self) -> Snapshot:

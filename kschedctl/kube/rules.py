@@ -31,6 +31,7 @@ DETERMINISTIC_TIE_BREAK = VersionRule("DeterministicTieBreak", 35)
 BALANCED_ALLOCATION_CHANGE = VersionRule("BalancedAllocationChange", 36)
 NODE_DECLARED_FEATURES_TABLE = VersionRule("NodeDeclaredFeaturesTable", 36)
 POD_GROUP_CYCLE = VersionRule("PodGroupCycle", 36)
+PERMIT_WAIT_MESSAGE = VersionRule("PermitWaitMessage", 36)
 #: v1.37 removed the GangScheduling gate: GenericWorkload brings the GangScheduling plugin.
 GANG_SCHEDULING_BY_GENERIC_WORKLOAD = VersionRule("GangSchedulingByGenericWorkload", 37)
 #: v1.37's extension point for a PodGroup that cannot be scheduled (configuration field podGroupPostFilter).
@@ -47,6 +48,7 @@ ALL: tuple[VersionRule, ...] = (
     BALANCED_ALLOCATION_CHANGE,
     NODE_DECLARED_FEATURES_TABLE,
     POD_GROUP_CYCLE,
+    PERMIT_WAIT_MESSAGE,
     GANG_SCHEDULING_BY_GENERIC_WORKLOAD,
     POD_GROUP_POST_FILTER,
 )
