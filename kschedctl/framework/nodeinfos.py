@@ -153,6 +153,10 @@ class Snapshot:
         #: group's pods assumed in this snapshot during the cycle (by uid), which GangScheduling counts.
         self.placement_nodes: list[NodeInfo] | None = None
         self.pod_group_assumed: dict[str, Pod] = {}
+        #: Pods created after the cluster was read that the scheduler knows (by uid, in creation order): a
+        #: simulation's own pods, the other pods of a file ``explain`` places. Its cache counts them in
+        #: their pod groups (``framework.podgroups.group_state``); the cluster object does not hold them.
+        self.created_pods: dict[str, Pod] = {}
 
     def derived(self, key: str, build: Callable[[Snapshot], T]) -> T:
         """A structure computed from the NodeInfos (an index), built on first use and kept with the

@@ -12,16 +12,17 @@ concerns pods that name a PodGroup (``spec.schedulingGroup.podGroupName``) whose
 
 It is in the default plugins only with the ``GangScheduling`` gate on (off in v1.35 and v1.36), and
 in v1.37, which has no such gate, only with ``GenericWorkload`` on (off).
-The group state comes from the cluster's pods (the cache's view) plus, in a pod-group cycle, the
-group's pods the cycle assumed in the snapshot (``Snapshot.pod_group_assumed``), as upstream reads
-the snapshot's copy then.
+The group state is ``framework.podgroups.group_state``: every pod of the group the cache knows
+(the cluster's, and those created since, which kube-scheduler has in its queue as well: a
+simulation's other pods, the other pods of an ``explain`` file) plus, in a pod-group cycle, the
+group's pods the cycle assumed in the snapshot, as upstream reads the snapshot's copy then.
 """
 
 from __future__ import annotations
 
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import Handle
-from kschedctl.framework.podgroups import PodGroupState, find_pod_group, pod_group_name, pod_group_states
+from kschedctl.framework.podgroups import PodGroupState, find_pod_group, group_state, pod_group_name
 from kschedctl.framework.status import Code, Status
 from kschedctl.snapshot.model import Pod
 
@@ -47,17 +48,8 @@ class GangScheduling:
         self.handle = handle
 
     def _state(self, pod: Pod, group: str) -> PodGroupState:
-        """The group's state as the cache has it, the pod itself included."""
-        state = pod_group_states(self.handle.cluster.pods).get((pod.namespace, group)) or PodGroupState()
-        if pod.uid not in state.all_pods:
-            state.add(pod)
-        # in a pod-group cycle the snapshot's copy counts the group's pods assumed so far
-        for other in self.handle.snapshot.pod_group_assumed.values():
-            if other.namespace == pod.namespace and pod_group_name(other) == group:
-                if other.uid not in state.all_pods:
-                    state.add(other)
-                state.assume(other)
-        return state
+        """The group's state as the cache (or, in a pod-group cycle, the snapshot) has it, the pod itself included."""
+        return group_state(self.handle.snapshot, pod.namespace, group, pod)
 
     def pre_enqueue(self, pod: Pod) -> Status:
         group = pod_group_name(pod)

@@ -10,7 +10,7 @@ with ``TopologyAwareWorkloadScheduling`` on; only a pod-group cycle calls it.
 from __future__ import annotations
 
 from kschedctl.framework.interfaces import Handle
-from kschedctl.framework.podgroups import PodGroup, PodGroupAssignments, pod_group_states
+from kschedctl.framework.podgroups import PodGroup, PodGroupAssignments, group_state
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 
 NAME = "PodGroupPodsCount"
@@ -27,8 +27,7 @@ class PodGroupPodsCount:
         self.handle = handle
 
     def score_placement(self, pod_group: PodGroup, assignments: PodGroupAssignments) -> tuple[int, Status]:
-        state = pod_group_states(self.handle.cluster.pods).get((pod_group.namespace, pod_group.name))
-        scheduled = state.scheduled_pods_count() if state is not None else 0
+        scheduled = group_state(self.handle.snapshot, pod_group.namespace, pod_group.name).scheduled_pods_count()
         return scheduled + len(assignments.proposed), Status()
 
     def normalize_placement_scores(self, pod_group: PodGroup, scores: list[int]) -> Status:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from kschedctl.framework.interfaces import Handle
-from kschedctl.framework.podgroups import Placement, PodGroup, pod_group_states
+from kschedctl.framework.podgroups import Placement, PodGroup, group_state
 from kschedctl.framework.status import Status
 
 NAME = "TopologyPlacementGenerator"
@@ -30,9 +30,9 @@ class TopologyPlacementGenerator:
 
     def _scheduled_domain(self, pod_group: PodGroup, key: str) -> tuple[str | None, str | None]:
         """(domain of the group's scheduled pods or None, error message or None)."""
-        state = pod_group_states(self.handle.cluster.pods).get((pod_group.namespace, pod_group.name))
+        state = group_state(self.handle.snapshot, pod_group.namespace, pod_group.name)
         domain: str | None = None
-        for pod in state.scheduled_pods() if state is not None else []:
+        for pod in state.scheduled_pods():
             ni = self.handle.snapshot.node_info_map.get(pod.node_name)
             if ni is None:
                 return None, f"getting node for pod {pod.key}: node {pod.node_name!r} not found"
