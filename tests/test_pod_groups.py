@@ -290,12 +290,15 @@ def test_gang_of_two_on_two_zones() -> None:
     fit = t["placementScore"]["NodeResourcesFit"]
     best = max(fit["weighted"], key=lambda p: fit["weighted"][p])
     assert [r["plugin"] for r in t["permit"]] == ["GangScheduling", "GangScheduling"]  # one run per placement
-    assert {r["code"] for r in t["permit"]} == {"Wait"}  # p1 leads: it waits for p2 each time
+    # p2's arrival completed minCount: it entered the queue first and p1 (held at PreEnqueue) right after, so
+    # the cycle takes p2 first and p1 completes the gang each time
+    assert {r["code"] for r in t["permit"]} == {"Success"}
     assert len(t["reserve"]) == 2 * len([r for r in t["reserve"] if r["plugin"] == "VolumeBinding"]) == 4
     assert [r["plugin"] for r in t["preFilter"]].count("NodeResourcesFit") == 2
     assert set(t["filter"]) == {"a1", "a2", "b1"}  # the last run per node
     group = t["details"]["podGroup"]
-    assert group["permit"] == {"default/p1": "Wait", "default/p2": "Success"}
+    assert group["permit"] == {"default/p2": "Wait", "default/p1": "Success"}
+    assert group["pods"] == ["default/p2", "default/p1"]
     assert {ZONED_ZONE[n] for n in group["assignments"].values()} == {best}
     assert t["selected"]["candidates"] == [group["assignments"]["default/p1"]]
     assert t["bind"] and t["bind"][0]["plugin"] == "DefaultBinder"
@@ -307,8 +310,12 @@ ZONED_ZONE = {"a1": "a", "a2": "a", "b1": "b"}
 def test_gang_waits_at_permit_when_a_member_fits_nowhere() -> None:
     t = _gang(V136_ON, second_cpu="100")
     assert t["outcome"] == "unschedulable"
-    # the pod's status is its Permit's: RunPermitPlugins' aggregate Wait message
-    assert t["fitError"] == 'pod group is unschedulable, one or more plugins asked to wait and no plugin rejected pod "p1"'
+    # the pod's status is its Permit's: v1.36's RunPermitPlugins keeps GangScheduling's reason and adds its own,
+    # without the pod's name (the PodScheduled condition of a real v1.36.2 control plane)
+    assert t["fitError"] == (
+        "pod group is unschedulable, waiting for minCount pods from a gang to be scheduled, one or more plugins asked "
+        "to wait and no plugin rejected pod"
+    )
     assert t["permit"][-1]["reasons"] == ["waiting for minCount pods from a gang to be scheduled"]
     assert "placementScore" not in t  # no placement was feasible
     assert t["details"]["podGroup"]["message"] == (
@@ -321,7 +328,7 @@ def test_default_algorithm_without_topology_aware_scheduling() -> None:
     t = _gang(resolve_features(36, {"GenericWorkload": True, "GangScheduling": True}))
     assert t["outcome"] == "scheduled"
     assert "placementGenerate" not in t and "placementScore" not in t
-    assert [r["code"] for r in t["permit"]] == ["Wait"]
+    assert [r["code"] for r in t["permit"]] == ["Success"]  # p2 went first (its arrival released p1)
 
 
 def test_no_topology_constraint_is_one_placement_of_every_node() -> None:

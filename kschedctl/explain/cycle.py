@@ -14,13 +14,13 @@ actually sent); ``kschedctl.explain.extenders`` holds those rules.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import UsageError
-from kschedctl.explain import podgroup
+from kschedctl.explain import podgroup, podgrouptrace
 from kschedctl.explain.extenders import (
     bind_extender,
     find_nodes_that_pass_extenders,
@@ -116,10 +116,14 @@ def explain_pod(
     details: bool = False,
     on_phase: Callable[[str], None] | None = None,
     after: Callable[[Framework, Pod, SchedulerConfig, Trace], None] | None = None,
+    created: Sequence[Pod] = (),
 ) -> Trace:
     """Run one scheduling cycle for ``pod`` against ``cluster`` and return its trace
     (``on_phase`` hears when NodeInfos are built and when the cycle starts, for a progress display;
-    ``after`` is called with the cycle's Framework and trace, e.g. ``order.assess``)."""
+    ``after`` is called with the cycle's Framework and trace, e.g. ``order.assess``). ``created``: pods
+    created after the cluster was read, in creation order (the other pods of a file explained one by
+    one; ``pod`` may be among them), which kube-scheduler knows and holds in its queue too: a PodGroup's
+    pods among them are scheduled in ``pod``'s pod-group cycle."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
@@ -135,6 +139,12 @@ def explain_pod(
     if on_phase is not None:
         on_phase("building NodeInfos")
     snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+    for p in created:
+        cluster.default_priority(p)
+        snapshot.created_pods[p.uid] = p
+    held = cluster.pod(pod.namespace, pod.name)
+    if pod.uid not in snapshot.created_pods and (held is None or held.uid != pod.uid or held.node_name):
+        snapshot.created_pods[pod.uid] = pod  # not pending in the cluster: the scheduler learns it now
     fw = Framework(profile, registry, snapshot)
     if on_phase is not None:
         on_phase("running the scheduling cycle")
@@ -193,26 +203,80 @@ def _run_cycle(
         trace.notes.append("the snapshot has no nodes")
         return trace
     if podgroup.applies(fw, pod):
-        return podgroup.run(fw, pod, trace, _pod_group_steps(fw, config))
+        return podgrouptrace.run(fw, pod, trace, PodGroupSteps(fw, config, start_index, batch, cycle).steps())
     if not _schedule_pod(fw, pod, config, state, trace, _BatchTurn(batch, cycle), start_index):
         return trace
     return _reserve_to_bind(fw, state, pod, trace)
 
 
-def _pod_group_steps(fw: Framework, config: SchedulerConfig) -> podgroup.Steps:
-    """This module's steps the pod-group cycle runs for each pod of the group."""
+class PodGroupSteps:
+    """This module's steps the pod-group cycle runs for each pod of the group. Every pod of the cycle
+    searches from the ``nextStartNodeIndex`` the pods before it left (``start_index`` when done),
+    and shares the cycle number of the queue (in which it was popped) for OpportunisticBatching."""
 
-    def schedule(pod: Pod, state: CycleState, trace: Trace) -> bool:
-        if fw.snapshot.num_nodes_in_placement() == 0:
+    def __init__(
+        self, fw: Framework, config: SchedulerConfig, start_index: int = 0, batch: OpportunisticBatch | None = None,
+        cycle: int = 1,
+    ) -> None:
+        self.fw = fw
+        self.config = config
+        self.start_index = start_index
+        self.batch = batch
+        self.cycle = cycle
+
+    def schedule(self, pod: Pod, state: CycleState, trace: Trace) -> bool:
+        fw = self.fw
+        n = fw.snapshot.num_nodes_in_placement()
+        if n == 0:
             trace.fit_error = NO_NODES_AVAILABLE
             return False
-        return _schedule_pod(fw, pod, config, state, trace, _BatchTurn(None, 1), 0)
+        ok = _schedule_pod(fw, pod, self.config, state, trace, _BatchTurn(self.batch, self.cycle), self.start_index)
+        if trace.processed_nodes:
+            self.start_index = (self.start_index + trace.processed_nodes) % n
+        return ok
 
-    return podgroup.Steps(
-        new_trace=lambda pod: _new_trace(fw, pod, config),
-        schedule=schedule,
-        bind=lambda state, pod, host, trace: _binding_cycle(fw, state, pod, host, trace),
-    )
+    def steps(self) -> podgroup.Steps:
+        return podgroup.Steps(
+            new_trace=lambda pod: _new_trace(self.fw, pod, self.config),
+            schedule=self.schedule,
+            bind=lambda state, pod, host, trace: _binding_cycle(self.fw, state, pod, host, trace),
+        )
+
+
+def run_pod_group_cycle(
+    fw: Framework, pod: Pod, config: SchedulerConfig, queued: Callable[[Pod], bool], steps: PodGroupSteps
+) -> tuple[Trace, list[podgroup.Member]]:
+    """The cycle a simulation runs for ``pod`` popped from its queue when the pod names a PodGroup
+    (``podgroup.applies``): PreEnqueue, then the pod-group cycle for it and the group's pods its queue
+    holds (``queued``), each taken out of the queue too (every such pop counts in ``steps.cycle``).
+    Returns the popped pod's trace (gated, or with the cycle's PlacementGenerate and PlacementScore)
+    and every pod of the cycle with its own trace and verdict, in the cycle's order (none when the
+    pod is gated)."""
+    fw.calls.take_failures()
+    trace = _new_trace(fw, pod, config)
+    if _gated_at_pre_enqueue(fw, pod, trace):
+        return trace, []
+    group = podgroup.group_of(fw, pod)
+    order = podgroup.cycle_pods(fw, pod, group, queued)
+    steps.cycle += len(order.pods) - 1
+    wrong = podgroup.scheduler_name_error(order.pods)
+    if fw.snapshot.num_nodes_in_placement() == 0 or wrong is not None:
+        members = []
+        for p in order.pods:
+            t = _new_trace(fw, p, config)
+            t.fit_error = wrong or NO_NODES_AVAILABLE
+            t.error = wrong
+            members.append(podgroup.Member(p, t, podgroup.Verdict(podgroup.GROUP_FAILED)))
+        return trace, members
+    cycle = podgroup.schedule_group(fw, pod, steps.steps(), trace, order)
+    members = podgroup.member_traces(cycle, steps.steps())
+    failures = fw.calls.take_failures()
+    verdicts = {m.pod.uid: m.verdict for m in members}
+    for m in members:
+        m.trace.plugin_failures = list(failures)
+        m.trace.notes.extend(failure_notes(failures))
+        m.trace.order = podgrouptrace.group_order(cycle, verdicts, m.pod, m.trace.k8s_version)
+    return trace, members
 
 
 def tie_rule(features: Features) -> str:

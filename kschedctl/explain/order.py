@@ -16,7 +16,8 @@ snapshot, each only when it can matter:
   pods stay nominated there, which depends on the queue (are they placed first, and where).
 
 A pod's own nominated node that passes Filter is chosen without a search: nothing is left to
-order then. The model is ``schedule_one.go`` (``findNodesThatFitPod``, ``evaluateNominatedNode``)
+order then. A pod of a PodGroup is decided by its pod-group cycle, which says itself what the
+order inside the group decided (``explain.podgrouptrace.group_order``). The model is ``schedule_one.go`` (``findNodesThatFitPod``, ``evaluateNominatedNode``)
 and ``framework/runtime/framework.go`` (``RunFilterPluginsWithNominatedPods``).
 """
 
@@ -52,7 +53,11 @@ def assess(fw: Framework, pod: Pod, config: SchedulerConfig, trace: Trace) -> No
     """Fill ``trace.order`` (None when the answer is certain) and ``trace.possible_nodes``."""
     selected = trace.selected_node
     trace.possible_nodes = [selected] if selected else []
-    if trace.gated or trace.error or trace.pod_group is not None:
+    if trace.pod_group is not None:  # the pod-group cycle said what the order inside the group decided
+        if trace.order is not None:
+            trace.possible_nodes = list(trace.order.possible)
+        return
+    if trace.gated or trace.error:
         return
     dep = OrderDependence(selected, trace.k8s_version, config.parallelism)
     possible: set[str] = set(trace.possible_nodes)

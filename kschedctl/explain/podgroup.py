@@ -1,38 +1,47 @@
-"""v1.36's pod-group cycle, as ``explain`` runs it for a pod that belongs to a PodGroup.
+"""v1.36's pod-group cycle: one cycle decides every queued pod of a PodGroup.
 
 Upstream: ``pkg/scheduler/schedule_one_podgroup.go`` (v1.36.2). With ``GenericWorkload`` on, a pod
 naming a PodGroup (``spec.schedulingGroup``) is not scheduled alone: the scheduler takes every
-unscheduled pod of its group out of the queue and schedules them together in one snapshot:
+queued pod of its group out of the queue and schedules them together in one snapshot:
 
-* the *default algorithm* tries each pod in turn (priority first; the pod popped first leads),
-  running the usual PreFilter..Score, assuming the feasible ones in the snapshot, then Reserve and
-  Permit. GangScheduling's Permit makes a pod Wait until ``minCount`` pods of the group are
-  scheduled; the group succeeds once a Permit succeeds, and every assumed pod is reverted at the end;
+* the pods are taken by priority, then by the time each first entered the active queue
+  (``framework.podgroups.cycle_order``, which also says which of them entered it together, in an
+  order nobody outside the scheduler can know);
+* the *default algorithm* tries each pod in turn, running the usual PreFilter..Score, assuming the
+  feasible ones in the snapshot, then Reserve and Permit. GangScheduling's Permit makes a pod Wait
+  until ``minCount`` pods of the group are scheduled; the group succeeds once a Permit succeeds, and
+  every assumed pod is reverted at the end;
 * with ``TopologyAwareWorkloadScheduling`` the *placement algorithm* asks the PlacementGenerate
   plugin for placements (subsets of the nodes), runs the default algorithm on each, and, when more
   than one worked, scores them with the PlacementScore plugins; the best total wins (a tie is
-  broken at random upstream: here the first generated wins, and a note says so).
+  broken at random upstream: here the first generated wins, and a note says so);
+* ``submitPodGroupAlgorithmResult`` then gives each pod its verdict (``conclude``): the binding
+  cycle when the group succeeded, its own FitError when it did not fit, the gang's Permit status or
+  the wait for preemption otherwise.
 
-The trace of the pod under test records it as the v1.36 reference does: ``preFilter``, ``reserve``
-and ``permit`` list every run (one per placement tried), ``filter`` and ``score`` keep the last
-run per node, ``placementGenerate`` / ``placementScore`` what those extension points did; the
-cycle's own steps (one pod's scheduling, the binding cycle) are the callables in ``Steps``, so this
-module does not import ``kschedctl.explain.cycle``.
+``schedule_group`` runs the cycle for the pod popped from the queue and returns every pod's run;
+``explain`` tells it from the pod under test's side (``kschedctl.explain.podgrouptrace``) and
+``simulate`` gives each pod its placement. The cycle's own steps (one pod's scheduling, the
+binding cycle) are the callables in ``Steps``, so this module does not import
+``kschedctl.explain.cycle``.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from kschedctl.explain.trace import PluginScores, Trace
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.placement import best_placements, run_placement_generate, run_placement_score
 from kschedctl.framework.podgroups import (
+    CycleOrder,
     Placement,
     PodGroup,
     PodGroupAssignments,
+    arrivals,
+    cycle_order,
     find_pod_group,
     pod_group_cycle_on,
     pod_group_name,
@@ -45,6 +54,20 @@ from kschedctl.snapshot.model import Pod
 #: ``errPodGroupUnschedulable``.
 POD_GROUP_UNSCHEDULABLE = "pod group is unschedulable"
 WAITING_FOR_PREEMPTION = "pod group is waiting for preemption to complete"
+
+# What the cycle concluded for one pod (``Verdict.kind``).
+#: The group succeeded: the pod goes to its binding cycle.
+SCHEDULED = "scheduled"
+#: The pod fit, but the group did not succeed: it keeps its Permit status (the gang waited at Permit).
+WAITED_AT_PERMIT = "waitedAtPermit"
+#: The pod fit (or needed preemption) and the group waits for a preemption to complete.
+WAITING_FOR_PREEMPTION_KIND = "waitingForPreemption"
+#: The pod needed preemption and the group waits for it: nominated, its victims deleted.
+PREEMPTING = "preempting"
+#: The pod did not fit: it keeps its own FitError (and whatever its PostFilter decided).
+UNSCHEDULABLE = "unschedulable"
+#: The group failed before this pod was tried, or failed with an error.
+GROUP_FAILED = "groupFailed"
 
 
 def applies(fw: Framework, pod: Pod) -> bool:
@@ -89,20 +112,76 @@ class GroupResult:
     def feasible(self) -> bool:
         return self.status.is_success() or self.waiting_on_preemption
 
+    def run_of(self, pod: Pod) -> PodRun | None:
+        return next((r for r in self.runs if r.pod.uid == pod.uid), None)
 
-def _members(fw: Framework, pod: Pod, group: str) -> list[Pod]:
-    """The pods the cycle schedules: ``pod`` first, then the group's other unscheduled pods the queue
-    holds (not gated at PreEnqueue, not being deleted), higher priority first (``podGroupInfoForPod``)."""
-    others = [
-        p
-        for p in fw.cluster.pending_pods()
-        if p.uid != pod.uid and p.namespace == pod.namespace and pod_group_name(p) == group and not p.meta.deletion_timestamp
-    ]
-    queued = [p for p in others if all(r.status.is_success() for r in fw.queueing.run_pre_enqueue(p))]
-    queued.sort(key=lambda p: (-(p.priority or 0), p.meta.creation_timestamp or "", p.name))
-    # the pod under test was popped first: among equal priorities its initial attempt is the earliest
-    ordered = [p for p in queued if (p.priority or 0) > (pod.priority or 0)]
-    return ordered + [pod] + [p for p in queued if p not in ordered]
+
+@dataclass
+class Tried:
+    """One placement the cycle tried, and what the default algorithm made of it there."""
+
+    placement: Placement
+    result: GroupResult
+
+
+@dataclass
+class GroupCycle:
+    """One pod-group cycle: the group, its pods in the cycle's order, the result the cycle kept and
+    every placement it tried (one without ``TopologyAwareWorkloadScheduling``)."""
+
+    group: PodGroup
+    order: CycleOrder
+    result: GroupResult
+    tried: list[Tried] = field(default_factory=list)
+
+    @property
+    def pods(self) -> list[Pod]:
+        return self.order.pods
+
+
+# --------------------------------------------------------------------------- the pods of the cycle
+
+
+def group_of(fw: Framework, pod: Pod) -> PodGroup:
+    """The PodGroup ``pod`` names (a stand-in without a policy when its object is missing)."""
+    name = pod_group_name(pod)
+    assert name is not None
+    return find_pod_group(fw.cluster, pod.namespace, name) or PodGroup(pod.namespace, name)
+
+
+def cycle_pods(fw: Framework, pod: Pod, group: PodGroup, queued: Callable[[Pod], bool] | None = None) -> CycleOrder:
+    """The pods the cycle popped with ``pod`` schedules, in its order (``podGroupInfoForPod``): the group's
+    pending pods the queue holds (``queued``: those still in this run's queue; None: every pending one),
+    less those a PreEnqueue plugin holds back and those being deleted (``skipPodGroupPodSchedule``)."""
+
+    def in_queue(p: Pod) -> bool:
+        if p.meta.deletion_timestamp or (queued is not None and not queued(p)):
+            return False
+        return all(r.status.is_success() for r in fw.queueing.run_pre_enqueue(p))
+
+    bound, arrived = arrivals(fw.snapshot, pod.namespace, group.name)
+    return cycle_order(pod, group.gang_min_count, bound, arrived, in_queue)
+
+
+def scheduler_name_error(pods: list[Pod]) -> str | None:
+    """``frameworkForPodGroup``: every pod of the group must name the same scheduler."""
+    names = [p.scheduler_name for p in pods]
+    other = next((n for n in names if n != names[0]), None)
+    if other is None:
+        return None
+    return f'all pods in a single pod group should have the same .spec.schedulerName set, got: "{other}" and "{names[0]}"'
+
+
+def alike(pods: list[Pod]) -> bool:
+    """Whether the scheduler cannot tell the pods apart (same spec, labels and priority: only names differ)."""
+    def shape(p: Pod) -> str:
+        spec = {k: v for k, v in (p.raw.get("spec") or {}).items() if k not in ("nodeName", "hostname")}
+        return json.dumps([spec, p.labels, p.effective_priority], sort_keys=True, default=str)
+
+    return len({shape(p) for p in pods}) <= 1
+
+
+# --------------------------------------------------------------------------- the algorithms
 
 
 def _pod_algorithm(fw: Framework, steps: Steps, pod: Pod, assumed: list[PodRun]) -> PodRun:
@@ -132,7 +211,10 @@ def _pod_algorithm(fw: Framework, steps: Steps, pod: Pod, assumed: list[PodRun])
             return run
     _revert(fw, run)
     run.host, trace.selected_node = None, None
+    run.requires_preemption = False  # the nomination is cleared (its victims were already asked to go)
     run.status = st if not st.is_rejected() else Status(st.code, f"0/1 nodes are available: {st.message()}.", plugin=st.plugin)
+    if st.is_rejected() or st.code == Code.ERROR:
+        trace.fit_error = run.status.message()
     return run
 
 
@@ -172,18 +254,15 @@ def default_algorithm(fw: Framework, steps: Steps, pods: list[Pod]) -> GroupResu
     return result
 
 
-def _placement_name(p: Placement) -> str:
+def placement_name(p: Placement) -> str:
     return p.name or f"<{len(p.nodes)} nodes>"
 
 
-@dataclass
-class _Tried:
-    placement: Placement
-    result: GroupResult
-
-
-def placement_algorithm(fw: Framework, steps: Steps, pods: list[Pod], group: PodGroup, trace: Trace) -> tuple[GroupResult, list[_Tried]]:
-    """``podGroupSchedulingPlacementAlgorithm``: generate placements, try each, score the feasible."""
+def placement_algorithm(
+    fw: Framework, steps: Steps, pods: list[Pod], group: PodGroup, trace: Trace
+) -> tuple[GroupResult, list[Tried]]:
+    """``podGroupSchedulingPlacementAlgorithm``: generate placements, try each, score the feasible; what
+    PlacementGenerate and PlacementScore did goes into ``trace``."""
     generators = fw.plugins.lists["placementGenerate"]
     all_nodes = list(fw.snapshot.node_info_list)
     placements, st = run_placement_generate(generators, group, all_nodes)
@@ -194,19 +273,19 @@ def placement_algorithm(fw: Framework, steps: Steps, pods: list[Pod], group: Pod
                 "code": st.code.label,
                 "reasons": list(st.reasons),
                 "parent": f"<{len(all_nodes)} nodes>",
-                "placements": [_placement_name(p) for p in placements],
+                "placements": [placement_name(p) for p in placements],
             }
         )
     if not st.is_success():
         return GroupResult(status=st), []
-    tried: list[_Tried] = []
+    tried: list[Tried] = []
     for placement in placements:
         fw.snapshot.assume_placement(placement.nodes)
         try:
             result = default_algorithm(fw, steps, pods)
         finally:
             fw.snapshot.forget_placement()
-        tried.append(_Tried(placement, result))
+        tried.append(Tried(placement, result))
         if result.status.code == Code.ERROR:
             return result, tried
     feasible = [t for t in tried if t.result.feasible]
@@ -222,7 +301,7 @@ def placement_algorithm(fw: Framework, steps: Steps, pods: list[Pod], group: Pod
     return _best_placement(fw, group, feasible, trace), tried
 
 
-def _best_placement(fw: Framework, group: PodGroup, feasible: list[_Tried], trace: Trace) -> GroupResult:
+def _best_placement(fw: Framework, group: PodGroup, feasible: list[Tried], trace: Trace) -> GroupResult:
     """``findBestPlacement``: PlacementScore over the feasible placements' proposed assignments."""
     assignments = [
         PodGroupAssignments(t.placement, [(r.pod, r.host) for r in t.result.runs if r.host]) for t in feasible
@@ -232,7 +311,7 @@ def _best_placement(fw: Framework, group: PodGroup, feasible: list[_Tried], trac
     scores, st = run_placement_score(plugins, fw.plugins.placement_score_weights, group, assignments, columns)
     if not st.is_success():
         return GroupResult(status=st)
-    names = [_placement_name(t.placement) for t in feasible]
+    names = [placement_name(t.placement) for t in feasible]
     for pl in plugins:
         raw, normalized = columns[pl.name]
         w = fw.plugins.placement_score_weights.get(pl.name, 1)
@@ -243,136 +322,100 @@ def _best_placement(fw: Framework, group: PodGroup, feasible: list[_Tried], trac
     best = best_placements(scores)
     if len(best) > 1:
         trace.notes.append(
-            "placements " + ", ".join(_placement_name(p) for p in best) + " tie on the best PlacementScore total: "
-            f"kube-scheduler picks one at random; shown: {_placement_name(best[0])}"
+            "placements " + ", ".join(placement_name(p) for p in best) + " tie on the best PlacementScore total: "
+            f"kube-scheduler picks one at random; shown: {placement_name(best[0])}"
         )
     return next(t.result for t in feasible if t.placement is best[0])
 
 
-def _merge_run(trace: Trace, run: Trace) -> None:
-    """Add one run of the pod under test to its trace, as the reference records repeated runs."""
-    trace.pre_filter.extend(run.pre_filter)
-    trace.reserve.extend(run.reserve)
-    trace.permit.extend(run.permit)
-    verdicts = trace.filter
-    verdicts.update(run.filter)
-    trace.filter = verdicts
-    for plugin, ps in run.score.items():
-        old = trace.score.get(plugin)
-        if old is None:
-            trace.score[plugin] = PluginScores(ps.weight, dict(ps.raw), dict(ps.normalized), dict(ps.weighted))
-        else:
-            old.raw.update(ps.raw)
-            old.normalized.update(ps.normalized)
-            old.weighted.update(ps.weighted)
-    trace.totals.update(run.totals)
-    trace.pre_score = list(run.pre_score)
-    trace.filter_plugins, trace.skipped_filter_plugins = run.filter_plugins, run.skipped_filter_plugins
-    trace.extender_calls.extend(run.extender_calls)
-
-
-def _adopt_verdict(trace: Trace, run: Trace) -> None:
-    """The pod's final numbers are those of its run in the chosen placement."""
-    trace.feasible_nodes = list(run.feasible_nodes)
-    trace.candidates, trace.max_score = list(run.candidates), run.max_score
-    trace.selected_node, trace.post_filter = run.selected_node, run.post_filter
-    trace.pre_filter_node_names = run.pre_filter_node_names
-    trace.num_all_nodes, trace.num_nodes_to_find = run.num_all_nodes, run.num_nodes_to_find
-    trace.evaluated_order, trace.tie_break = list(run.evaluated_order), run.tie_break
-
-
-def _gang_story(fw: Framework, group: PodGroup, pods: list[Pod], result: GroupResult) -> dict[str, Any]:
-    """The group's story for the trace: its pods, where each went, and why a gang waits at Permit."""
-    story: dict[str, Any] = {
-        "name": f"{group.namespace}/{group.name}",
-        "minCount": group.gang_min_count,
-        "topologyKeys": list(group.topology_keys),
-        "pods": [p.key for p in pods],
-        "status": result.status.code.label if not result.status.is_success() else "Success",
-        "message": result.status.message(),
-        "assignments": {r.pod.key: r.host for r in result.runs if r.host},
-        "permit": {r.pod.key: r.permit.code.label for r in result.runs if r.permit is not None},
-    }
-    return story
-
-
-def _wait_note(group: PodGroup, pods: list[Pod], result: GroupResult, scheduled_before: int) -> str | None:
-    """Why the gang waited at Permit: GangScheduling counts scheduled pods against minCount."""
-    if group.gang_min_count is None:
-        return None
-    placed = sum(1 for r in result.runs if r.permit is not None)
-    total = scheduled_before + placed
-    if total >= group.gang_min_count:
-        return (
-            f"gang {group.namespace}/{group.name}: GangScheduling's Permit made the first pods Wait until "
-            f"minCount {group.gang_min_count} pods were scheduled; {total} were ({scheduled_before} already bound, "
-            f"{placed} placed in this cycle), so the gang was allowed"
-        )
-    missing = group.gang_min_count - total
-    return (
-        f"gang {group.namespace}/{group.name} waits at Permit: GangScheduling needs minCount {group.gang_min_count} "
-        f"scheduled pods, only {total} could be ({scheduled_before} already bound, {placed} of the {len(pods)} queued "
-        f"placed in this cycle): {missing} more pod(s) of the group are missing"
-    )
-
-
-def run(fw: Framework, pod: Pod, trace: Trace, steps: Steps) -> Trace:
-    """The pod-group cycle for ``pod``, recorded into ``trace`` (PreEnqueue has passed)."""
-    group_name = pod_group_name(pod)
-    assert group_name is not None
-    group = find_pod_group(fw.cluster, pod.namespace, group_name)
-    if group is None:  # GangScheduling's PreEnqueue holds such a pod; without it the group is still read
-        group = PodGroup(pod.namespace, group_name)
-    pods = _members(fw, pod, group_name)
-    schedulers = {p.scheduler_name for p in pods}
-    if len(schedulers) > 1:
-        other = next(p.scheduler_name for p in pods if p.scheduler_name != pod.scheduler_name)
-        trace.error = trace.fit_error = (
-            "all pods in a single pod group should have the same .spec.schedulerName set, got: "
-            f"{other!r} and {pod.scheduler_name!r}".replace("'", '"')
-        )
-        return trace
+def schedule_group(fw: Framework, pod: Pod, steps: Steps, trace: Trace, order: CycleOrder) -> GroupCycle:
+    """``podGroupSchedulingAlgorithm`` for the pods of ``order`` (``pod`` popped first); PlacementGenerate
+    and PlacementScore are recorded into ``trace`` (the popped pod's)."""
+    group = group_of(fw, pod)
     if fw.features.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
-        result, tried = placement_algorithm(fw, steps, pods, group, trace)
-    else:
-        result = default_algorithm(fw, steps, pods)
-        tried = [_Tried(Placement(list(fw.snapshot.node_info_list)), result)]
-    for t in tried:
-        for r in t.result.runs:
-            if r.pod is pod:
-                _merge_run(trace, r.trace)
-    mine = next((r for r in result.runs if r.pod is pod), None)
-    if mine is not None:
-        _adopt_verdict(trace, mine.trace)
-    scheduled_before = sum(1 for p in fw.cluster.bound_pods() if p.namespace == pod.namespace and pod_group_name(p) == group_name)
-    trace.pod_group = _gang_story(fw, group, pods, result)
-    note = _wait_note(group, pods, result, scheduled_before)
-    if note:
-        trace.notes.append(note)
-    return _submit(fw, pod, trace, steps, result, mine)
+        result, tried = placement_algorithm(fw, steps, order.pods, group, trace)
+        return GroupCycle(group, order, result, tried)
+    result = default_algorithm(fw, steps, order.pods)
+    return GroupCycle(group, order, result, [Tried(Placement(list(fw.snapshot.node_info_list)), result)])
 
 
-def _submit(fw: Framework, pod: Pod, trace: Trace, steps: Steps, result: GroupResult, mine: PodRun | None) -> Trace:
-    """``submitPodGroupAlgorithmResult`` for the pod under test: its binding cycle, or why it failed."""
-    if result.status.code == Code.ERROR:
+# --------------------------------------------------------------------------- each pod's verdict
+
+
+@dataclass
+class Verdict:
+    """What ``submitPodGroupAlgorithmResult`` does with one pod (``kind``: one of the constants above)."""
+
+    kind: str
+    #: The node: where it binds (SCHEDULED), or where the failure handler nominates it (the group
+    #: waits for a preemption: its own nominated node, or the node it fit on).
+    node: str | None = None
+
+
+def verdict_of(cycle: GroupCycle, pod: Pod) -> Verdict:
+    """The pod's verdict from the cycle's result, as ``submitPodGroupAlgorithmResult`` decides it."""
+    result = cycle.result
+    run = result.run_of(pod)
+    if result.status.code == Code.ERROR or run is None:
+        return Verdict(GROUP_FAILED)
+    fit = run.permit is not None and not run.requires_preemption
+    if fit and result.status.is_success():
+        return Verdict(SCHEDULED, run.host)
+    if fit and result.waiting_on_preemption:
+        return Verdict(WAITING_FOR_PREEMPTION_KIND, run.host)
+    if fit or (run.requires_preemption and not result.waiting_on_preemption):
+        return Verdict(WAITED_AT_PERMIT)
+    if run.requires_preemption:
+        return Verdict(PREEMPTING, run.host)
+    return Verdict(UNSCHEDULABLE)
+
+
+def conclude(cycle: GroupCycle, pod: Pod, trace: Trace, steps: Steps) -> Verdict:
+    """Write the pod's verdict into ``trace`` (its run's, or the one ``explain`` merged): the binding
+    cycle on its host, or the FitError the failure handler writes into its PodScheduled condition."""
+    result = cycle.result
+    run = result.run_of(pod)
+    verdict = verdict_of(cycle, pod)
+    if verdict.kind != SCHEDULED:
         trace.selected_node = None
-        own = mine.status if mine is not None and mine.status.code == Code.ERROR else result.status
-        trace.error = trace.fit_error = own.message()
-        return trace
-    if mine is None:  # the group failed before this pod was tried
-        trace.selected_node = None
+    if verdict.kind == GROUP_FAILED:
+        own = run.status if run is not None and run.status.code == Code.ERROR else result.status
+        trace.fit_error = own.message()
+        if own.code == Code.ERROR:
+            trace.error = own.message()
+        return verdict
+    assert run is not None
+    if verdict.kind == SCHEDULED:
+        assert run.host is not None
+        trace.notes.append(f"pod group scheduled: {pod.key} goes to its binding cycle on {run.host}")
+        steps.bind(run.state, pod, run.host, trace)
+    elif verdict.kind == WAITING_FOR_PREEMPTION_KIND:
         trace.fit_error = result.status.message()
-        return trace
-    if mine.permit is not None and not mine.requires_preemption and result.status.is_success():
-        host = mine.host
-        assert host is not None
-        trace.notes.append(f"pod group scheduled: {pod.key} goes to its binding cycle on {host}")
-        return steps.bind(mine.state, pod, host, trace)
-    trace.selected_node = None
-    if mine.permit is not None and not result.waiting_on_preemption:
-        trace.fit_error = f"{POD_GROUP_UNSCHEDULABLE}, {mine.permit.message()}"
-    elif result.waiting_on_preemption:
-        trace.fit_error = result.status.message()
-    else:
-        trace.fit_error = mine.trace.fit_error or mine.status.message()
-    return trace
+    elif verdict.kind == WAITED_AT_PERMIT:
+        assert run.permit is not None
+        trace.fit_error = f"{POD_GROUP_UNSCHEDULABLE}, {run.permit.message()}"
+    else:  # its own FitError (a preemption it asked for included)
+        trace.fit_error = run.trace.fit_error or run.status.message()
+    return verdict
+
+
+@dataclass
+class Member:
+    """One pod of the cycle as ``simulate`` records it: its own trace with its verdict written in, and the
+    CycleState of its run (what plugins reserved for it, for its binding), None when it was not tried."""
+
+    pod: Pod
+    trace: Trace
+    verdict: Verdict
+    state: CycleState | None = None
+
+
+def member_traces(cycle: GroupCycle, steps: Steps) -> list[Member]:
+    """Every pod of the cycle with its own trace (its run in the placement kept; a fresh one for a pod the
+    cycle did not reach) and its verdict written into it, in the cycle's order."""
+    out: list[Member] = []
+    for pod in cycle.pods:
+        run = cycle.result.run_of(pod)
+        trace = run.trace if run is not None else steps.new_trace(pod)
+        out.append(Member(pod, trace, conclude(cycle, pod, trace, steps), run.state if run is not None else None))
+    return out

@@ -5,10 +5,12 @@ order (its node tree is filled from the API server's list, in an order that chan
 restart), its ``nextStartNodeIndex`` (advanced by every earlier cycle), the order in which its
 parallel Filter goroutines finish (``parallelism`` above 1 fills the feasible list in that order),
 random tie-breaks (extender scores; every tie up to v1.34) and the queue order (whether a pod
-nominated elsewhere is placed before this one). ``OrderDependence`` records which of these
+nominated elsewhere is placed before this one; in which order a pod-group cycle takes pods of the
+group that entered the queue together). ``OrderDependence`` records which of these
 decided a dry run's answer and what holds whatever they are: the tie set; after an early stop
 by percentageOfNodesToScore the feasible nodes over all nodes, the best of them and every node
-that could top some window of the search; the nodes other pods' nominations hold.
+that could top some window of the search; the nodes other pods' nominations hold; the outcomes
+a pod group's cycle handed out among pods it could take in another order.
 ``kschedctl.explain.order`` fills it in; renderers show ``line()``, JSON carries ``to_dict()``.
 
 The window rule (``could_top_a_window``): a search that stops at ``k`` feasible nodes keeps
@@ -25,6 +27,7 @@ from typing import Any
 TIE = "tie"
 EARLY_STOP = "earlyStop"
 NOMINATED_PODS = "nominatedPods"
+POD_GROUP_ORDER = "podGroupOrder"
 
 #: Node names a one-line summary shows before it gives a count of the rest.
 SHOWN_NAMES = 5
@@ -106,6 +109,47 @@ class HeldNode:
 
 
 @dataclass
+class GroupOrder:
+    """Pods of one PodGroup that entered the scheduling queue together (the arrival of another pod of the
+    group released them from PreEnqueue): their pod-group cycle takes them in an order set by a map
+    inside kube-scheduler, and the outcomes it handed out in this dry run's order."""
+
+    group: str
+    #: The pods, in the order this dry run took them.
+    pods: list[str]
+    #: Where each went (None: not placed) and its verdict (``explain.podgroup``'s kinds).
+    nodes: dict[str, str | None]
+    verdicts: dict[str, str]
+    #: The pods cannot be told apart (same spec, labels and priority): another order only hands the same
+    #: outcomes out among them. Else another order may change the outcomes themselves.
+    alike: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"podGroup": self.group, "pods": list(self.pods), "nodes": dict(self.nodes),
+                "verdicts": dict(self.verdicts), "alike": self.alike}
+
+    def words(self) -> str:
+        outcomes = ", ".join(f"{_name(p)} {self._outcome(p)}" for p in self.pods)
+        head = (f"pods {names_capped([_name(p) for p in self.pods])} of pod group {self.group} entered the scheduling "
+                "queue together, so the order its cycle takes them in is set by a map inside kube-scheduler; "
+                f"this dry run took them in that order: {outcomes}")
+        if self.alike:
+            return f"{head}; they are alike, so another order hands out the same outcomes, to other pods"
+        return f"{head}; they differ, so another order may also change the outcomes"
+
+    def _outcome(self, pod: str) -> str:
+        node = self.nodes.get(pod)
+        if node:
+            return f"→ {node}"
+        return {"waitedAtPermit": "waits at Permit", "unschedulable": "does not fit",
+                "waitingForPreemption": "waits for a preemption", "preempting": "preempts"}.get(self.verdicts.get(pod, ""), "not placed")
+
+
+def _name(key: str) -> str:
+    return key.rpartition("/")[2]
+
+
+@dataclass
 class OrderDependence:
     """Why the dry run's answer is one of several, and the set of answers (``possible``)."""
 
@@ -122,6 +166,8 @@ class OrderDependence:
     held: list[HeldNode] = field(default_factory=list)
     #: Where the pod would go if the held nodes were free (the nominated pods placed elsewhere or gone).
     if_released: list[str] = field(default_factory=list)
+    #: The pods of its group the pod entered the queue with, and what the cycle gave each.
+    group_order: GroupOrder | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -134,12 +180,14 @@ class OrderDependence:
                 if NOMINATED_PODS in self.reasons
                 else None
             ),
+            **({"podGroupOrder": self.group_order.to_dict()} if self.group_order is not None else {}),
             "line": self.line(),
         }
 
     def line(self) -> str:
         """The one line a reader gets: what decides, then what is certain."""
-        parts = [p for p in (self._tie_words(), self._early_words(), self._nominated_words()) if p]
+        group = self.group_order.words() if self.group_order is not None else ""
+        parts = [p for p in (self._tie_words(), self._early_words(), self._nominated_words(), group) if p]
         order = EARLY_STOP in self.reasons or (TIE in self.reasons and self.random is None)
         head = "Order decides" if order else ("Chance decides" if TIE in self.reasons else "Queue order decides")
         text = f"{head}: " + "; ".join(parts) + "."

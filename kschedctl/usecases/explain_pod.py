@@ -62,8 +62,17 @@ def _pods_to_explain(request: ExplainPodRequest, hooks: Hooks) -> list[Pod]:
             hooks.note(n)
     if len(pods) > 1:
         hooks.note(f"{filename} holds {len(pods)} pods: each is explained against the snapshot as it is "
-                   "(to place them one after another, use kschedctl simulate)")
+                   "(to place them one after another, use kschedctl simulate)" + _groups_note(request, pods))
     return pods
+
+
+def _groups_note(request: ExplainPodRequest, pods: list[Pod]) -> str:
+    """What the note on a file of several pods adds when some of them form a PodGroup that v1.36 schedules together."""
+    from kschedctl.framework.podgroups import pod_group_cycle_on, pod_group_name
+
+    if not pod_group_cycle_on(request.config.features) or not any(pod_group_name(p) for p in pods):
+        return ""
+    return "; the pods of a PodGroup are in the queue together, so each one's pod-group cycle schedules the others too"
 
 
 def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> ExplainResult:
@@ -77,12 +86,14 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
     hooks = hooks or Hooks()
     result = ExplainResult()
     order = request.noted_order(hooks)
-    for pod in _pods_to_explain(request, hooks):
+    pods = _pods_to_explain(request, hooks)
+    created = pods if request.filename is not None and len(pods) > 1 else []
+    for pod in pods:
         bound_to = pod.node_name
         if bound_to:
             pod = as_pending(pod)
         trace = explain_pod(request.cluster, pod, request.config, request.registry, details=request.details,
-                            on_phase=hooks.progress.phase, after=assess)
+                            on_phase=hooks.progress.phase, after=assess, created=created)
         if bound_to:
             trace.notes.append(f"the pod is bound to {bound_to}; explained as if it were pending (its own placement removed)")
         data = {**version_fields(request.config.features), **trace.to_dict()}
