@@ -82,6 +82,8 @@ def placement_note(p: dict[str, Any], retried: bool = False) -> str:
         notes.append(f"tie of {len(p['candidates'])}")
     if "earlyStop" in (p.get("orderDependent") or []):
         notes.append("search stopped early")
+    if "podGroupOrder" in (p.get("orderDependent") or []):
+        notes.append("the order inside its pod group decided")
     if p.get("evictedBy"):
         notes.append(f"evicted later by {_short(p['evictedBy'])}")
     if p["outcome"] not in ("scheduled", "unschedulable"):

@@ -1,9 +1,11 @@
 """What a simulated run reports: each attempt's ``Placement``, the nodes it changed, and the
 summary (``SimulationResult``), with the options the run was given (``RunOptions``).
 
-A placement also says whether another node order could have placed the pod elsewhere
+A placement also says whether another order could have placed the pod elsewhere
 (``order_dependence``): the node order the scheduler was started with decides ties among nodes
-with the top total and which nodes an early-stopping node search looks at. The notes on what the
+with the top total and which nodes an early-stopping node search looks at; the order in which a
+pod-group cycle takes pods of the group that entered the queue together decides which of them
+gets which outcome. The notes on what the
 run's model assumed are added when the run ends (``note_assumptions``).
 """
 
@@ -14,6 +16,7 @@ from typing import Any
 
 from kschedctl.explain.cycle import tie_rule
 from kschedctl.explain.trace import Trace
+from kschedctl.explain.uncertainty import POD_GROUP_ORDER
 from kschedctl.kube.features import Features
 from kschedctl.snapshot.nodeorder import StartupOrder
 
@@ -96,7 +99,8 @@ class Placement:
     processed_nodes: int = 0
     #: The pod was pending in the snapshot (queued at start-up), not one of the run's own pods.
     pending_at_start: bool = False
-    #: Why another node order could have placed the pod elsewhere: "tie", "earlyStop" (``order_dependence``).
+    #: Why another order could have given the pod another outcome: "tie", "earlyStop" (the node order),
+    #: "podGroupOrder" (the order its pod-group cycle took its group's pods in) (``order_dependence``).
     order_dependent: list[str] = field(default_factory=list)
 
     @property
@@ -311,22 +315,26 @@ def order_dependence(trace: Trace) -> list[str]:
     """Why another node order (``--node-order``) could have given this placement another node: several
     nodes share the top total (``TIE``: the heap's pop follows the order), or the node search stopped
     at numFeasibleNodesToFind with nodes left unsearched (``EARLY_STOP``: the order decides which
-    nodes were searched). A batch hint, and a pod that does not fit (every node searched), have neither."""
+    nodes were searched). A batch hint, and a pod that does not fit (every node searched), have neither.
+    Beside them, ``POD_GROUP_ORDER``: the pod's pod-group cycle could have taken it in another place
+    among pods of its group that entered the queue with it, and they did not all get the same outcome."""
+    group = [POD_GROUP_ORDER] if trace.order is not None and POD_GROUP_ORDER in trace.order.reasons else []
     if not trace.schedulable or trace.batched:
-        return []
+        return group
     out = [TIE] if len(trace.candidates) > 1 else []
     names = trace.pre_filter_node_names
     searchable = len(names) if names is not None else trace.num_all_nodes
     if 0 < trace.num_nodes_to_find <= len(trace.feasible_nodes) and trace.processed_nodes < searchable:
         out.append(EARLY_STOP)
-    return out
+    return out + group
 
 
 def order_dependence_note(placements: list[Placement]) -> str | None:
     """One line on the placements the node order decided (None: none was)."""
     ties = sum(1 for p in placements if TIE in p.order_dependent)
     stops = [p for p in placements if EARLY_STOP in p.order_dependent]
-    if not ties and not stops:
+    grouped = sum(1 for p in placements if POD_GROUP_ORDER in p.order_dependent)
+    if not ties and not stops and not grouped:
         return None
     n = sum(1 for p in placements if p.order_dependent)
     why = [f"{ties} by a tie among nodes with the top total"] if ties else []
@@ -334,8 +342,14 @@ def order_dependence_note(placements: list[Placement]) -> str | None:
         searched = min(p.processed_nodes for p in stops)
         why.append(f"{len(stops)} by a node search that stopped early (percentageOfNodesToScore; as few as {searched} "
                    "nodes searched)")
-    return (f"{ORDER_NOTE_START} {n} placement(s) were one outcome among several, {' and '.join(why)}; the node "
-            "order the scheduler was started with decides them (--node-order; --runs N shows the range)")
+    decides = []
+    if why:
+        decides.append("the node order the scheduler was started with decides them (--node-order; --runs N shows the range)")
+    if grouped:
+        why.append(f"{grouped} by the order a pod-group cycle took pods of its group in")
+        decides.append("a pod group's pods that entered the queue together are taken in an order set by a map inside "
+                       "kube-scheduler, so which of them gets which outcome may change from run to run")
+    return f"{ORDER_NOTE_START} {n} placement(s) were one outcome among several, {' and '.join(why)}; {'; '.join(decides)}"
 
 # --------------------------------------------------------------------------- what the model assumed
 

@@ -31,6 +31,9 @@ class PodStream:
     count: int | None = None
     #: The copies are identical to the scheduler (same spec, labels and volumes; only names differ).
     identical: bool = False
+    #: The pods name a PodGroup (``spec.schedulingGroup``): a run with v1.36's pod-group cycle creates them
+    #: all before its first cycle, as a pod-group cycle takes the group's pods out of the queue together.
+    pod_group: bool = False
 
 
 class SchedulingQueue:
@@ -55,6 +58,8 @@ class SchedulingQueue:
         self._heap: list[tuple[Any, int]] = []
         self._heads: dict[int, Pod] = {}
         self._sorted: Iterator[tuple[Pod, int]] | None = None
+        #: Pods taken out of the queue before their turn (by uid): a pod-group cycle took them with another.
+        self._taken: set[str] = set()
         if key is not None:
             for i in range(len(streams)):
                 self._advance(i)
@@ -81,7 +86,7 @@ class SchedulingQueue:
     def pop(self) -> tuple[Pod, int] | None:
         if self._sorted is not None:
             for pod, i in self._sorted:
-                if i not in self.dropped:
+                if i not in self.dropped and pod.uid not in self._taken:
                     self.popped[i] += 1
                     return pod, i
             return None
@@ -91,9 +96,16 @@ class SchedulingQueue:
             if i in self.dropped:
                 continue
             self._advance(i)
+            if pod.uid in self._taken:
+                continue
             self.popped[i] += 1
             return pod, i
         return None
+
+    def take(self, pod: Pod, i: int) -> None:
+        """Take ``pod`` (of stream ``i``) out of the queue now (``PopSpecificPod``): it is not popped later."""
+        self._taken.add(pod.uid)
+        self.popped[i] += 1
 
     def drop(self, i: int) -> int:
         """Stop popping stream ``i``; how many of its pods were left (0 when not known)."""

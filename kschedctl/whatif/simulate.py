@@ -45,14 +45,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import replace
 
 from kschedctl.config.types import SchedulerConfig
-from kschedctl.explain.cycle import run_cycle
+from kschedctl.explain import podgroup
+from kschedctl.explain.cycle import PodGroupSteps, run_cycle, run_pod_group_cycle
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.batch import OpportunisticBatch
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.nodeinfos import Snapshot
+from kschedctl.framework.podgroups import pod_group_cycle_on, pod_group_name
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.kube.gates import OPPORTUNISTIC_BATCHING
+from kschedctl.plugins.queuesort import queue_arrival
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 from kschedctl.whatif.placements import (
@@ -111,6 +114,10 @@ class Simulator:
         self._state = CycleState()
         #: The QueueSort plugin's error, as a Go plugin's would read, when its ``less`` raised.
         self.queue_sort_error: str | None = None
+        #: v1.36's pod-group cycle: the pods of PodGroups still in the queue (by uid), with their stream, and
+        #: the workload each belongs to.
+        self.group_queue: dict[str, int] = {}
+        self.group_workload: dict[str, str | None] = {}
 
     @property
     def cluster(self) -> Cluster:
@@ -158,7 +165,90 @@ class Simulator:
         (``podqueue.queued_at_start``; the pods the run schedules itself left out)."""
         return queued_at_start(self.cluster, self.excluded)
 
+    def enqueue_pod_groups(self, streams: list[PodStream]) -> None:
+        """With v1.36's pod-group cycle on: create the pods of the streams that name a PodGroup now, as the
+        scheduler has every pod of a group in its queue (its cache counts them; its pod-group cycle takes
+        them out together), and remember where each waits. The pods created here join the snapshot's
+        ``created_pods`` in creation order."""
+        if not pod_group_cycle_on(self.config.features):
+            return
+        created: list[tuple[object, int, int, Pod]] = []
+        for i, stream in enumerate(streams):
+            if stream.pod_group and not isinstance(stream.pods, list):
+                stream.pods = list(stream.pods)
+            if not isinstance(stream.pods, list):
+                continue
+            for k, pod in enumerate(stream.pods):
+                if pod_group_name(pod) is None:
+                    continue
+                self.group_queue[pod.uid] = i
+                self.group_workload[pod.uid] = stream.workload
+                if pod.queued_at_start is None:
+                    created.append((queue_arrival(pod), i, k, pod))
+        for *_, pod in sorted(created, key=lambda c: c[:3]):
+            self.cluster.default_priority(pod)
+            self.snapshot.created_pods[pod.uid] = pod
+
     # -- ScheduleOne -----------------------------------------------------------------------------
+    def schedule_popped(
+        self, pod: Pod, order: int, workload: str | None = None, attempt: int = 1, queue: SchedulingQueue | None = None
+    ) -> list[Placement]:
+        """One pod popped from the queue, and its placement; for a pod of a PodGroup (v1.36's pod-group
+        cycle) the placements of every pod of the group the cycle took out of ``queue`` with it, the popped
+        pod's first, then the others in the cycle's order (``order`` counts on)."""
+        self.group_queue.pop(pod.uid, None)
+        fw = self.framework_for(pod.scheduler_name)
+        if fw is None or not podgroup.applies(fw, pod):
+            placements = [self.schedule_one(pod, order, workload, attempt)]
+            placements[0].pending_at_start = pod.queued_at_start is not None
+            return placements
+        return self._schedule_group(fw, pod, order, workload, attempt, queue)
+
+    def _schedule_group(
+        self, fw: Framework, pod: Pod, order: int, workload: str | None, attempt: int, queue: SchedulingQueue | None
+    ) -> list[Placement]:
+        """The pod-group cycle for ``pod`` and the group's pods still in the queue (one attempt each)."""
+        steps = PodGroupSteps(fw, self.config, self.start_index, self.batches.get(fw.profile_name), self.queue_cycle + 1)
+        trace, members = run_pod_group_cycle(fw, pod, self.config, lambda p: p.uid in self.group_queue, steps)
+        if not members:  # gated at PreEnqueue: never popped
+            return [Placement.of(trace, order, workload, attempt)]
+        self.queue_cycle = steps.cycle
+        self.cycles += len(members)
+        self.start_index = steps.start_index
+        members.sort(key=lambda m: m.pod.uid != pod.uid)  # the popped pod first
+        placements: list[Placement] = []
+        for k, m in enumerate(members):
+            own = workload
+            if m.pod.uid != pod.uid:
+                i = self.group_queue.pop(m.pod.uid)
+                if queue is not None:
+                    queue.take(m.pod, i)
+                own = self.group_workload.get(m.pod.uid)
+            self.cache.check_unbound_claims(m.pod)
+            p = Placement.of(m.trace, order + k, own, attempt)
+            p.pending_at_start = m.pod.queued_at_start is not None
+            self._submit_member(fw, m, p, own)
+            placements.append(p)
+        return placements
+
+    def _submit_member(self, fw: Framework, m: podgroup.Member, p: Placement, workload: str | None) -> None:
+        """``submitPodGroupAlgorithmResult`` for one pod: bind it, or hand its failure and nomination over."""
+        kind, pod = m.verdict.kind, m.pod
+        apply = self.options.preemption == APPLY
+        if kind == podgroup.SCHEDULED:
+            assert m.verdict.node is not None and m.state is not None
+            self.nominator.clear(pod)
+            self.cache.assume(fw, self.frameworks.values(), m.state, pod, m.verdict.node, p)
+        elif kind == podgroup.WAITING_FOR_PREEMPTION_KIND:
+            if apply and m.verdict.node:  # nominated where it fit, to wait for the group's preemption
+                self.nominator.nominate(pod, m.verdict.node, workload)
+        elif kind in (podgroup.PREEMPTING, podgroup.UNSCHEDULABLE):
+            self.failures.handle(pod, m.trace, p, workload, apply=apply)
+        else:  # the gang's Permit status, or the group failed: the nomination is cleared
+            if kind == podgroup.WAITED_AT_PERMIT and m.trace.post_filter is not None and m.trace.post_filter.nominated_node_name:
+                self.failures.handle(pod, m.trace, p, workload, apply=apply)  # its preemption already began
+            self.nominator.clear(pod)
+
     def schedule_one(self, pod: Pod, order: int, workload: str | None = None, attempt: int = 1) -> Placement:
         """One pod popped from the queue: its scheduling cycle, then assume (and bind) or the failure handling."""
         fw = self.framework_for(pod.scheduler_name)
@@ -229,6 +319,7 @@ def simulate_streams(
     result = SimulationResult("pods", sim.snapshot.num_nodes(), opts, config.parallelism)
     if opts.pending:
         streams = sim.queued_at_start() + streams
+    sim.enqueue_pod_groups(streams)
     queue = sim.queue(streams)
     if sim.queue_sort_error:
         result.error = sim.queue_sort_error
@@ -257,9 +348,11 @@ def simulate_streams(
         pod, i = item
         order += 1
         stream = streams[i]
-        p = sim.schedule_one(pod, order, stream.workload)
+        placements = sim.schedule_popped(pod, order, stream.workload, queue=queue)
+        p = placements[0]
         p.pending_at_start = pod.queued_at_start is not None
-        result.placements.append(p)
+        result.placements.extend(placements)
+        order += len(placements) - 1
         if progress is not None:
             progress(order, total)
         if stream.identical and opts.skip_identical_failures and _failed_without_effect(p):
@@ -291,13 +384,20 @@ def _skip_rest(sim: Simulator, queue: SchedulingQueue, i: int, p: Placement, res
 def _retry_nominated(sim: Simulator, result: SimulationResult, order: int) -> None:
     """Every pod preemption nominated, still pending, gets one more attempt, in queue order."""
     waiting = [pod for pod, _ in sim.nominator.nominated.values() if not pod.node_name]
+    retried: set[str] = set()
     for pod in sim.queue_order(waiting):
+        if pod.uid in retried:  # a pod-group cycle of an earlier retry took it
+            continue
         order += 1
         workload = sim.nominator.nominated[pod.uid][1]
-        p = sim.schedule_one(pod, order, workload, attempt=2)
-        p.pending_at_start = pod.queued_at_start is not None
-        p.notes.append("second attempt of a nominated pod (--retry-nominated)")
-        result.placements.append(p)
+        sim.group_queue = {p.uid: 0 for p in waiting if p.uid not in retried and p.uid != pod.uid}
+        sim.group_workload = {p.uid: sim.nominator.nominated[p.uid][1] for p in waiting}
+        placements = sim.schedule_popped(pod, order, workload, attempt=2)
+        for p in placements:
+            p.notes.append("second attempt of a nominated pod (--retry-nominated)")
+        retried.update(p.uid for p in waiting if p.key in {q.pod for q in placements})
+        result.placements.extend(placements)
+        order += len(placements) - 1
     if waiting:
         result.stop_reason = "every pod was tried once, in queue order, then each nominated pod once more"
 
@@ -329,21 +429,23 @@ def workload_streams(
         else:
             count = replicas if replicas is not None else w.replicas
         label = None if w.kind == "Pod" and not w.as_template else w.display
-        streams.append(PodStream(factory.pods(w, count), label, count, identical_copies(w)))
+        names_group = isinstance(w.template_spec.get("schedulingGroup"), dict)
+        streams.append(PodStream(factory.pods(w, count), label, count, identical_copies(w), names_group))
     return streams, excluded
 
 
 def _schedule_pending_first(sim: Simulator, result: SimulationResult) -> int:
     """``--max``: the snapshot's pending pods, in queue order, before any copy, as the real loop runs them
     (their preemption applied: victims gone, the pod nominated); how many attempts that took."""
-    queue = sim.queue(sim.queued_at_start())
+    streams = sim.queued_at_start()
+    sim.enqueue_pod_groups(streams)
+    queue = sim.queue(streams)
     copies_options, sim.options = sim.options, replace(sim.options, preemption=APPLY)
     n = 0
     while (item := queue.pop()) is not None:
-        n += 1
-        p = sim.schedule_one(item[0], n)
-        p.pending_at_start = True
-        result.placements.append(p)
+        placements = sim.schedule_popped(item[0], n + 1, queue=queue)
+        n += len(placements)
+        result.placements.extend(placements)
     sim.options = copies_options
     tried = [p for p in result.placements if p.outcome not in ("gated", IGNORED)]
     if tried:
@@ -384,7 +486,7 @@ def simulate_max(
         if limit and i > limit:  # every earlier copy was placed
             result.stop_reason = f"limit of {limit} pods reached"
             break
-        p = sim.schedule_one(pod, first + i, workload)
+        p = sim.schedule_popped(pod, first + i, workload)[0]
         result.placements.append(p)
         if progress is not None:
             progress(i, limit or None)
