@@ -163,6 +163,9 @@ TRIGGERS: list[tuple[str, int, c.Evidence, c.Evidence]] = [
     ("PodGroupPostFilter", 0, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})), _evidence()),
     ("TopologyAwareWorkloadScheduling", 0, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})),
      _evidence()),
+    ("TopologyAwareWorkloadScheduling", 1, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})),
+     _evidence()),
+    ("PermitWaitMessage", 0, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})), _evidence()),
     ("StorageCapacityScoring", 0, _evidence(make_pod("p").pvc("data")), _evidence()),
 ]
 

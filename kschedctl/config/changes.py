@@ -288,7 +288,10 @@ GATE_EFFECTS: Mapping[str, tuple[GateEffect, ...]] = MappingProxyType({
         "Workload objects no longer group pods", POD_GROUP),),
     gates.TOPOLOGY_AWARE_WORKLOAD_SCHEDULING: (GateEffect(
         ("NodeResourcesFit",), (SCORE,), "a pod group's placement is scored as a whole",
-        "a pod group's placement is no longer scored as a whole", POD_GROUP),),
+        "a pod group's placement is no longer scored as a whole", POD_GROUP), GateEffect(
+        ("DefaultPreemption",), (POST_FILTER,),
+        "a pod of a PodGroup with scheduling constraints does not preempt (placement-based pod group scheduling)",
+        "a pod of a PodGroup with scheduling constraints may preempt again", POD_GROUP)),
     gates.STORAGE_CAPACITY_SCORING: (GateEffect(
         ("VolumeBinding",), (SCORE,),
         "VolumeBinding scores nodes by the storage utilization the pod's volumes would cause there",

@@ -11,6 +11,10 @@ PDB-protected ones first, most important first, while the preemptor still fits).
 PreEnqueue exists because asynchronous preemption (SchedulerAsyncPreemption,
 on by default in v1.35) holds back a pod whose evictions are still running; a
 dry run never starts evictions, so it always admits the pod.
+
+v1.36 with TopologyAwareWorkloadScheduling: a pod of a PodGroup with scheduling constraints
+does not preempt (its cycle tries several placements, and preemption would run once for each),
+nor does a pod whose PodGroup does not exist.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from kschedctl.config.args import DefaultPreemptionArgs
 from kschedctl.errors import ConfigError
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.interfaces import Handle, NodeToStatus, PostFilterResult
+from kschedctl.framework.podgroups import find_pod_group, pod_group_name
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo, PodInfo
+from kschedctl.kube.gates import TOPOLOGY_AWARE_WORKLOAD_SCHEDULING
 from kschedctl.plugins.defaultpreemption.evaluator import (
     PDB,
     Candidate,
@@ -40,6 +46,9 @@ ARGS_MODEL = DefaultPreemptionArgs
 NO_VICTIMS_MSG = "No preemption victims found for incoming pod"
 NOT_ELIGIBLE_NEVER = "not eligible due to preemptionPolicy=Never."
 NOT_ELIGIBLE_TERMINATING = "not eligible due to a terminating pod on the nominated node."
+#: v1.36 with TopologyAwareWorkloadScheduling, for a pod of a PodGroup with scheduling constraints.
+NOT_ELIGIBLE_PLACEMENTS = "preemption: not eligible due to placement-based pod group scheduling limitation"
+POD_GROUP_NOT_FOUND = "preemption: pod group for pod not found"
 
 
 def pod_terminating_by_preemption(pod: Pod) -> bool:
@@ -97,6 +106,9 @@ class DefaultPreemption:
     def post_filter(
         self, state: CycleState, pod: Pod, filtered: NodeToStatus
     ) -> tuple[PostFilterResult | None, Status]:
+        refusal = self._pod_group_refusal(pod)
+        if refusal is not None:
+            return None, Status(Code.UNSCHEDULABLE, refusal)
         result, st = self.evaluator.preempt(state, pod, filtered)
         msg = st.message()
         if msg:
@@ -105,6 +117,16 @@ class DefaultPreemption:
                 out.error = out.reasons[0]
             return result, out
         return result, st
+
+    def _pod_group_refusal(self, pod: Pod) -> str | None:
+        """Why a pod of a PodGroup does not preempt under TopologyAwareWorkloadScheduling (None: it may)."""
+        group = pod_group_name(pod)
+        if group is None or not self.handle.features.enabled(TOPOLOGY_AWARE_WORKLOAD_SCHEDULING):
+            return None
+        pg = find_pod_group(self.handle.cluster, pod.namespace, group)
+        if pg is None:
+            return POD_GROUP_NOT_FOUND
+        return NOT_ELIGIBLE_PLACEMENTS if pg.constrained else None
 
     # preemption.Interface -------------------------------------------------------------
     def calculate_num_candidates(self, num_nodes: int) -> int:
