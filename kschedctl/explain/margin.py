@@ -78,15 +78,19 @@ class Margin:
 
 
 def runner_up(trace: Trace) -> str | None:
-    """The best scored node other than the selected one (equal totals: by name)."""
-    ranked = sorted((n for n in trace.totals if n != trace.selected_node), key=lambda n: (-trace.totals[n], n))
+    """The best scored node other than the selected one (equal totals: by name). In a pod-group cycle only the
+    nodes of the pod's run in the placement kept compete (the trace holds the totals of every placement tried)."""
+    scored = trace.totals if trace.pod_group is None else [n for n in trace.totals if n in trace.feasible_nodes]
+    ranked = sorted((n for n in scored if n != trace.selected_node), key=lambda n: (-trace.totals[n], n))
     return ranked[0] if ranked else None
 
 
 def margin(trace: Trace, compare: str | None = None) -> Margin | None:
     """The margin of the selected node over ``compare`` (default: the runner-up); None if nothing to say."""
     sel = trace.selected_node if trace.schedulable else None
-    other = compare or runner_up(trace)
+    # unscored: the only feasible node (in a pod-group cycle, of the pod's run in the placement kept)
+    unscored = sel is not None and sel not in trace.totals
+    other = compare or (None if unscored else runner_up(trace))
     m = Margin(sel, other, compared=compare is not None)
     if compare is not None and compare == sel:
         m.note = f"{compare} is the selected node"
@@ -102,6 +106,9 @@ def margin(trace: Trace, compare: str | None = None) -> Margin | None:
         return m
     if sel is None:
         m.note = f"the pod was not scheduled: {other} has total {trace.totals[other]}"
+        return m
+    if unscored:
+        m.note = f"{sel} was the only feasible node: kube-scheduler did not score it"
         return m
     _compare_scores(trace, m, sel, other)
     return m

@@ -20,6 +20,7 @@ from kschedctl.errors import UsageError
 from kschedctl.explain.cycle import explain_pod, run_cycle
 from kschedctl.explain.nearest import Rejection, analyse_filters
 from kschedctl.explain.order import assess
+from kschedctl.explain.podgroup import WAITED_AT_PERMIT, WAITING_FOR_PREEMPTION, WAITING_FOR_PREEMPTION_KIND
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.podgroups import pod_group_cycle_on, pod_group_name
@@ -61,8 +62,10 @@ class PendingRow:
     victims: list[str] = field(default_factory=list)
     selected_node: str | None = None
     message: str | None = None
-    #: The PodGroup (``namespace/name``) whose pod-group cycle decided this pod (v1.36 with its gates on).
+    #: The PodGroup (``namespace/name``) whose pod-group cycle decided this pod (v1.36 with its gates on), and
+    #: what that cycle concluded for the pod (``explain.podgroup``'s verdicts, e.g. "waitedAtPermit").
     pod_group: str | None = None
+    pod_group_verdict: str | None = None
     #: The trace's ``possibleNodes``, ``orderDependence``, ``nominatedNodeWait`` and ``podScheduled`` (``Trace.to_dict``).
     possible_nodes: list[str] = field(default_factory=list)
     order_dependence: dict[str, Any] | None = None
@@ -73,6 +76,8 @@ class PendingRow:
         out = self._to_dict()
         if self.pod_group is not None:
             out["podGroup"] = self.pod_group
+        if self.pod_group_verdict is not None:
+            out["podGroupVerdict"] = self.pod_group_verdict
         if self.nominated_wait is not None:
             out["nominatedNodeWait"] = dict(self.nominated_wait)
         if self.pod_scheduled is not None:
@@ -101,11 +106,15 @@ class PendingRow:
 
 
 def dominant_reason(trace: Trace) -> tuple[str | None, int | None]:
-    """The reason that blocks the pod on the most nodes (ties: alphabetical), with its node count."""
+    """The reason that blocks the pod on the most nodes (ties: alphabetical), with its node count; for a
+    pod its pod-group cycle held back although it fit, what held it (no node count)."""
     failed_pre_enqueue = [r for r in trace.pre_enqueue if not r.status.is_success()]
     if trace.gated and failed_pre_enqueue:
         r = failed_pre_enqueue[-1]
         return f"{r.plugin}: {r.status.message()}", None
+    held = _held_by_pod_group(trace)
+    if held is not None:
+        return held, None
     counts: Counter[str] = Counter()
     for verdict in trace.filter.values():
         if not verdict.status.is_success():
@@ -119,6 +128,18 @@ def dominant_reason(trace: Trace) -> tuple[str | None, int | None]:
         return None, None
     reason, n = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return reason, n
+
+
+def _held_by_pod_group(trace: Trace) -> str | None:
+    """What held a pod that fit back in its pod-group cycle: the Permit plugin it waited at (GangScheduling:
+    too few pods of the gang could be scheduled), or the group's wait for a preemption. None otherwise."""
+    verdict = (trace.pod_group or {}).get("verdicts", {}).get(trace.pod)
+    if verdict == WAITED_AT_PERMIT:
+        waits = [r for r in trace.permit if r.status.is_wait()]
+        return f"{waits[-1].plugin}: {waits[-1].status.message()}" if waits else trace.fit_error
+    if verdict == WAITING_FOR_PREEMPTION_KIND:
+        return WAITING_FOR_PREEMPTION
+    return None
 
 
 class Snapshots:
@@ -159,6 +180,7 @@ def pending_row(
     row.nominated_wait, row.pod_scheduled = trace.nominated_wait, trace.pod_scheduled
     if trace.pod_group is not None:
         row.pod_group = str(trace.pod_group["name"])
+        row.pod_group_verdict = trace.pod_group.get("verdicts", {}).get(pod.key)
     elif _groups_pods(config) and pod_group_name(pod) is not None:  # e.g. held at PreEnqueue with its group
         row.pod_group = f"{pod.namespace}/{pod_group_name(pod)}"
     if trace.outcome in ("unschedulable", "gated"):

@@ -55,9 +55,12 @@ def headline(t: dict[str, Any]) -> str:
         cands = sel["candidates"]
         if len(cands) > 1:
             return f"{pod}: schedulable; {len(cands)} nodes tie at {sel['maxScore']} ({names_capped(cands)})"
-        # an early stop: the dry run's node is one of several the real search could end on
+        # an early stop: the dry run's node is one of several the real search could end on; or the order its
+        # pod-group cycle took pods of its group in
         possible = t.get("possibleNodes") or []
-        more = f"; {len(possible)} nodes could be chosen (node order decides)" if len(possible) > 1 else ""
+        grouped = "podGroupOrder" in ((t.get("orderDependence") or {}).get("reasons") or [])
+        decides = "the order inside its pod group decides" if grouped else "node order decides"
+        more = f"; {len(possible)} nodes could be chosen ({decides})" if len(possible) > 1 else ""
         if only_feasible_node(t) and more:
             return f"{pod}: schedulable on {cands[0]} (the first feasible node found: nothing is scored){more}"
         if only_feasible_node(t):

@@ -73,10 +73,20 @@ def group_by_cause(rows: list[dict[str, Any]]) -> list[CauseGroup]:
         g.rows.append(row)
         if (row.get("preemption") or {}).get("wouldPlace"):
             g.preemption += 1
+    for (kind, group), g in groups.items():
+        if kind == "pod group":
+            g.cause = f"pod group {group}: {cause_of(_group_verdict_row(g.rows))}"
     out = sorted(groups.values(), key=lambda g: (-len(g.pods), g.outcome != "unschedulable", g.cause))
     for g in out:
         g.shared_remedy = shared_remedy(g.rows)
     return out
+
+
+def _group_verdict_row(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The row that says why a pod group's cycle failed: a pod that fit but waited at Permit (the gang had
+    too few pods it could schedule) or for a preemption, rather than a pod of it that did not fit."""
+    held = ("waitedAtPermit", "waitingForPreemption")
+    return next((r for r in rows if r.get("podGroupVerdict") in held), rows[0])
 
 
 def _same_change(r: dict[str, Any]) -> str:
