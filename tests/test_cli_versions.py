@@ -394,11 +394,13 @@ def test_diff_versions_markdown_has_its_title_and_the_attribution() -> None:
 @pytest.mark.parametrize(
     ("a", "b", "names"),
     [
-        (35, 36, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures", "PodGroupCycle"}),
+        (35, 36, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures", "PodGroupCycle",
+                  "PermitWaitMessage"}),
         (34, 35, {"DynamicResourcesScore", "DeterministicTieBreak", "OpportunisticBatching"}),
         (33, 34, {"TaintTolerationMessage", "FitUnresolvable", "ReadWriteOncePodMessage", "NodePortsSidecars",
                   "DynamicResourceAllocation", "PodLevelResources"}),
-        (36, 35, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures", "PodGroupCycle"}),
+        (36, 35, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures", "PodGroupCycle",
+                  "PermitWaitMessage"}),
         # the gates whose effects changed; NodeDeclaredFeatures (locked now) was on in v1.36 already
         (36, 37, {"GangSchedulingByGenericWorkload", "PodGroupPostFilter", "StorageCapacityScoring"}),
         (37, 36, {"GangSchedulingByGenericWorkload", "PodGroupPostFilter", "StorageCapacityScoring"}),

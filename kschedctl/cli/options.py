@@ -338,7 +338,9 @@ class VersionOptions:
 
     def features(self, source: Source | None = None, note: Callable[[str], None] | None = None) -> Features:
         """The Features of this run: the options', else ``source``'s version's (see the class), else v1.35's.
-        ``note`` (default: a note on stderr) is told which rules run when that is not the version asked for."""
+        ``note`` (default: a note on stderr) is told which rules run when that is not the version asked for.
+        A gate ``--feature-gates`` does not set follows the cluster when what its API server serves and
+        stores shows the gate on (``source.shown_gates``), as ``note`` is told."""
         from kschedctl.cli.common import note as stderr_note
         from kschedctl.kube.versions import DEFAULT_MINOR, patch_note, server_minor
 
@@ -347,14 +349,32 @@ class VersionOptions:
             features = self.resolve(self._minor())
             if tail := patch_note(self.kube_version):
                 tell(f"{self.flag} {self.kube_version.strip()}: {tail}")
-            return features
+            return self._follow_cluster(features, source, tell)
         recorded = source.server_version() if source is not None else None
         minor, why = server_minor(recorded)
         if why:
             tell(why)
         elif source is not None and (tail := patch_note(recorded)):
             tell(f"{source.description}: Kubernetes {recorded}; {tail}")
-        return self.resolve(DEFAULT_MINOR if minor is None else minor)
+        return self._follow_cluster(self.resolve(DEFAULT_MINOR if minor is None else minor), source, tell)
+
+    def _follow_cluster(self, features: Features, source: Source | None, tell: Callable[[str], None]) -> Features:
+        """``features`` with the gates the cluster shows on (and ``--feature-gates`` leaves alone) turned on."""
+        from kschedctl.kube.versions import FeatureGateError, resolve_features
+        from kschedctl.snapshot.apiversions import follow_note
+
+        if source is None:
+            return features
+        given = self._gates() or {}
+        shown = {g: why for g, why in source.shown_gates(features).items() if g not in given}
+        if not shown:
+            return features
+        try:
+            followed = resolve_features(features.minor, {**given, **dict.fromkeys(shown, True)})
+        except FeatureGateError:  # the gate needs others the cluster does not show: keep the defaults
+            return features
+        tell(follow_note(features, shown))
+        return followed
 
 
 @dataclass(frozen=True)

@@ -15,11 +15,18 @@ an apiVersion no release serves a kind as says what that version reads it as (``
 * a field behind a gate that is off: on create the API server drops it before it stores the
   object (``dropDisabledFields`` in ``pkg/api/pod/util.go``), so the scheduler never sees it. Pod-level
   ``spec.resources`` is such a field (PodLevelResources, alpha and off in v1.33).
+
+Read the other way, what a cluster's API server serves and stores tells which of those gates it
+runs with (``gates_shown``): a snapshot holding PodGroup objects, or pods that kept
+``spec.schedulingGroup``, comes from a server with ``GenericWorkload`` on, whatever the version's
+defaults say. A run given no value for such a gate follows the cluster (``follow_note`` says so),
+whether the snapshot is a file or a live server: one rule for both.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,9 +157,71 @@ def dropped_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
     return [f for f in GATED_POD_FIELDS if f in spec and f not in kept]
 
 
-def dropped_field_note(pods: int, features: Features, name: str = "resources") -> str:
+def dropped_field_note(pods: int, features: Features, name: str = "resources", *, listed: bool = False) -> str:
+    """The note on pods whose gated field was dropped; ``listed``: the pods came from a live server, which kept
+    the field, so it runs with the gate on while this run has it off."""
     gate = GATED_POD_FIELDS[name]
+    if listed:
+        return (
+            f"spec.{name} dropped from {pods} pod(s): {gate} is off in this run, but the cluster's API server kept the "
+            f"field, so it runs with {gate} on (and its kube-scheduler most likely too): the run's gates differ from "
+            "the cluster's"
+        )
     return (
         f"spec.{name} dropped from {pods} pod(s): {gate} is off in {features.release}, "
         "and the API server drops the field of a disabled gate on create"
+    )
+
+
+# --------------------------------------------------------------------------- what a cluster shows of its gates
+
+
+def candidate_gates(features: Features) -> set[str]:
+    """The gates a cluster's objects could show on while ``features`` has them off: those of
+    ``SERVED_WITH_GATE`` (of a version its release has) and ``GATED_POD_FIELDS`` that its release registers."""
+    served = {g.gate for g in SERVED_WITH_GATE.values() if g.exists_in(features.minor)}
+    out = served | set(GATED_POD_FIELDS.values())
+    return {g for g in out if g in features.gates and not features.enabled(g)}
+
+
+def served_gate_versions(features: Features) -> dict[str, str]:
+    """The API versions whose being served would show a gate ``features`` has off: version -> gate."""
+    wanted = candidate_gates(features)
+    return {v: g.gate for v, g in SERVED_WITH_GATE.items() if g.gate in wanted and g.exists_in(features.minor)}
+
+
+def gates_shown(objects: Iterable[Mapping[str, Any]], features: Features) -> dict[str, str]:
+    """The gates off in ``features`` that the API server which stored ``objects`` evidently runs with, each
+    with what shows it: objects of an API version it serves only with the gate on, pods that kept a field
+    it drops when the gate is off."""
+    wanted = candidate_gates(features)
+    if not wanted:
+        return {}
+    versions = served_gate_versions(features)
+    seen: dict[str, Counter[str]] = {}
+    for obj in objects:
+        kind, version = obj.get("kind"), obj.get("apiVersion")
+        gate = versions.get(version) if isinstance(version, str) else None
+        if gate is not None:
+            seen.setdefault(gate, Counter())[f"{kind} object(s) of {version}"] += 1
+        spec = obj.get("spec") if kind == "Pod" else None
+        if isinstance(spec, dict):
+            for name, field_gate in GATED_POD_FIELDS.items():
+                if field_gate in wanted and name in spec:
+                    seen.setdefault(field_gate, Counter())[f"pod(s) that kept spec.{name}"] += 1
+    return {gate: ", ".join(f"{n} {what}" for what, n in found.items()) for gate, found in seen.items()}
+
+
+def follow_note(features: Features, shown: Mapping[str, str]) -> str:
+    """The note of a run that turned on the gates a cluster shows (``shown``: gate -> what shows it), which
+    ``features`` (the version's defaults) had off."""
+    names = sorted(shown)
+    gates = ", ".join(names)
+    what = "; ".join(f"{g}: {shown[g]}" for g in names) if len(names) > 1 else shown[names[0]]
+    flags = ",".join(f"{g}=false" for g in names)
+    return (
+        f"the cluster's API server runs with {gates} on, which kube-apiserver {features.release} has off by default "
+        f"({what}: served and stored only with the gate on); this run turns {gates} on as well, as the cluster's "
+        f"kube-scheduler most likely runs with it (--feature-gates {flags} follows the defaults instead); gates "
+        "the API does not show keep their defaults"
     )

@@ -643,6 +643,21 @@ class LiveSource:
         """The API server's ``gitVersion`` (one GET /version, remembered)."""
         return self.cluster.server_version()
 
+    def shown_gates(self, features: Features) -> dict[str, str]:
+        """The gates off in ``features`` that the server evidently runs with: each API version it serves only
+        with a gate on, and answers a list of (the first page of a resource the snapshot reads anyway)."""
+        from kschedctl.snapshot.apiversions import served_gate_versions
+
+        shown: dict[str, str] = {}
+        for version, gate in served_gate_versions(features).items():
+            for res in (r for r in RESOURCES if r.api_version == version):
+                try:
+                    next(iter(self.cluster.list_pages(res)), None)
+                except (NotFound, Forbidden):  # not served, or not ours to read: nothing shown
+                    continue
+                shown[gate] = f"it serves {res.group_resource} ({version})"
+        return shown
+
     def load(
         self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
     ) -> Cluster:

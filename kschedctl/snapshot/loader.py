@@ -379,8 +379,28 @@ def load_cluster(
     content (``cache.mark_validated``) for the next load of the same text. ``features``: the
     version whose API machinery reads the objects (``build_object``)."""
     keys: list[str | None] = []
+    return load_documents(iter_documents(paths, keys), keys, warn=warn, features=features)
+
+
+def read_documents(paths: list[str]) -> tuple[list[Document], list[str | None]]:
+    """Every document of the given files, read now (for a look before ``load_documents`` builds the Cluster),
+    and each file's key in the snapshot cache."""
+    keys: list[str | None] = []
     with bulk_build():
-        cluster = build_cluster(iter_documents(paths, keys), warn=warn, features=features)
+        return list(iter_documents(paths, keys)), keys
+
+
+def load_documents(
+    docs: Iterable[Document],
+    keys: list[str | None],
+    *,
+    warn: Callable[[str], None] | None = None,
+    features: Features = DEFAULT_FEATURES,
+) -> Cluster:
+    """``load_cluster`` of documents already read (``keys``: their files' cache keys, complete once ``docs``
+    is exhausted)."""
+    with bulk_build():
+        cluster = build_cluster(docs, warn=warn, features=features)
     for key in keys:
         cache.mark_validated(key)
     return cluster
@@ -428,7 +448,7 @@ def build_cluster(
     cluster.finish()
     notes = [f"skipped {n} {kind} object(s): kind not used by the scheduler" for kind, n in sorted(skipped.items())]
     notes.extend(replaced)
-    notes.extend(dropped_field_note(n, features, name) for name, n in dropped.items())
+    notes.extend(dropped_field_note(n, features, name, listed=not validate) for name, n in dropped.items())
     notes.extend(admission_notes(cluster))
     for note in notes:
         cluster.notes.append(note)

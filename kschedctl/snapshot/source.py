@@ -278,6 +278,11 @@ class Source(Protocol):
         """The Kubernetes version of the cluster the source holds (``gitVersion``), None when unknown."""
         ...
 
+    def shown_gates(self, features: Features) -> dict[str, str]:
+        """The feature gates off in ``features`` that the cluster's API server evidently runs with (what it
+        serves and stores: ``apiversions.gates_shown``), each with what shows it."""
+        ...
+
     def load(
         self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
     ) -> Cluster:
@@ -291,6 +296,8 @@ class FileSource:
     def __init__(self, paths: list[str]) -> None:
         self.paths = list(paths)
         self.description = ", ".join(self.paths)
+        #: The documents, once read to see which gates they show (``load`` then builds the Cluster of them).
+        self._read: tuple[list[Document], list[str | None]] | None = None
 
     def default_namespace(self) -> str:
         return "default"
@@ -308,12 +315,28 @@ class FileSource:
                     return version
         return None
 
+    def shown_gates(self, features: Features) -> dict[str, str]:
+        """What the files' objects show of the gates of the API server that stored them (read once: ``load``
+        builds the Cluster of the same documents)."""
+        from kschedctl.snapshot.apiversions import candidate_gates, gates_shown
+        from kschedctl.snapshot.loader import read_documents
+
+        if not candidate_gates(features):
+            return {}
+        if self._read is None:
+            self._read = read_documents(self.paths)
+        return gates_shown((d.obj for d in self._read[0]), features)
+
     def load(
         self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
     ) -> Cluster:
-        from kschedctl.snapshot.loader import load_cluster
+        from kschedctl.snapshot.loader import load_cluster, load_documents
 
-        cluster = load_cluster(self.paths, warn=warn, features=features)
+        if self._read is not None:
+            (docs, keys), self._read = self._read, None
+            cluster = load_documents(docs, keys, warn=warn, features=features)
+        else:
+            cluster = load_cluster(self.paths, warn=warn, features=features)
         if not cluster.nodes:
             raise InputError(
                 "the snapshot has no Node objects: there is nothing to schedule onto "
