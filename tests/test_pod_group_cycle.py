@@ -154,7 +154,7 @@ def test_explain_says_which_pods_the_order_inside_the_group_decided(g4: tuple[Pa
         assert "entered the scheduling queue together" in dep["line"] and dep["line"].startswith("Queue order decides")
         assert traces[name]["details"]["podGroup"]["pods"] == ["default/g4-3", *released]
     assert traces["default/g4-3"]["orderDependence"] is None  # its arrival released the others: it leads
-    code, text, _ = run("explain", "pod", "-f", str(pods), "--snapshot", str(cluster), "--kube-version", "1.36",
+    _, text, _ = run("explain", "pod", "-f", str(pods), "--snapshot", str(cluster), "--kube-version", "1.36",
                         "--feature-gates", GANG)
     assert "Queue order decides: pods g4-0, g4-1, g4-2 of pod group default/pg entered the scheduling queue together" in " ".join(text.split())
 
@@ -167,7 +167,7 @@ def test_simulate_marks_the_placements_the_order_inside_the_group_decided(tmp_pa
     assert dependent == {"default/g4-2": [], "default/g4-0": ["podGroupOrder"], "default/g4-1": ["podGroupOrder"]}
     assert any(n.startswith("order-dependent: 2 placement(s)") and "by the order a pod-group cycle took" in n
                for n in result["notes"])
-    code, text, err = run("simulate", "-f", str(pods), "--snapshot", str(cluster), "--kube-version", "1.36",
+    _, text, _ = run("simulate", "-f", str(pods), "--snapshot", str(cluster), "--kube-version", "1.36",
                           "--feature-gates", GANG)
     assert "the order inside its pod group decided" in text
 
@@ -271,7 +271,7 @@ def test_a_gang_that_needs_preemption_waits_for_it_and_is_placed_on_the_retry(tm
     hi = {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": "hi"}, "value": 1000}
     cluster = write(tmp_path / "cluster.yaml", *nodes, hi, pod_group("pg", 2), victim)
     pods = write(tmp_path / "pods.yaml", member("g-0", priorityClassName="hi"), member("g-1", priorityClassName="hi"))
-    code, out, _ = run("simulate", "-f", str(pods), "--snapshot", str(cluster), "--kube-version", "1.36",
+    _, out, _ = run("simulate", "-f", str(pods), "--snapshot", str(cluster), "--kube-version", "1.36",
                        "--feature-gates", GANG, "--retry-nominated", "-o", "json")
     placements = json.loads(out)["placements"]
     first = {p["pod"]: p for p in placements if p["attempt"] == 1}
@@ -287,7 +287,7 @@ def test_the_gang_note_counts_a_bound_pod_once(tmp_path: Path) -> None:
     """A gang of 3, all bound: explaining one of them as if pending counts the two others as bound, not itself."""
     bound = [member(f"g-{i}", cpu="1", node_name=f"n{i + 1}") for i in range(3)]
     cluster = write(tmp_path / "cluster.yaml", *G4_NODES, pod_group("pg", 3), *bound)
-    code, out, _ = run("explain", "pod", "g-0", "--snapshot", str(cluster), "--kube-version", "1.36", "--feature-gates",
+    _, out, _ = run("explain", "pod", "g-0", "--snapshot", str(cluster), "--kube-version", "1.36", "--feature-gates",
                        GANG, "-o", "json")
     t = json.loads(out)
     assert t["outcome"] == "scheduled"
@@ -299,8 +299,7 @@ def test_the_gang_note_counts_a_bound_pod_once(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- 6. the cluster's gates
 
 
-def test_a_snapshot_file_with_pod_groups_turns_generic_workload_on(g4: tuple[Path, Path], tmp_path: Path) -> None:
-    cluster, _ = g4
+def test_a_snapshot_file_with_pod_groups_turns_generic_workload_on(tmp_path: Path) -> None:
     both = write(tmp_path / "both.yaml", *G4_NODES, pod_group("pg", 4), *G4)
     code, out, err = run("explain", "pending", "-A", "--snapshot", str(both), "--kube-version", "1.36", "-o", "json")
     assert code == 1, err
@@ -346,7 +345,7 @@ def test_a_live_server_serving_pod_groups_turns_generic_workload_on(tmp_path: Pa
         assert "dropped" not in note
         [row] = [r for r in json.loads(out) if r["pod"] == "shop/web-7c9f8d6b4-new01"]
         assert row["podGroup"] == "shop/pg"
-        code, out, err = run("explain", "pending", "-n", "shop", "--feature-gates", "GenericWorkload=false", "-o", "json")
+        _, out, err = run("explain", "pending", "-n", "shop", "--feature-gates", "GenericWorkload=false", "-o", "json")
         note = " ".join(err.split())
         assert "spec.schedulingGroup dropped from 1 pod(s): GenericWorkload is off in this run, but the cluster's API server kept" in note
         assert "runs with GenericWorkload on" not in note.split("dropped")[0]
