@@ -141,7 +141,7 @@ def test_v1_35_words_a_permit_wait_as_it_did() -> None:
 
 def test_explain_says_which_pods_the_order_inside_the_group_decided(g4: tuple[Path, Path]) -> None:
     cluster, pods = g4
-    code, out, _ = run("explain", "pod", "-f", str(pods), "--snapshot", str(cluster), "--kube-version", "1.36",
+    _, out, _ = run("explain", "pod", "-f", str(pods), "--snapshot", str(cluster), "--kube-version", "1.36",
                        "--feature-gates", GANG, "-o", "json")
     traces = {t["pod"]: t for t in json.loads(out)}
     released = ["default/g4-0", "default/g4-1", "default/g4-2"]
@@ -338,7 +338,7 @@ def test_a_live_server_serving_pod_groups_turns_generic_workload_on(tmp_path: Pa
     with RecordedAPIServer(recordings=_serve_pod_groups(tmp_path)) as srv:
         monkeypatch.setenv("KUBECONFIG", str(srv.kubeconfig(tmp_path / "kubeconfig")))
         monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
-        code, out, err = run("explain", "pending", "-n", "shop", "-o", "json")
+        _, out, err = run("explain", "pending", "-n", "shop", "-o", "json")
         note = " ".join(err.split())
         assert ("the cluster's API server runs with GenericWorkload on, which kube-apiserver v1.36.2 has off by default "
                 "(it serves podgroups.scheduling.k8s.io (scheduling.k8s.io/v1alpha2)") in note
