@@ -29,10 +29,9 @@ from typer.testing import CliRunner
 from kschedctl.cli.main import app
 from kschedctl.explain.pending import pending_rows
 from kschedctl.kube.versions import resolve_features
-from kschedctl.snapshot.source import recording_name
 from kschedctl.testing import load_config, make_cluster, make_node, make_object, make_pod, schedule
 from kschedctl.whatif.causes import group_by_cause
-from tests.apiserver import RECORDINGS, RecordedAPIServer
+from tests.apiserver import RECORDINGS, RecordedAPIServer, recording_name
 
 runner = CliRunner()
 

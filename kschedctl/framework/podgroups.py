@@ -20,7 +20,7 @@ cycle itself is ``kschedctl.explain.podgroup``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -124,16 +124,6 @@ class PodGroupState:
 
     def scheduled_pods_count(self) -> int:
         return len(self.assigned) + len(self.assumed)
-
-
-def pod_group_states(pods: Iterable[Pod]) -> dict[tuple[str, str], PodGroupState]:
-    """The state of every group the pods belong to, keyed by (namespace, group name)."""
-    out: dict[tuple[str, str], PodGroupState] = {}
-    for p in pods:
-        name = pod_group_name(p)
-        if name is not None:
-            out.setdefault((p.namespace, name), PodGroupState()).add(p)
-    return out
 
 
 @dataclass

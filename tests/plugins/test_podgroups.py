@@ -18,8 +18,8 @@ from kschedctl.framework.podgroups import (
     PodGroupAssignments,
     PodGroupState,
     find_pod_group,
+    group_state,
     pod_group_name,
-    pod_group_states,
 )
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.status import Code, Status
@@ -70,10 +70,10 @@ def test_parse_and_lookup() -> None:
 
 
 def test_state_follows_assume_and_forget() -> None:
-    bound, waiting = member("bound", node="n1").build(), member("waiting").build()
-    states = pod_group_states([bound, waiting, make_pod("loner").build()])
-    assert list(states) == [("default", "pg")]
-    s = states[("default", "pg")]
+    h = handle([member("bound", node="n1"), member("waiting"), make_pod("loner")], [pod_group(min_count=2)])
+    bound, waiting = h.cluster.pod("default", "bound"), h.cluster.pod("default", "waiting")
+    assert bound is not None and waiting is not None
+    s = group_state(h.snapshot, "default", "pg")
     assert (s.all_pods_count(), s.scheduled_pods_count(), s.unscheduled) == (2, 1, {waiting.uid})
     s.assume(waiting)
     assert (s.scheduled_pods_count(), s.unscheduled) == (2, set())
@@ -83,6 +83,17 @@ def test_state_follows_assume_and_forget() -> None:
     s.assume(make_pod("stranger").build())  # not a member: ignored
     assert s.all_pods_count() == 2
     assert PodGroupState().scheduled_pods() == []
+
+
+def test_state_counts_pods_created_since_and_a_pod_explained_as_pending_once() -> None:
+    """The cache knows the pods created after the cluster was read; a bound pod the snapshot leaves out (explained
+    as if pending) is not counted where it is bound."""
+    cluster = make_cluster([make_node("n1")], [member("bound", node="n1"), member("other", node="n1")], [pod_group(min_count=2)])
+    snap = Snapshot(cluster, exclude_pod_uids=[cluster.pods[0].uid])
+    late = member("late").build()
+    snap.created_pods[late.uid] = late
+    s = group_state(snap, "default", "pg")
+    assert (s.all_pods_count(), s.scheduled_pods_count(), s.unscheduled) == (2, 1, {late.uid})
 
 
 @pytest.mark.parametrize(
