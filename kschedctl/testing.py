@@ -461,9 +461,11 @@ def make_snapshot(
     nodes: Sequence[NodeLike] = (),
     pods: Sequence[PodLike] = (),
     objects: Sequence[KubeObject] = (),
+    features: Features = DEFAULT_FEATURES,
 ) -> Snapshot:
-    """The framework's Snapshot (NodeInfos in kube-scheduler's node order) of ``make_cluster(...)``."""
-    return Snapshot(make_cluster(nodes, pods, objects))
+    """The framework's Snapshot (NodeInfos in kube-scheduler's node order) of ``make_cluster(...)``, for the
+    version ``features`` (a plugin built over it must follow the same)."""
+    return Snapshot(make_cluster(nodes, pods, objects), features=features)
 
 
 def node_info(node: NodeLike, *pods: PodLike) -> NodeInfo:
@@ -484,7 +486,8 @@ def SnapshotHandle(source: Cluster | Snapshot | None = None, features: Features 
     ``extenders`` is empty. To run a plugin together with others, use ``schedule``."""
     from kschedctl.plugins import bare_framework
 
-    return bare_framework(source if isinstance(source, Snapshot) or source is None else Snapshot(source), features)
+    snapshot = source if isinstance(source, Snapshot) or source is None else Snapshot(source, features=features)
+    return bare_framework(snapshot, features)
 
 
 PluginLike = ModuleType | str | Any

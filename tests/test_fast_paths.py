@@ -183,7 +183,7 @@ def scenarios(draw: st.DrawFn) -> tuple[list[NodeBuilder], list[PodBuilder], Pod
 
 
 def trace_of(cluster: Any, pod: Any, config: Any, fast: bool) -> dict[str, Any]:
-    snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+    snapshot = Snapshot(cluster, features=config.profiles[0].features, exclude_pod_uids=(pod.uid,))
     fw = Framework(config.profiles[0], registry, snapshot, fast_paths=fast)
     return run_cycle(fw, pod, config, details=True).to_dict()
 
@@ -232,7 +232,7 @@ def test_inter_pod_affinity_details_per_domain_equal_the_whole_walk(scenario: An
     config = parse_config(raw_config)
     pod = incoming.build()
     cluster.default_priority(pod)
-    fw = Framework(config.profiles[0], registry, Snapshot(cluster, exclude_pod_uids=(pod.uid,)))
+    fw = Framework(config.profiles[0], registry, Snapshot(cluster, features=config.features, exclude_pod_uids=(pod.uid,)))
     state = CycleState()
     run_cycle(fw, pod, config, state=state)
     fs = state.get(PRE_FILTER_STATE_KEY)
@@ -271,7 +271,7 @@ def test_indexes_follow_assume_and_forget(scenario: Any, data: st.DataObject) ->
     config = parse_config(raw_config)
     pod = incoming.build()
     cluster.default_priority(pod)
-    snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+    snapshot = Snapshot(cluster, features=config.features, exclude_pod_uids=(pod.uid,))
     fast = Framework(config.profiles[0], registry, snapshot, fast_paths=True)
     run_cycle(fast, pod, config)  # builds the pod index and the term index
     node_names = [b.raw["metadata"]["name"] for b in node_builders]

@@ -192,7 +192,7 @@ def test_placement_extension_points_are_unknown_fields_before_v1_36() -> None:
 
 
 def framework_for(config: SchedulerConfig, cluster: Cluster, reg: Registry | None = None) -> Framework:
-    return Framework(config.profiles[0], reg or in_tree_registry(), Snapshot(cluster))
+    return Framework(config.profiles[0], reg or in_tree_registry(), Snapshot(cluster, features=config.features))
 
 
 def _lists(features: Features, config: str | None = None) -> dict[str, object]:
@@ -419,7 +419,7 @@ def test_live_read_goes_on_when_the_role_does_not_grant_pod_groups(monkeypatch: 
 def test_plugins_listing_names_the_placement_points_from_v1_36(minor: int, want: list[str]) -> None:
     fit = in_tree_registry().get("NodeResourcesFit")
     assert fit is not None
-    handle = SnapshotHandle(Snapshot(make_cluster([make_node("n1")])), features=resolve_features(minor))
+    handle = SnapshotHandle(make_cluster([make_node("n1")]), features=resolve_features(minor))
     points, _ = probe(fit, handle)
     assert [p for p in points if p.startswith("placement")] == want
 

@@ -129,6 +129,11 @@ SIDECAR_WITH_PORT = [{"name": "proxy", "image": "envoy", "restartPolicy": "Alway
                       "ports": [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}]}]
 DRA_CLUSTER = make_cluster([make_node("n1")], objects=[make_object("DeviceClass", "gpu.example.com")])
 
+#: A running pod with a container whose resize is pending (allocated above its spec).
+RESIZED = make_pod("running").req(cpu="1").set("status.containerStatuses", [
+    {"name": "c0", "allocatedResources": {"cpu": "2"}, "resources": {"requests": {"cpu": "1"}}}])
+INFEASIBLE = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
+
 #: (rule or gate name, which of its effects, evidence with the trigger, evidence without it).
 TRIGGERS: list[tuple[str, int, c.Evidence, c.Evidence]] = [
     ("TaintTolerationMessage", 0, _evidence(rejections=frozenset({("TaintToleration", UAU)})),
@@ -167,6 +172,13 @@ TRIGGERS: list[tuple[str, int, c.Evidence, c.Evidence]] = [
      _evidence()),
     ("PermitWaitMessage", 0, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})), _evidence()),
     ("StorageCapacityScoring", 0, _evidence(make_pod("p").pvc("data")), _evidence()),
+    ("ResizeRequestsMaxOfTotals", 0, _evidence(cluster=make_cluster([make_node("n1")], [RESIZED.node("n1")])),
+     _evidence(cluster=make_cluster([make_node("n1")], [make_pod("running").node("n1").req(cpu="1")]))),
+    ("ResizeRequestsMaxOfTotals", 0, _evidence(make_pod("p").set("status.conditions", INFEASIBLE)), _evidence()),
+    ("InPlacePodLevelResourcesVerticalScaling", 0,
+     _evidence(cluster=make_cluster([make_node("n1")], [make_pod("running").node("n1").set(
+         "status.allocatedResources", {"cpu": "2"})])),
+     _evidence(cluster=make_cluster([make_node("n1")], [RESIZED.node("n1")]))),
 ]
 
 

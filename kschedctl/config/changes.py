@@ -125,6 +125,26 @@ def _in_pod_group(e: Evidence) -> bool:
     return pod_group_name(e.pod) is not None
 
 
+def _all_pods(e: Evidence) -> tuple[Pod, ...]:
+    return (e.pod, *e.cluster.pods)
+
+
+def _resize_status(pod: Pod) -> bool:
+    """The pod's status says something of an in-place resize: a container's (or init container's)
+    ``resources`` or ``allocatedResources``, the pod's own, or an infeasible resize."""
+    statuses = (*pod.container_statuses, *pod.init_container_statuses)
+    return (pod.resize_infeasible or pod.status_resources is not None or pod.status_allocated is not None
+            or any("resources" in s or "allocatedResources" in s for s in statuses))
+
+
+def _resizing(e: Evidence) -> bool:
+    return any(_resize_status(p) for p in _all_pods(e))
+
+
+def _pod_level_status(e: Evidence) -> bool:
+    return any(p.status_resources is not None or p.status_allocated is not None for p in _all_pods(e))
+
+
 TAINT_REJECTED = _rejected("a taint rejected a node (TaintToleration)", "TaintToleration")
 FIT_UNRESOLVABLE = _rejected("NodeResourcesFit rejected a node as UnschedulableAndUnresolvable", "NodeResourcesFit",
                              "UnschedulableAndUnresolvable")
@@ -142,7 +162,16 @@ FEATURES_NEEDED = Trigger("NodeDeclaredFeatures checked the pod (it needs a feat
 POD_LEVEL_RESOURCES = Trigger("a pod has spec.resources (pod-level requests or limits)", _pod_level_resources)
 POD_GROUP = Trigger("the pod belongs to a PodGroup", _in_pod_group)
 VOLUMES_TO_BIND = Trigger("the pod has a PersistentVolumeClaim or ephemeral volume", _claims_volumes)
+RESIZING = Trigger("a pod's status shows an in-place resize (status.resources or allocatedResources, of a container "
+                   "or of the pod, or an infeasible resize)", _resizing)
+POD_LEVEL_STATUS = Trigger("a pod has its own status.resources or status.allocatedResources", _pod_level_status)
 NEVER_IN_ONE_CYCLE = Trigger("several pods scheduled in one loop (simulate); never one cycle", lambda e: False)
+
+
+_DRA = ("DynamicResources",)
+_FIT_BALANCE = ("NodeResourcesFit", "NodeResourcesBalancedAllocation")
+#: The plugins whose results the requests of the pods on a node feed, preemption's included.
+_REQUESTS_READ = (*_FIT_BALANCE, "DefaultPreemption")
 
 
 @dataclass(frozen=True)
@@ -236,6 +265,12 @@ RULES: tuple[RuleChange, ...] = (
           "DefaultPreemption preempts for the group as a whole (kschedctl reads the configuration field but does "
           "not run the extension point)",
           "there is no podGroupPostFilter extension point", POD_GROUP, (OUTCOME,)),
+    _rule(rules.RESIZE_REQUESTS_MAX_OF_TOTALS, _REQUESTS_READ, (FILTER, SCORE, POST_FILTER),
+          "a pod being resized in place requests the largest of its spec, actuated and allocated totals, not the "
+          "sum of each container's largest (init containers' status counts; while a resize is infeasible a "
+          "container without status counts nothing)",
+          "a pod being resized in place requests the sum of each container's largest of spec, actuated and "
+          "allocated again", RESIZING),
 )
 
 
@@ -251,9 +286,6 @@ class GateEffect:
     trigger: Trigger
     makes: frozenset[str] = ANY_KIND
 
-
-_DRA = ("DynamicResources",)
-_FIT_BALANCE = ("NodeResourcesFit", "NodeResourcesBalancedAllocation")
 
 #: The gates the scheduler's rules read, each with its effects (most have one).
 GATE_EFFECTS: Mapping[str, tuple[GateEffect, ...]] = MappingProxyType({
@@ -296,6 +328,12 @@ GATE_EFFECTS: Mapping[str, tuple[GateEffect, ...]] = MappingProxyType({
         ("VolumeBinding",), (SCORE,),
         "VolumeBinding scores nodes by the storage utilization the pod's volumes would cause there",
         "VolumeBinding does not score nodes", VOLUMES_TO_BIND),),
+    gates.IN_PLACE_POD_LEVEL_RESOURCES_VERTICAL_SCALING: (GateEffect(
+        _REQUESTS_READ, (FILTER, SCORE, POST_FILTER),
+        "a running pod's own status.resources and status.allocatedResources (an in-place resize of its pod-level "
+        "resources) count in its requests",
+        "a running pod's own status.resources and status.allocatedResources no longer count in its requests",
+        POD_LEVEL_STATUS),),
 })
 
 

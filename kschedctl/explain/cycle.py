@@ -138,7 +138,7 @@ def explain_pod(
     cluster.default_priority(pod)
     if on_phase is not None:
         on_phase("building NodeInfos")
-    snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+    snapshot = Snapshot(cluster, features=profile.features, exclude_pod_uids=(pod.uid,))
     for p in created:
         cluster.default_priority(p)
         snapshot.created_pods[p.uid] = p

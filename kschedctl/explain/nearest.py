@@ -83,7 +83,7 @@ def analyse_filters(
     if profile is None:
         raise UsageError(f'no profile for schedulerName "{pod.scheduler_name}"')
     if snapshot is None:
-        snapshot = Snapshot(cluster, exclude_pod_uids=(pod.uid,))
+        snapshot = Snapshot(cluster, features=profile.features, exclude_pod_uids=(pod.uid,))
     fw = Framework(profile, registry, snapshot)
     state = CycleState()
     pre = fw.filtering.run_pre_filter(state, pod)

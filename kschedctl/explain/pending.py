@@ -26,6 +26,7 @@ from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.podgroups import pod_group_cycle_on, pod_group_name
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
+from kschedctl.kube.features import Features
 from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
@@ -145,19 +146,21 @@ def _held_by_pod_group(trace: Trace) -> str | None:
 class Snapshots:
     """The snapshots of the rows' cycles: the cluster's, built once (with the indexes its first cycles
     build) for every pod it does not hold, and a fresh one without the pod for a pod it holds (bound,
-    or nominated), as ``explain_pod`` would build for each pod. Cycles only read a snapshot."""
+    or nominated), as ``explain_pod`` would build for each pod, for the version ``features``. Cycles only
+    read a snapshot."""
 
-    def __init__(self, cluster: Cluster) -> None:
+    def __init__(self, cluster: Cluster, features: Features) -> None:
         self.cluster = cluster
+        self.features = features
         self._shared: Snapshot | None = None
         self._held = {p.uid for p in cluster.pods if p.node_name or p.nominated_node_name}
 
     def without(self, pod: Pod) -> Snapshot:
         """The cluster's snapshot without ``pod``."""
         if pod.uid in self._held:
-            return Snapshot(self.cluster, exclude_pod_uids=(pod.uid,))
+            return Snapshot(self.cluster, features=self.features, exclude_pod_uids=(pod.uid,))
         if self._shared is None:
-            self._shared = Snapshot(self.cluster)
+            self._shared = Snapshot(self.cluster, features=self.features)
         return self._shared
 
 
@@ -258,6 +261,6 @@ def pending_rows(
     ordered = sorted(pods, key=_row_order(config))
     if len(ordered) * max(1, len(cluster.nodes)) < MIN_PARALLEL_WORK:
         jobs = 1
-    snapshots = Snapshots(cluster)
+    snapshots = Snapshots(cluster, config.features)
     row = partial(pending_row, cluster, config=config, registry=registry, snapshots=snapshots)
     return run_jobs(row, ordered, jobs=jobs, progress=progress)

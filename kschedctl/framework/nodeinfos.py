@@ -11,6 +11,9 @@ index 0 in the first cycle, so this order decides which nodes are evaluated when
 percentageOfNodesToScore stops the search early, and which of equally scored nodes
 the heap yields.
 
+A snapshot is built for one version's rules: its NodeInfos count the resize status of running
+pods as that version does (``resize_rule``); a framework refuses a snapshot built for other rules.
+
 Upstream model: ``pkg/scheduler/backend/cache/snapshot.go and backend/cache/node_tree.go``.
 """
 
@@ -20,8 +23,11 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from kschedctl.framework.podindex import MatchCounts, PodIndex
+from kschedctl.framework.resources import resize_rule
 from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo
+from kschedctl.kube.features import Features
 from kschedctl.kube.topology import zone_key
+from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
@@ -84,17 +90,29 @@ class Snapshot:
     """NodeInfo lister (``fwk.SharedLister``) plus the cluster objects plugins read."""
 
     @bulk_build()  # NodeInfos, PodInfos and aggregates of every pod: built in bulk, kept for the command
-    def __init__(self, cluster: Cluster, *, exclude_pod_uids: Iterable[str] = (), reuse: Snapshot | None = None) -> None:
-        """``reuse``: a snapshot of a cluster that differs from ``cluster`` only in some Node objects (as
-        ``Cluster.copy_with(nodes=...)`` makes): its NodeInfos of unchanged nodes are shared, not rebuilt.
+    def __init__(
+        self,
+        cluster: Cluster,
+        *,
+        features: Features = DEFAULT_FEATURES,
+        exclude_pod_uids: Iterable[str] = (),
+        reuse: Snapshot | None = None,
+    ) -> None:
+        """``features``: the version whose rules the NodeInfos follow. ``reuse``: a snapshot of a cluster
+        that differs from ``cluster`` only in some Node objects (as ``Cluster.copy_with(nodes=...)``
+        makes), built for the same rules: its NodeInfos of unchanged nodes are shared, not rebuilt.
         Both snapshots are then only read, as cycles do (or changed on the nodes they do not share)."""
         self.cluster = cluster
+        #: How the resize status of running pods counts in the NodeInfos' requests.
+        self.resize_rule = resize_rule(features)
         excluded = set(exclude_pod_uids)
         self.excluded = excluded
         by_name: dict[str, NodeInfo] = {}
+        if reuse is not None and reuse.resize_rule != self.resize_rule:
+            raise ValueError("a snapshot can share NodeInfos only with one built for the same version's rules")
         shared = _shareable(reuse, cluster, excluded) if reuse is not None else {}
         for node in cluster.nodes:
-            by_name[node.name] = shared.get(node.name) or NodeInfo(node)
+            by_name[node.name] = shared.get(node.name) or NodeInfo(node, self.resize_rule)
         self.used_pvc_set: set[str] = set(reuse.used_pvc_set) if shared and reuse is not None else set()
         # The cache learns the pods from the informer's initial list, in the order the list came back:
         # that is the order of each NodeInfo's pods (preemption's victims keep it among equals). A live

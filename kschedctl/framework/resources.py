@@ -1,4 +1,4 @@
-"""Pod resource requests exactly as kube-scheduler v1.35 computes them.
+"""Pod resource requests exactly as kube-scheduler computes them.
 
 The rules live in one place because NodeInfo aggregates, NodeResourcesFit,
 BalancedAllocation and preemption must all agree. Summing a pod's containers
@@ -9,7 +9,8 @@ here are the scheduler's own additions:
 * for scoring only, a container with no cpu/memory request counts as 100m / 200Mi
   ("non-zero" requests), unless pod-level requests cover the resource.
 
-Each caller picks the options v1.35 passes at that point (see ``pod_requests``):
+Each caller picks the options kube-scheduler passes at that point (see ``pod_requests``), and the
+version's ``ResizeRule`` for what a running pod's resize status adds:
 NodeInfo aggregates and BalancedAllocation read pod-level requests and resize
 status; Fit's Filter reads pod-level requests but no status; Fit's Score is
 built without the PodLevelResources and in-place-resize flags, so it reads
@@ -27,12 +28,15 @@ from typing import TYPE_CHECKING
 from kschedctl.kube.quantity import milli_value, value
 from kschedctl.snapshot.requests import (
     CPU,
+    DEFAULT_RESIZE_RULE,
     MEMORY,
+    ResizeRule,
     aggregate_container_requests,
     is_hugepages,
     is_pod_level_requests_set,
     is_supported_pod_level_resource,
     pod_requests,
+    resize_rule,
 )
 
 if TYPE_CHECKING:
@@ -42,11 +46,13 @@ __all__ = [
     "CPU",
     "DEFAULT_MEMORY_REQUEST",
     "DEFAULT_MILLI_CPU_REQUEST",
+    "DEFAULT_RESIZE_RULE",
     "EPHEMERAL_STORAGE",
     "MEMORY",
     "NON_ZERO_DEFAULTS",
     "PODS",
     "PodResource",
+    "ResizeRule",
     "Resource",
     "aggregate_container_requests",
     "calculate_pod_resource",
@@ -57,6 +63,7 @@ __all__ = [
     "is_scalar_resource_name",
     "is_supported_pod_level_resource",
     "pod_requests",
+    "resize_rule",
 ]
 
 DEFAULT_MILLI_CPU_REQUEST = 100  # 0.1 core
@@ -156,10 +163,13 @@ def _fast_pod_resource(pod: Pod) -> PodResource | None:
     """The common case in integer arithmetic, or None when the exact slow path is needed.
 
     Applies when the pod has only regular containers, no overhead, no pod-level requests,
-    no resized container statuses, and every amount is a whole number of its unit
-    (millicores for cpu, units otherwise): then per-container rounding equals rounding the sum.
+    no resize status (of a container or of the pod, no infeasible resize), and every amount is a
+    whole number of its unit (millicores for cpu, units otherwise): then every version's resize
+    rule gives the spec, and per-container rounding equals rounding the sum.
     """
-    if pod.init_containers or pod.overhead or pod.pod_requests:
+    if pod.init_containers or pod.overhead or pod.pod_requests or pod.resize_infeasible:
+        return None
+    if pod.init_container_statuses or pod.status_resources is not None or pod.status_allocated is not None:
         return None
     for st in pod.container_statuses:
         if isinstance(st.get("resources"), dict) or st.get("allocatedResources"):
@@ -199,22 +209,23 @@ def _fast_pod_resource(pod: Pod) -> PodResource | None:
     return PodResource(res, non0_cpu, non0_mem)
 
 
-def calculate_pod_resource(pod: Pod) -> PodResource:
-    """``PodInfo.CalculateResource``: requests plus the non-zero cpu/memory used by scoring."""
+def calculate_pod_resource(pod: Pod, rule: ResizeRule = DEFAULT_RESIZE_RULE) -> PodResource:
+    """``PodInfo.CalculateResource``: requests plus the non-zero cpu/memory used by scoring, with a
+    running pod's resize status counted as ``rule`` (its version) says."""
     fast = _fast_pod_resource(pod)
     if fast is not None:
         return fast
-    return _exact_pod_resource(pod)
+    return _exact_pod_resource(pod, rule)
 
 
-def _exact_pod_resource(pod: Pod) -> PodResource:
-    requests = pod_requests(pod)
+def _exact_pod_resource(pod: Pod, rule: ResizeRule = DEFAULT_RESIZE_RULE) -> PodResource:
+    requests = pod_requests(pod, rule=rule)
     level_set = is_pod_level_requests_set(pod)
     if not level_set:
         non_missing: dict[str, Fraction] = dict(NON_ZERO_DEFAULTS)
     else:
         non_missing = {k: v for k, v in NON_ZERO_DEFAULTS.items() if k not in requests}
-    non0 = pod_requests(pod, non_missing=non_missing) if non_missing else requests
+    non0 = pod_requests(pod, non_missing=non_missing, rule=rule) if non_missing else requests
     return PodResource(
         resource=Resource.from_list(requests),
         non0_cpu=milli_value(non0.get(CPU, Fraction(0))),

@@ -31,6 +31,7 @@ from kschedctl.framework.pluginlists import PluginLists
 from kschedctl.framework.profile import Profile
 from kschedctl.framework.queueing import QueueingPoints
 from kschedctl.framework.registry import Registry
+from kschedctl.framework.resources import resize_rule
 from kschedctl.framework.scoring import ScorePoints
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo, PodInfo
@@ -52,6 +53,9 @@ class Framework:
         self.fast_paths = fast_paths
         #: The Kubernetes version and feature gates the plugins follow (``Handle.features``).
         self.features = profile.features
+        if snapshot.resize_rule != resize_rule(self.features):
+            raise ValueError(f"the snapshot's NodeInfos follow other rules than {self.features.release}'s "
+                             "(build it with the run's features)")
         #: The configured extenders (``Handle.Extenders()``), set by the cycle that runs this framework.
         self.extenders: list[Any] = []
         #: The plugins (each built with this Framework as its handle), by name and by extension point.

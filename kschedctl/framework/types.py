@@ -15,7 +15,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from kschedctl.framework.resources import PodResource, Resource, calculate_pod_resource
+from kschedctl.framework.resources import (
+    DEFAULT_RESIZE_RULE,
+    PodResource,
+    ResizeRule,
+    Resource,
+    calculate_pod_resource,
+)
 from kschedctl.kube.selectors import NOTHING, Selector
 
 if TYPE_CHECKING:
@@ -69,6 +75,7 @@ class PodInfo:
 
     __slots__ = (
         "_resource",
+        "_resource_rule",
         "pod",
         "preferred_affinity_terms",
         "preferred_anti_affinity_terms",
@@ -79,6 +86,7 @@ class PodInfo:
     def __init__(self, pod: Pod) -> None:
         self.pod = pod
         self._resource: PodResource | None = None
+        self._resource_rule: ResizeRule | None = None
         aff = pod.affinity
         if aff is None:
             self.required_affinity_terms: list[AffinityTerm] = []
@@ -106,8 +114,17 @@ class PodInfo:
 
     @property
     def resource(self) -> PodResource:
-        if self._resource is None:
-            self._resource = calculate_pod_resource(self.pod)
+        """What the pod adds to a node's aggregates under v1.35's resize rule (``resource_under``: another's).
+
+        Both rules agree unless the pod has resize status (a running pod whose resize is pending)."""
+        return self.resource_under(DEFAULT_RESIZE_RULE)
+
+    def resource_under(self, rule: ResizeRule) -> PodResource:
+        """What the pod adds to a node's aggregates when its resize status counts as ``rule`` says
+        (the last one asked for is kept)."""
+        if self._resource is None or (self._resource_rule is not rule and self._resource_rule != rule):
+            self._resource = calculate_pod_resource(self.pod, rule)
+            self._resource_rule = rule
         return self._resource
 
     @property
@@ -203,11 +220,14 @@ class NodeInfo:
         "pods_with_required_anti_affinity",
         "pvc_ref_counts",
         "requested",
+        "resize_rule",
         "used_ports",
     )
 
-    def __init__(self, node: Node) -> None:
+    def __init__(self, node: Node, resize_rule: ResizeRule = DEFAULT_RESIZE_RULE) -> None:
         self.node = node
+        #: How the resize status of the node's pods counts in ``requested`` (the version's rule).
+        self.resize_rule = resize_rule
         self.name = node.name
         self.pods: list[PodInfo] = []
         self.pods_with_affinity: list[PodInfo] = []
@@ -246,7 +266,7 @@ class NodeInfo:
         return True
 
     def _update(self, pi: PodInfo, sign: int) -> None:
-        res = pi.resource
+        res = pi.resource_under(self.resize_rule)
         r = res.resource
         req = self.requested
         req.milli_cpu += sign * r.milli_cpu
@@ -282,6 +302,7 @@ class NodeInfo:
         c = NodeInfo.__new__(NodeInfo)
         c.node = self.node
         c.name = self.name
+        c.resize_rule = self.resize_rule
         c.pods = list(self.pods)
         c.pods_with_affinity = list(self.pods_with_affinity)
         c.pods_with_required_anti_affinity = list(self.pods_with_required_anti_affinity)

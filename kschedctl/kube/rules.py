@@ -36,6 +36,7 @@ PERMIT_WAIT_MESSAGE = VersionRule("PermitWaitMessage", 36)
 GANG_SCHEDULING_BY_GENERIC_WORKLOAD = VersionRule("GangSchedulingByGenericWorkload", 37)
 #: v1.37's extension point for a PodGroup that cannot be scheduled (configuration field podGroupPostFilter).
 POD_GROUP_POST_FILTER = VersionRule("PodGroupPostFilter", 37)
+RESIZE_REQUESTS_MAX_OF_TOTALS = VersionRule("ResizeRequestsMaxOfTotals", 37)
 
 #: Every row, oldest first.
 ALL: tuple[VersionRule, ...] = (
@@ -51,4 +52,5 @@ ALL: tuple[VersionRule, ...] = (
     PERMIT_WAIT_MESSAGE,
     GANG_SCHEDULING_BY_GENERIC_WORKLOAD,
     POD_GROUP_POST_FILTER,
+    RESIZE_REQUESTS_MAX_OF_TOTALS,
 )

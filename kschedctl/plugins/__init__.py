@@ -118,5 +118,5 @@ def bare_framework(snapshot: Snapshot | None = None, features: Features = DEFAUL
     plugins["queueSort"].enabled = [PluginRef("PrioritySort")]
     plugins["bind"].enabled = [PluginRef("DefaultBinder")]
     profile = Profile("default-scheduler", plugins, features=features)
-    over = snapshot if snapshot is not None else Snapshot(Cluster())
+    over = snapshot if snapshot is not None else Snapshot(Cluster(), features=features)
     return Framework(profile, in_tree_registry(), over, fast_paths=False)

@@ -132,7 +132,7 @@ def attach_remedies(
     todo = [row for row in rows if row["pod"] in by_key and row["outcome"] == "unschedulable"]
     if len(todo) * max(1, len(cluster.nodes)) * CYCLES_PER_SEARCH < MIN_PARALLEL_WORK:
         jobs = 1
-    snapshots = Snapshots(cluster)
+    snapshots = Snapshots(cluster, config.features)
     each = budget.share(len(todo), worker_count(jobs, len(todo)))
 
     def search(row: dict[str, Any]) -> dict[str, Any]:

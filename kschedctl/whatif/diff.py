@@ -33,6 +33,7 @@ from kschedctl.explain.cycle import run_cycle
 from kschedctl.explain.trace import Trace
 from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry
+from kschedctl.framework.resources import ResizeRule, resize_rule
 from kschedctl.framework.runtime import Framework
 from kschedctl.parallel import run_jobs
 from kschedctl.snapshot.cluster import Cluster
@@ -421,35 +422,50 @@ class DiffEngine:
         self.b = b
         self.registry = registry
         self.annotate = annotate
-        self._shared: Snapshot | None = None
+        #: The cluster's snapshot for each way of counting running pods' requests (one, unless the sides'
+        #: versions count resize status differently).
+        self._shared: dict[ResizeRule, Snapshot] = {}
         self._frameworks: dict[tuple[str, str], Framework] = {}
         #: Pods that sit in the snapshot (bound or nominated): explained without themselves.
         self._own_snapshot_uids = {p.uid for p in cluster.pods if p.node_name or p.nominated_node_name}
 
-    def shared_snapshot(self) -> Snapshot:
-        if self._shared is None:
-            self._shared = Snapshot(self.cluster)
-        return self._shared
+    def shared_snapshots(self) -> None:
+        """Build the cluster's snapshot(s) for the two sides now (before workers fork, to inherit them)."""
+        for side in (self.a, self.b):
+            self._shared_snapshot(side)
 
-    def trace(self, side: Side, pod: Pod, own: Snapshot | None = None) -> Trace | None:
-        """The side's trace for ``pod``; None when the side has no profile for it."""
+    def _shared_snapshot(self, side: Side) -> Snapshot:
+        features = side.config.features
+        rule = resize_rule(features)
+        snap = self._shared.get(rule)
+        if snap is None:
+            snap = self._shared[rule] = Snapshot(self.cluster, features=features)
+        return snap
+
+    def trace(self, side: Side, pod: Pod, own: dict[ResizeRule, Snapshot] | None = None) -> Trace | None:
+        """The side's trace for ``pod``; None when the side has no profile for it. ``own``: the pod is
+        held by the cluster's snapshot, so it runs on one without it (built once per way of counting)."""
         name = side.profile_name(pod)
         profile = side.config.profile_for(name)
         if profile is None:
             return None
         if own is not None:
-            return run_cycle(Framework(profile, self.registry, own), pod, side.config)
+            rule = resize_rule(side.config.features)
+            snap = own.get(rule)
+            if snap is None:
+                snap = own[rule] = Snapshot(self.cluster, features=side.config.features, exclude_pod_uids=(pod.uid,))
+            return run_cycle(Framework(profile, self.registry, snap), pod, side.config)
         key = (side.name, name)
         fw = self._frameworks.get(key)
         if fw is None:
-            fw = Framework(profile, self.registry, self.shared_snapshot())
+            fw = Framework(profile, self.registry, self._shared_snapshot(side))
             self._frameworks[key] = fw
         return run_cycle(fw, pod, side.config)
 
     def diff_pod(self, pod: Pod, workload: str | None = None) -> PodDiff | None:
         """The comparison for one pod; None when neither side has a profile for it."""
         self.cluster.default_priority(pod)
-        own = Snapshot(self.cluster, exclude_pod_uids=(pod.uid,)) if pod.uid in self._own_snapshot_uids else None
+        own: dict[ResizeRule, Snapshot] | None = {} if pod.uid in self._own_snapshot_uids else None
         ta = self.trace(self.a, pod, own)
         tb = self.trace(self.b, pod, own)
         if ta is None and tb is None:
@@ -500,7 +516,7 @@ def diff_pods(
     if len(pods) * max(1, len(cluster.nodes)) < MIN_PARALLEL_WORK:
         jobs = 1
     if jobs != 1 and len(pods) > 1:
-        engine.shared_snapshot()  # built once: forked workers inherit it
+        engine.shared_snapshots()  # built once: forked workers inherit them
     diffs = run_jobs(lambda item: engine.diff_pod(*item), pods, jobs=jobs, progress=progress)
     for (pod, _), d in zip(pods, diffs, strict=True):
         if d is None:

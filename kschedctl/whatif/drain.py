@@ -46,6 +46,7 @@ from typing import Any
 from kschedctl.config.types import SchedulerConfig
 from kschedctl.errors import InputError, UsageError
 from kschedctl.framework.registry import Registry
+from kschedctl.kube.features import Features
 from kschedctl.kube.selectors import Selector, parse_label_selector
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
@@ -764,11 +765,12 @@ class ScaleDownResult:
         }
 
 
-def utilization(cluster: Cluster, names: Iterable[str]) -> dict[str, float]:
-    """cluster-autoscaler's node utilization: the larger of cpu and memory requests over allocatable."""
+def utilization(cluster: Cluster, names: Iterable[str], features: Features) -> dict[str, float]:
+    """cluster-autoscaler's node utilization: the larger of cpu and memory requests over allocatable
+    (the requests counted by the rules of ``features``' version)."""
     from kschedctl.framework.nodeinfos import Snapshot
 
-    snap = Snapshot(cluster)
+    snap = Snapshot(cluster, features=features)
     out: dict[str, float] = {}
     for name in names:
         ni = snap.node_info_map[name]
@@ -796,7 +798,7 @@ def scale_down(
     names = [n.name for n in cluster.nodes if group.matches(n.labels)]
     if not names:
         raise InputError(f'no node matches the selector "{group}"')
-    used = utilization(cluster, names)
+    used = utilization(cluster, names, config.features)
     order = sorted(names, key=lambda n: (used[n], n))
     result = ScaleDownResult(str(group), [(n, used[n]) for n in order], limit=count)
     for i, name in enumerate(order):

@@ -94,7 +94,7 @@ class RemedySearch:
         self.config = config
         self.registry = registry
         self.meter = BudgetMeter(budget)
-        self.snapshots = SearchSnapshots(cluster, pod, snapshots)
+        self.snapshots = SearchSnapshots(cluster, pod, config.features, snapshots)
         self.proof = CycleProof(self.snapshots, config, registry, self.meter)
         self.probes = FilterProbes(self.snapshots, config, registry, self.meter)
         self.report = RemedyReport(pod.key, Verdict("unschedulable"), budget=budget)

@@ -24,6 +24,7 @@ from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.features import Features
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node, Pod
 from kschedctl.whatif.changes import Change
@@ -40,11 +41,12 @@ PROBE_CHUNK = 512
 class SearchSnapshots:
     """The snapshots one pod's search reads: the cluster's without the pod, and those of changed copies."""
 
-    def __init__(self, cluster: Cluster, pod: Pod, snapshots: Snapshots | None = None) -> None:
-        """``snapshots``: the cluster's snapshots, shared by the searches of several pods of one cluster."""
+    def __init__(self, cluster: Cluster, pod: Pod, features: Features, snapshots: Snapshots | None = None) -> None:
+        """``features``: the version of the search's runs; ``snapshots``: the cluster's snapshots (for that
+        version), shared by the searches of several pods of one cluster."""
         self.cluster = cluster
         self.pod = pod
-        self.snapshots = snapshots if snapshots is not None else Snapshots(cluster)
+        self.snapshots = snapshots if snapshots is not None else Snapshots(cluster, features)
         self._base: Snapshot | None = None
 
     def base(self) -> Snapshot:
@@ -58,7 +60,8 @@ class SearchSnapshots:
         copy of it with changed nodes): the NodeInfos of unchanged nodes are the base snapshot's."""
         if cluster is self.cluster:
             return self.base()
-        return Snapshot(cluster, exclude_pod_uids=(self.pod.uid,), reuse=self.base())
+        base = self.base()
+        return Snapshot(cluster, features=self.snapshots.features, exclude_pod_uids=(self.pod.uid,), reuse=base)
 
 
 class _SearchStep:

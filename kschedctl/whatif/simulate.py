@@ -99,7 +99,7 @@ class Simulator:
         self.registry = registry
         self.options = options or RunOptions()
         self.excluded = set(exclude_pod_uids)
-        self.snapshot = Snapshot(cluster, exclude_pod_uids=self.excluded)
+        self.snapshot = Snapshot(cluster, features=config.features, exclude_pod_uids=self.excluded)
         self.frameworks: dict[str, Framework] = {}
         self.batches: dict[str, OpportunisticBatch] = {}
         #: ``nextStartNodeIndex``.

@@ -200,7 +200,7 @@ TOPOLOGY_AWARE = resolve_features(36, {"GenericWorkload": True, "TopologyAwareWo
 def test_fit_score_placement(resources: list[dict[str, Any]] | None, want: int) -> None:
     nodes = [make_node("a1").alloc(cpu="4", memory="16Gi"), make_node("a2").alloc(cpu="4", memory="16Gi")]
     cluster = make_cluster(nodes, [make_pod("old").req(cpu="1", memory="2Gi").node("a1")], [])
-    h = SnapshotHandle(Snapshot(cluster), features=TOPOLOGY_AWARE)
+    h = SnapshotHandle(cluster, features=TOPOLOGY_AWARE)
     args = {"scoringStrategy": {"type": "LeastAllocated", **({"resources": resources} if resources else {})}}
     pl = fit.new(NodeResourcesFitArgs.model_validate(args), h)
     p = member("p").req(cpu="1", memory="4Gi").build()

@@ -134,7 +134,7 @@ def test_usage_by_class(volumes: PodVolumes, usages: dict[str, ClassUsage]) -> N
 
 
 def _plugin(objects: list[KubeObject], *nodes: NodeBuilder, features: Features = SCS) -> tuple[VolumeBinding, list[NodeInfo]]:
-    snap = make_snapshot(list(nodes) or [make_node("n1")], [], objects)
+    snap = make_snapshot(list(nodes) or [make_node("n1")], [], objects, features)
     return vbmod.new(None, FakeHandle(snap, features=features)), snap.node_info_list
 
 

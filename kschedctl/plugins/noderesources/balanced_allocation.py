@@ -26,6 +26,7 @@ from kschedctl.config.validation import validate_node_resources_balanced_allocat
 from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle
+from kschedctl.framework.resources import resize_rule
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.kube.rules import BALANCED_ALLOCATION_CHANGE
@@ -57,7 +58,8 @@ class BalancedAllocation:
         self.name = NAME
         self.handle = handle
         self.scorer = ResourceAllocationScorer(
-            NAME, resources, balanced_resource_scorer, use_requested=True, pod_level_resources=True, use_status=True
+            NAME, resources, balanced_resource_scorer, use_requested=True, pod_level_resources=True, use_status=True,
+            resize_rule=resize_rule(handle.features),
         )
         #: v1.36 scores the change of balance, earlier versions the balance after placing the pod.
         self.scores_change = handle.features.follows(BALANCED_ALLOCATION_CHANGE)

@@ -41,9 +41,11 @@ from typing import TYPE_CHECKING
 
 from kschedctl.framework.resources import (
     CPU,
+    DEFAULT_RESIZE_RULE,
     EPHEMERAL_STORAGE,
     MEMORY,
     NON_ZERO_DEFAULTS,
+    ResizeRule,
     is_scalar_resource_name,
     pod_requests,
 )
@@ -220,7 +222,7 @@ def balance_change_score(with_pod: int, without: int) -> int:
 class ResourceAllocationScorer:
     """Builds the requested/allocatable vectors for a node and applies one strategy."""
 
-    __slots__ = ("name", "pod_level_resources", "resources", "scorer", "use_requested", "use_status")
+    __slots__ = ("name", "pod_level_resources", "resize_rule", "resources", "scorer", "use_requested", "use_status")
 
     def __init__(
         self,
@@ -231,6 +233,7 @@ class ResourceAllocationScorer:
         use_requested: bool,
         pod_level_resources: bool,
         use_status: bool,
+        resize_rule: ResizeRule = DEFAULT_RESIZE_RULE,
     ) -> None:
         self.name = name
         self.resources = list(resources)
@@ -239,8 +242,10 @@ class ResourceAllocationScorer:
         self.use_requested = use_requested
         #: The scorer's enablePodLevelResources: read ``spec.resources.requests``.
         self.pod_level_resources = pod_level_resources
-        #: The scorer's enableInPlacePodVerticalScaling: read resized containers' status.
+        #: The scorer's enableInPlacePodVerticalScaling: read resized containers' status ...
         self.use_status = use_status
+        #: ... as the version counts it.
+        self.resize_rule = resize_rule
 
     def pod_request_list(self, pod: Pod) -> list[int]:
         """The incoming pod's request for each configured resource (overhead included)."""
@@ -249,6 +254,7 @@ class ResourceAllocationScorer:
             non_missing=None if self.use_requested else NON_ZERO_DEFAULTS,
             use_status=self.use_status,
             skip_pod_level=not self.pod_level_resources,
+            rule=self.resize_rule,
         )
         out: list[int] = []
         for r in self.resources:
