@@ -395,17 +395,21 @@ def test_diff_versions_markdown_has_its_title_and_the_attribution() -> None:
     ("a", "b", "names"),
     [
         (35, 36, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures", "PodGroupCycle",
-                  "PermitWaitMessage", "InPlacePodLevelResourcesVerticalScaling"}),
+                  "PermitWaitMessage", "InPlacePodLevelResourcesVerticalScaling", "ImageLocalityImageVolumes",
+                  "DRADeviceTaints"}),
         (34, 35, {"DynamicResourcesScore", "DeterministicTieBreak", "OpportunisticBatching"}),
         (33, 34, {"TaintTolerationMessage", "FitUnresolvable", "ReadWriteOncePodMessage", "NodePortsSidecars",
                   "DynamicResourceAllocation", "PodLevelResources"}),
         (36, 35, {"BalancedAllocationChange", "NodeDeclaredFeaturesTable", "NodeDeclaredFeatures", "PodGroupCycle",
-                  "PermitWaitMessage", "InPlacePodLevelResourcesVerticalScaling"}),
+                  "PermitWaitMessage", "InPlacePodLevelResourcesVerticalScaling", "ImageLocalityImageVolumes",
+                  "DRADeviceTaints"}),
         # the gates whose effects changed; NodeDeclaredFeatures (locked now) was on in v1.36 already
         (36, 37, {"GangSchedulingByGenericWorkload", "PodGroupPostFilter", "StorageCapacityScoring",
-                  "ResizeRequestsMaxOfTotals"}),
+                  "ResizeRequestsMaxOfTotals", "ImageLocalityVolumeThreshold", "NodeDeclaredFeaturesBindMounts",
+                  "VolumeLimitScaling", "DRADeviceTaintRules"}),
         (37, 36, {"GangSchedulingByGenericWorkload", "PodGroupPostFilter", "StorageCapacityScoring",
-                  "ResizeRequestsMaxOfTotals"}),
+                  "ResizeRequestsMaxOfTotals", "ImageLocalityVolumeThreshold", "NodeDeclaredFeaturesBindMounts",
+                  "VolumeLimitScaling", "DRADeviceTaintRules"}),
     ],
 )
 def test_the_change_table_between_two_versions(a: int, b: int, names: set[str]) -> None:

@@ -129,10 +129,18 @@ SIDECAR_WITH_PORT = [{"name": "proxy", "image": "envoy", "restartPolicy": "Alway
                       "ports": [{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}]}]
 DRA_CLUSTER = make_cluster([make_node("n1")], objects=[make_object("DeviceClass", "gpu.example.com")])
 
+IMAGE_VOLUME_POD = make_pod("p").volume({"name": "models", "image": {"reference": "models:v1"}})
 #: A running pod with a container whose resize is pending (allocated above its spec).
 RESIZED = make_pod("running").req(cpu="1").set("status.containerStatuses", [
     {"name": "c0", "allocatedResources": {"cpu": "2"}, "resources": {"requests": {"cpu": "1"}}}])
 INFEASIBLE = [{"type": "PodResizePending", "status": "True", "reason": "Infeasible"}]
+BIND_MOUNTS = {"name": "app", "image": "app", "volumeMounts": [{"name": "d", "mountPath": "/d", "bindMountOptions": ["noexec"]}]}
+CLAIMING = make_pod("p").resource_claim("gpu", claim_name="gpu")
+TAINTED_SLICE = make_cluster([make_node("n1")], objects=[make_object("ResourceSlice", "s1", spec={
+    "driver": "gpu.example.com", "pool": {"name": "n1"}, "nodeName": "n1",
+    "devices": [{"name": "g0", "taints": [{"key": "broken", "effect": "NoSchedule"}]}]})])
+TAINT_RULE = make_cluster([make_node("n1")], objects=[make_object("DeviceTaintRule", "maintenance", spec={
+    "deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "maintenance", "effect": "NoSchedule"}})])
 
 #: (rule or gate name, which of its effects, evidence with the trigger, evidence without it).
 TRIGGERS: list[tuple[str, int, c.Evidence, c.Evidence]] = [
@@ -172,6 +180,8 @@ TRIGGERS: list[tuple[str, int, c.Evidence, c.Evidence]] = [
      _evidence()),
     ("PermitWaitMessage", 0, _evidence(make_pod("p").set("spec.schedulingGroup", {"podGroupName": "g"})), _evidence()),
     ("StorageCapacityScoring", 0, _evidence(make_pod("p").pvc("data")), _evidence()),
+    ("ImageLocalityImageVolumes", 0, _evidence(IMAGE_VOLUME_POD), _evidence(make_pod("p").pvc("data"))),
+    ("ImageLocalityVolumeThreshold", 0, _evidence(IMAGE_VOLUME_POD), _evidence(make_pod("p").image("app:1"))),
     ("ResizeRequestsMaxOfTotals", 0, _evidence(cluster=make_cluster([make_node("n1")], [RESIZED.node("n1")])),
      _evidence(cluster=make_cluster([make_node("n1")], [make_pod("running").node("n1").req(cpu="1")]))),
     ("ResizeRequestsMaxOfTotals", 0, _evidence(make_pod("p").set("status.conditions", INFEASIBLE)), _evidence()),
@@ -179,6 +189,15 @@ TRIGGERS: list[tuple[str, int, c.Evidence, c.Evidence]] = [
      _evidence(cluster=make_cluster([make_node("n1")], [make_pod("running").node("n1").set(
          "status.allocatedResources", {"cpu": "2"})])),
      _evidence(cluster=make_cluster([make_node("n1")], [RESIZED.node("n1")]))),
+    ("NodeDeclaredFeaturesBindMounts", 0, _evidence(make_pod("p").set("spec.containers", [BIND_MOUNTS])),
+     _evidence(make_pod("p").set("spec.containers", [{**BIND_MOUNTS, "volumeMounts": [{"name": "d", "mountPath": "/d"}]}]))),
+    ("VolumeLimitScaling", 0, _evidence(make_pod("p").pvc("data"), make_cluster([make_node("n1")], objects=[
+        make_object("CSIDriver", "ebs.csi.aws.com", spec={"preventPodSchedulingIfMissing": True})])),
+     _evidence(make_pod("p").pvc("data"), make_cluster([make_node("n1")], objects=[
+         make_object("CSIDriver", "ebs.csi.aws.com", spec={"preventPodSchedulingIfMissing": False})]))),
+    ("DRADeviceTaints", 0, _evidence(CLAIMING, TAINTED_SLICE), _evidence(make_pod("p"), TAINTED_SLICE)),
+    ("DRADeviceTaints", 0, _evidence(CLAIMING, TAINT_RULE), _evidence(CLAIMING, DRA_CLUSTER)),
+    ("DRADeviceTaintRules", 0, _evidence(CLAIMING, TAINT_RULE), _evidence(CLAIMING, TAINTED_SLICE)),
 ]
 
 

@@ -43,6 +43,8 @@ API_VERSIONS: dict[str, tuple[str, ...]] = {
     "DeviceClass": ("resource.k8s.io/v1",),
     "ResourceSlice": ("resource.k8s.io/v1",),
     "ResourceClaim": ("resource.k8s.io/v1",),
+    # beta in v1.36 (v1alpha3 before), GA in v1.37
+    "DeviceTaintRule": ("resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1alpha3"),
     # v1alpha2 in v1.36; v1beta1 and v1alpha3 from v1.37 (snapshot.apiversions: which release serves which)
     "PodGroup": ("scheduling.k8s.io/v1alpha2", "scheduling.k8s.io/v1beta1", "scheduling.k8s.io/v1alpha3"),
 }

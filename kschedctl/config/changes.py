@@ -129,6 +129,10 @@ def _all_pods(e: Evidence) -> tuple[Pod, ...]:
     return (e.pod, *e.cluster.pods)
 
 
+def _has_image_volume(e: Evidence) -> bool:
+    return any(isinstance(v.get("image"), dict) for v in e.pod.volumes)
+
+
 def _resize_status(pod: Pod) -> bool:
     """The pod's status says something of an in-place resize: a container's (or init container's)
     ``resources`` or ``allocatedResources``, the pod's own, or an infeasible resize."""
@@ -143,6 +147,40 @@ def _resizing(e: Evidence) -> bool:
 
 def _pod_level_status(e: Evidence) -> bool:
     return any(p.status_resources is not None or p.status_allocated is not None for p in _all_pods(e))
+
+
+def _bind_mount_options(e: Evidence) -> bool:
+    spec = e.pod.raw.get("spec")
+    spec = spec if isinstance(spec, dict) else {}
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        containers = spec.get(key)
+        for c in containers if isinstance(containers, list) else []:
+            mounts = c.get("volumeMounts") if isinstance(c, dict) else None
+            if isinstance(mounts, list) and any(isinstance(m, dict) and m.get("bindMountOptions") for m in mounts):
+                return True
+    return False
+
+
+def _driver_must_be_installed(e: Evidence) -> bool:
+    return bool(e.pod.volumes) and any(
+        d.spec.get("preventPodSchedulingIfMissing") is True for d in e.cluster.of_kind("CSIDriver")
+    )
+
+
+def _tainted_device(e: Evidence) -> bool:
+    if not _has_claims(e.pod):
+        return False
+    if e.cluster.of_kind("DeviceTaintRule"):
+        return True
+    for s in e.cluster.of_kind("ResourceSlice"):
+        devices = s.spec.get("devices")
+        if any(isinstance(d, dict) and d.get("taints") for d in (devices if isinstance(devices, list) else [])):
+            return True
+    return False
+
+
+def _taint_rules(e: Evidence) -> bool:
+    return _has_claims(e.pod) and bool(e.cluster.of_kind("DeviceTaintRule"))
 
 
 TAINT_REJECTED = _rejected("a taint rejected a node (TaintToleration)", "TaintToleration")
@@ -162,9 +200,16 @@ FEATURES_NEEDED = Trigger("NodeDeclaredFeatures checked the pod (it needs a feat
 POD_LEVEL_RESOURCES = Trigger("a pod has spec.resources (pod-level requests or limits)", _pod_level_resources)
 POD_GROUP = Trigger("the pod belongs to a PodGroup", _in_pod_group)
 VOLUMES_TO_BIND = Trigger("the pod has a PersistentVolumeClaim or ephemeral volume", _claims_volumes)
+IMAGE_VOLUMES = Trigger("the pod has an image volume", _has_image_volume)
 RESIZING = Trigger("a pod's status shows an in-place resize (status.resources or allocatedResources, of a container "
                    "or of the pod, or an infeasible resize)", _resizing)
 POD_LEVEL_STATUS = Trigger("a pod has its own status.resources or status.allocatedResources", _pod_level_status)
+BIND_MOUNT_OPTIONS = Trigger("a container of the pod mounts a volume with bindMountOptions", _bind_mount_options)
+DRIVER_MUST_BE_INSTALLED = Trigger("the pod has volumes and a CSIDriver sets preventPodSchedulingIfMissing",
+                                   _driver_must_be_installed)
+TAINTED_DEVICE = Trigger("the pod has ResourceClaims and a device is tainted (in its ResourceSlice or by a "
+                         "DeviceTaintRule)", _tainted_device)
+TAINT_RULES = Trigger("the pod has ResourceClaims and the cluster holds DeviceTaintRules", _taint_rules)
 NEVER_IN_ONE_CYCLE = Trigger("several pods scheduled in one loop (simulate); never one cycle", lambda e: False)
 
 
@@ -256,6 +301,11 @@ RULES: tuple[RuleChange, ...] = (
           "asked to wait and no plugin rejected pod\")",
           "a pod a Permit plugin made wait is told only that one or more plugins asked it to wait, its name quoted",
           POD_GROUP, (MESSAGE,)),
+    _rule(rules.IMAGE_LOCALITY_IMAGE_VOLUMES, ("ImageLocality",), (SCORE,),
+          "ImageLocality adds the images of the pod's image volumes to what it sums (its threshold still counts "
+          "the containers only)",
+          "ImageLocality sums the containers' images only again, not the image volumes'", IMAGE_VOLUMES,
+          (SCORE_KIND,)),
     _rule(rules.GANG_SCHEDULING_BY_GENERIC_WORKLOAD, ("GangScheduling",), (PRE_ENQUEUE, PRE_FILTER),
           "GangScheduling joins the default profile with GenericWorkload (the GangScheduling gate is gone)",
           "GangScheduling joins the default profile with the GangScheduling gate again, not with GenericWorkload",
@@ -271,6 +321,16 @@ RULES: tuple[RuleChange, ...] = (
           "container without status counts nothing)",
           "a pod being resized in place requests the sum of each container's largest of spec, actuated and "
           "allocated again", RESIZING),
+    _rule(rules.IMAGE_LOCALITY_VOLUME_THRESHOLD, ("ImageLocality",), (SCORE,),
+          "ImageLocality's threshold counts the pod's image volumes too, so an image volume scores no higher than "
+          "the same image in a container",
+          "ImageLocality's threshold counts the containers only again, not the image volumes", IMAGE_VOLUMES,
+          (SCORE_KIND,)),
+    _rule(rules.NODE_DECLARED_FEATURES_BIND_MOUNTS, ("NodeDeclaredFeatures",), (PRE_FILTER, FILTER),
+          "NodeDeclaredFeatures checks the node features v1.37 defines: a pod that mounts a volume with "
+          "bindMountOptions needs a node that declares VolumeBindMountOptions",
+          "NodeDeclaredFeatures checks the node features v1.36 defines: bindMountOptions needs no node feature",
+          BIND_MOUNT_OPTIONS),
 )
 
 
@@ -334,6 +394,21 @@ GATE_EFFECTS: Mapping[str, tuple[GateEffect, ...]] = MappingProxyType({
         "resources) count in its requests",
         "a running pod's own status.resources and status.allocatedResources no longer count in its requests",
         POD_LEVEL_STATUS),),
+    gates.VOLUME_LIMIT_SCALING: (GateEffect(
+        ("NodeVolumeLimits",), (FILTER,),
+        "NodeVolumeLimits rejects a node whose CSINode lacks a driver of the pod's volumes whose CSIDriver sets "
+        "preventPodSchedulingIfMissing",
+        "NodeVolumeLimits no longer checks that the pod's CSI drivers are installed on the node",
+        DRIVER_MUST_BE_INSTALLED),),
+    gates.DRA_DEVICE_TAINTS: (GateEffect(
+        _DRA, (FILTER,),
+        "DynamicResources does not allocate a device with a NoSchedule or NoExecute taint the request does not "
+        "tolerate",
+        "DynamicResources ignores device taints", TAINTED_DEVICE),),
+    gates.DRA_DEVICE_TAINT_RULES: (GateEffect(
+        _DRA, (FILTER,),
+        "DynamicResources counts the taints of DeviceTaintRules on the devices they select",
+        "DynamicResources ignores DeviceTaintRules", TAINT_RULES),),
 })
 
 

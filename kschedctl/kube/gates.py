@@ -10,6 +10,8 @@ from __future__ import annotations
 
 DYNAMIC_RESOURCE_ALLOCATION = "DynamicResourceAllocation"
 DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
+DRA_DEVICE_TAINTS = "DRADeviceTaints"
+DRA_DEVICE_TAINT_RULES = "DRADeviceTaintRules"
 DRA_RESOURCE_CLAIM_DEVICE_STATUS = "DRAResourceClaimDeviceStatus"
 DRA_SCHEDULER_FILTER_TIMEOUT = "DRASchedulerFilterTimeout"
 GANG_SCHEDULING = "GangScheduling"
@@ -20,11 +22,14 @@ OPPORTUNISTIC_BATCHING = "OpportunisticBatching"
 POD_LEVEL_RESOURCES = "PodLevelResources"
 STORAGE_CAPACITY_SCORING = "StorageCapacityScoring"
 TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
+VOLUME_LIMIT_SCALING = "VolumeLimitScaling"
 
 #: Every gate above: the ones whose value a run's rules can depend on.
 READ_BY_RULES: tuple[str, ...] = (
     DYNAMIC_RESOURCE_ALLOCATION,
     DRA_DEVICE_BINDING_CONDITIONS,
+    DRA_DEVICE_TAINTS,
+    DRA_DEVICE_TAINT_RULES,
     DRA_RESOURCE_CLAIM_DEVICE_STATUS,
     DRA_SCHEDULER_FILTER_TIMEOUT,
     GANG_SCHEDULING,
@@ -35,4 +40,5 @@ READ_BY_RULES: tuple[str, ...] = (
     POD_LEVEL_RESOURCES,
     STORAGE_CAPACITY_SCORING,
     TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    VOLUME_LIMIT_SCALING,
 )

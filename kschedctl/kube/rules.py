@@ -32,11 +32,14 @@ BALANCED_ALLOCATION_CHANGE = VersionRule("BalancedAllocationChange", 36)
 NODE_DECLARED_FEATURES_TABLE = VersionRule("NodeDeclaredFeaturesTable", 36)
 POD_GROUP_CYCLE = VersionRule("PodGroupCycle", 36)
 PERMIT_WAIT_MESSAGE = VersionRule("PermitWaitMessage", 36)
+IMAGE_LOCALITY_IMAGE_VOLUMES = VersionRule("ImageLocalityImageVolumes", 36)
 #: v1.37 removed the GangScheduling gate: GenericWorkload brings the GangScheduling plugin.
 GANG_SCHEDULING_BY_GENERIC_WORKLOAD = VersionRule("GangSchedulingByGenericWorkload", 37)
 #: v1.37's extension point for a PodGroup that cannot be scheduled (configuration field podGroupPostFilter).
 POD_GROUP_POST_FILTER = VersionRule("PodGroupPostFilter", 37)
 RESIZE_REQUESTS_MAX_OF_TOTALS = VersionRule("ResizeRequestsMaxOfTotals", 37)
+IMAGE_LOCALITY_VOLUME_THRESHOLD = VersionRule("ImageLocalityVolumeThreshold", 37)
+NODE_DECLARED_FEATURES_BIND_MOUNTS = VersionRule("NodeDeclaredFeaturesBindMounts", 37)
 
 #: Every row, oldest first.
 ALL: tuple[VersionRule, ...] = (
@@ -50,7 +53,10 @@ ALL: tuple[VersionRule, ...] = (
     NODE_DECLARED_FEATURES_TABLE,
     POD_GROUP_CYCLE,
     PERMIT_WAIT_MESSAGE,
+    IMAGE_LOCALITY_IMAGE_VOLUMES,
     GANG_SCHEDULING_BY_GENERIC_WORKLOAD,
     POD_GROUP_POST_FILTER,
     RESIZE_REQUESTS_MAX_OF_TOTALS,
+    IMAGE_LOCALITY_VOLUME_THRESHOLD,
+    NODE_DECLARED_FEATURES_BIND_MOUNTS,
 )

@@ -6,9 +6,9 @@ the pod needs (``k8s.io/component-helpers/nodedeclaredfeatures``: each known fea
 whether a pod needs it to be scheduled) and filters out the nodes that do not declare all of
 them. Upstream: ``pkg/scheduler/framework/plugins/nodedeclaredfeatures/nodedeclaredfeatures.go``.
 
-The plugin is in the registry of v1.35 (alpha, gate off) and v1.36 (beta, gate on, in the
-default plugins). With the ``NodeDeclaredFeatures`` gate off it does nothing: PreFilter
-returns Skip, Filter passes. With it on:
+The plugin is in the registry of v1.35 (alpha, gate off), v1.36 (beta, gate on, in the
+default plugins) and v1.37 (GA, locked on). With the ``NodeDeclaredFeatures`` gate off it does
+nothing: PreFilter returns Skip, Filter passes. With it on:
 
 * PreFilter infers the pod's required features; none (the usual case) is Skip, which skips Filter;
 * Filter: a node whose declared features miss one is UnschedulableAndUnresolvable (preemption
@@ -36,7 +36,7 @@ from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.kube.features import Features
 from kschedctl.kube.gates import NODE_DECLARED_FEATURES
-from kschedctl.kube.rules import NODE_DECLARED_FEATURES_TABLE
+from kschedctl.kube.rules import NODE_DECLARED_FEATURES_BIND_MOUNTS, NODE_DECLARED_FEATURES_TABLE
 from kschedctl.snapshot.model import Pod
 
 NAME = "NodeDeclaredFeatures"
@@ -69,6 +69,16 @@ def host_network_in_user_namespace(spec: Spec) -> bool:
     return spec.get("hostNetwork") is True and spec.get("hostUsers") is False
 
 
+def sets_bind_mount_options(spec: Spec) -> bool:
+    """VolumeBindMountOptions: a container, init container or ephemeral container mounts a volume
+    with ``bindMountOptions``."""
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for c in _dicts(spec.get(key)):
+            if any(m.get("bindMountOptions") for m in _dicts(c.get("volumeMounts"))):
+                return True
+    return False
+
+
 def only_for_updates(spec: Spec) -> bool:
     """A feature that only matters to updates (resizes): never needed to schedule a pod."""
     return False
@@ -98,6 +108,16 @@ V136_FEATURES = (
     Feature("UserNamespacesHostNetworkSupport", host_network_in_user_namespace),
 )
 
+#: The known features of v1.37's component-helpers: v1.36's and four more, of which only
+#: VolumeBindMountOptions is ever needed to schedule a pod.
+V137_FEATURES = (
+    *V136_FEATURES,
+    Feature("InPlacePodVerticalScalingMemoryBackedVolumes", only_for_updates),
+    Feature("DRANodeAllocatableResources", only_for_updates),
+    Feature("VolumeBindMountOptions", sets_bind_mount_options),
+    Feature("DRAOptionalNodeOperations", only_for_updates),
+)
+
 
 class FeatureTable:
     """One version's known features and how its feature sets behave.
@@ -114,7 +134,7 @@ class FeatureTable:
         self.bitmap = bitmap
 
     def required(self, spec: Spec) -> frozenset[str]:
-        """The known features the pod needs (none of them has a maximum version in v1.35/v1.36)."""
+        """The known features the pod needs (none of them has a maximum version in v1.35 to v1.37)."""
         return frozenset(f.name for f in self.features if f.needed_by(spec))
 
     def declared(self, declared: Sequence[Any]) -> frozenset[str]:
@@ -147,6 +167,8 @@ class FeatureTable:
 
 
 def table_for(features: Features) -> FeatureTable:
+    if features.follows(NODE_DECLARED_FEATURES_BIND_MOUNTS):
+        return FeatureTable(V137_FEATURES, bitmap=True)
     if features.follows(NODE_DECLARED_FEATURES_TABLE):
         return FeatureTable(V136_FEATURES, bitmap=True)
     return FeatureTable(V135_FEATURES, bitmap=False)

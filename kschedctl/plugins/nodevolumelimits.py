@@ -9,11 +9,18 @@ StorageClass provisioner while unbound), generic ephemeral volumes (the claim
 named <pod>-<volume>, owned by the pod) and inline in-tree volumes migrated to
 CSI on that node; in-tree PVs count against the CSI driver they migrate to.
 
+With the VolumeLimitScaling gate (alpha and off in v1.36, beta and on in v1.37), before any limit
+is checked, a node is rejected (Unschedulable, so preemption still tries it) when one of the
+pod's new volumes has a driver whose CSIDriver object sets ``spec.preventPodSchedulingIfMissing``
+and the node's CSINode does not list that driver (or the node has no CSINode). A driver without a
+CSIDriver object is taken as installed.
+
 Upstream model: ``pkg/scheduler/framework/plugins/nodevolumelimits/csi.go``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from kschedctl.framework import signers
@@ -22,6 +29,7 @@ from kschedctl.framework.interfaces import Handle, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.gates import VOLUME_LIMIT_SCALING
 from kschedctl.plugins.volumebinding import csitranslation as csi
 from kschedctl.plugins.volumebinding.storage import (
     PVC_RESOURCE,
@@ -38,6 +46,11 @@ from kschedctl.snapshot.model import KubeObject, Pod
 NAME = "NodeVolumeLimits"
 
 ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED = "node(s) exceed max volume count"
+
+
+def driver_not_installed(driver: str) -> str:
+    """VolumeLimitScaling's reason for a node without a driver that must be there."""
+    return f"{driver} CSI driver is not installed on the node"
 
 #: Stands in for upstream's random per-plugin prefix of placeholder handles for unbound claims.
 _UNBOUND_HANDLE_PREFIX = "kschedctl-unbound-claim"
@@ -59,6 +72,14 @@ def is_csi_migration_on(csi_node: KubeObject | None, plugin_name: str) -> bool:
     if plugin_name == csi.PORTWORX_PLUGIN:
         return plugin_name in migrated_plugins(csi_node)
     return plugin_name in (csi.AWS_EBS_PLUGIN, csi.GCE_PD_PLUGIN, csi.AZURE_DISK_PLUGIN, csi.CINDER_PLUGIN)
+
+
+def csi_node_drivers(csi_node: KubeObject | None) -> set[str]:
+    """The names of the drivers a CSINode lists (none without a CSINode)."""
+    if csi_node is None:
+        return set()
+    drivers = csi_node.spec.get("drivers")
+    return {str(d.get("name") or "") for d in drivers if isinstance(d, dict)} if isinstance(drivers, list) else set()
 
 
 def volume_limits(csi_node: KubeObject | None) -> dict[str, int]:
@@ -100,6 +121,8 @@ class CSILimits:
 
     def __init__(self, handle: Handle) -> None:
         self.handle = handle
+        #: VolumeLimitScaling: a driver whose CSIDriver asks for it must be installed on the node.
+        self.drivers_must_be_installed = handle.features.enabled(VOLUME_LIMIT_SCALING)
 
     @property
     def cluster(self) -> Cluster:
@@ -128,6 +151,10 @@ class CSILimits:
             return Status.unresolvable(e.message) if e.not_found else Status.as_error(e.message)
         if not new_volumes:
             return Status()
+        if self.drivers_must_be_installed:
+            missing = self.missing_driver(new_volumes.values(), csi_node)
+            if missing is not None:
+                return Status.unschedulable(driver_not_installed(missing))
         limits = volume_limits(csi_node)
         if not limits:
             return Status()
@@ -169,6 +196,19 @@ class CSILimits:
             if limit is not None and attached_count.get(driver, 0) + count > limit:
                 return Status.unschedulable(ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED)
         return Status()
+
+    def missing_driver(self, drivers: Iterable[str], csi_node: KubeObject | None) -> str | None:
+        """The first of ``drivers`` (the pod's new volumes', in order) whose CSIDriver asks to be installed
+        on a node (``spec.preventPodSchedulingIfMissing``) and that the node's CSINode does not list.
+        Upstream walks a map, so with several such drivers the one named is any of them."""
+        installed = csi_node_drivers(csi_node)
+        for driver in dict.fromkeys(drivers):
+            obj = self.cluster.get("CSIDriver", "", driver)
+            if obj is None or obj.spec.get("preventPodSchedulingIfMissing") is not True:
+                continue  # no CSIDriver: maybe not a CSI driver at all, so taken as installed
+            if driver not in installed:
+                return driver
+        return None
 
     def explain_node(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> dict[str, Any]:
         """Per driver: the node's limit, volumes already attached and the pod's new ones."""

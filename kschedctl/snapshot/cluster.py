@@ -35,6 +35,8 @@ KNOWN_KINDS: dict[str, bool] = {
     "DeviceClass": False,
     "ResourceSlice": False,
     "ResourceClaim": True,
+    # DRADeviceTaintRules (beta and off in v1.36, GA and on in v1.37): taints for the devices it selects
+    "DeviceTaintRule": False,
     # scheduling.k8s.io v1alpha2 (v1.36), v1beta1 or v1alpha3 (v1.37), with GenericWorkload: the pod-group cycle reads PodGroups
     "PodGroup": True,
 }

@@ -96,6 +96,8 @@ RESOURCES: tuple[APIResource, ...] = (
     APIResource("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False),
     APIResource("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True),
     APIResource("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False),
+    # v1.37 serves it as v1 (GA, DRADeviceTaintRules on); v1.36 only as v1beta2, with the gate on
+    APIResource("DeviceTaintRule", "resource.k8s.io", "v1", "devicetaintrules", False, optional=True),
     # with GenericWorkload: the pod groups the pod-group cycle schedules together, as the scheduler of
     # v1.36 (v1alpha2) and v1.37 (v1beta1) lists them; a server serves one of the two
     APIResource("PodGroup", "scheduling.k8s.io", "v1alpha2", "podgroups", True, optional=True),

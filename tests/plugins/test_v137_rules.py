@@ -1,4 +1,6 @@
-"""The scheduling rules v1.37 changed, each beside v1.36's: resize-aware pod requests.
+"""The scheduling rules v1.37 changed, each beside v1.36's: resize-aware pod requests, ImageLocality's image
+volumes, VolumeLimitScaling in NodeVolumeLimits, device taints and DeviceTaintRules in DynamicResources and the
+v1.37 table of NodeDeclaredFeatures.
 
 Until v1.37 is registered as a release, its rules are those of a ``Features`` built here: v1.36's default
 gates with the defaults v1.37 flips that these rules read (VolumeLimitScaling and DRADeviceTaintRules on).
@@ -15,17 +17,31 @@ import pytest
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.resources import ResizeRule, calculate_pod_resource, pod_requests, resize_rule
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.status import Code
+from kschedctl.framework.status import Code, Status
 from kschedctl.kube.features import Features
 from kschedctl.kube.quantity import parse_quantity
 from kschedctl.kube.versions import resolve_features
+from kschedctl.plugins import imagelocality, nodedeclaredfeatures, nodevolumelimits
+from kschedctl.plugins.dynamicresources import plugin as dynamicresources
 from kschedctl.plugins.noderesources import fit
+from kschedctl.snapshot.model import KubeObject
 from tests.builders import (
     FakeHandle,
     PodBuilder,
     make_node,
+    make_object,
     make_pod,
     make_snapshot,
+)
+from tests.plugins.storage_objects import csi_node, pv, pvc
+from tests.plugins.test_dynamicresources import (
+    DRIVER,
+    claim,
+    device_class,
+    exactly,
+    gpu,
+    pod_with,
+    resource_slice,
 )
 
 V135 = resolve_features(35)
@@ -160,5 +176,225 @@ def test_a_framework_refuses_a_snapshot_built_for_other_rules() -> None:
     with pytest.raises(ValueError, match=r"follow other rules than v1\.37\.2's"):
         FakeHandle(make_snapshot([make_node("n1")], features=V136), features=V137)
     assert isinstance(FakeHandle(make_snapshot([make_node("n1")], features=V137), features=V137), Framework)
+
+
+# ------------------------------------------------------------------------------------------------ ImageLocality
+
+
+def _image_scores(features: Features, pod: PodBuilder, images: list[tuple[str, int]]) -> tuple[int, int]:
+    node = make_node("n1")
+    for name, size in images:
+        node.image(name, size=size)
+    snap = make_snapshot([node], features=features)
+    pl = imagelocality.new(None, FakeHandle(snap, features=features))
+    p = pod.build()
+    ni = snap.get("n1")
+    assert ni is not None
+    score, _ = pl.score(CycleState(), p, ni)
+    [listed], _ = pl.score_nodes(CycleState(), p, [ni])
+    return score, listed
+
+
+WITH_VOLUME = make_pod("p").image("app:1").volume({"name": "models", "image": {"reference": "models:v1"}})
+
+
+@pytest.mark.parametrize(
+    ("features", "images", "score"),
+    [
+        # v1.35: the volume's image is not looked at: 500MiB of 1000MiB
+        pytest.param(V135, [("app:1", 500 * MB), ("models:v1", 800 * MB)], 100 * 477 // 977, id="v1.35-containers-only"),
+        # v1.36: 1300MiB summed, but clamped to one container's 1000MiB
+        pytest.param(V136, [("app:1", 500 * MB), ("models:v1", 800 * MB)], 100, id="v1.36-volume-summed"),
+        # v1.37: 1300MiB of two images' 2000MiB
+        pytest.param(V137, [("app:1", 500 * MB), ("models:v1", 800 * MB)], 100 * 1277 // 1977, id="v1.37-volume-counted"),
+        # the volume's image absent from the node still raises the threshold from v1.37
+        pytest.param(V136, [("app:1", 500 * MB)], 100 * 477 // 977, id="v1.36-volume-image-absent"),
+        pytest.param(V137, [("app:1", 500 * MB)], 100 * 477 // 1977, id="v1.37-volume-image-absent"),
+    ],
+)
+def test_image_locality_and_image_volumes(features: Features, images: list[tuple[str, int]], score: int) -> None:
+    assert _image_scores(features, WITH_VOLUME, images) == (score, score)
+
+
+def test_image_volume_reference_is_normalized() -> None:
+    pod = make_pod("p").image("app:1").volume({"name": "m", "image": {"reference": "models"}})
+    assert _image_scores(V137, pod, [("models:latest", 3000 * MB)]) == (100 * (2000 - 23) // 1977,) * 2
+
+
+# ------------------------------------------------------------------------------------------------ NodeVolumeLimits
+
+
+def _csi_driver(name: str, prevent: bool | None) -> KubeObject:
+    spec = {} if prevent is None else {"preventPodSchedulingIfMissing": prevent}
+    return make_object("CSIDriver", name, spec=spec)
+
+
+EBS = "ebs.csi.aws.com"
+CLAIM = [pvc("data", volume="pv-data"), pv("pv-data", source={"csi": {"driver": EBS, "volumeHandle": "vol-1"}})]
+NOT_INSTALLED = Status.unschedulable(f"{EBS} CSI driver is not installed on the node")
+
+
+def _volume_limits(features: Features, objects: list[KubeObject]) -> Status:
+    snap = make_snapshot([make_node("n1")], [], objects, features=features)
+    pl = nodevolumelimits.new(None, FakeHandle(snap, features=features))
+    pod = make_pod("p").pvc("data").build()
+    state = CycleState()
+    pl.pre_filter(state, pod, [])
+    ni = snap.get("n1")
+    assert ni is not None
+    return pl.filter(state, pod, ni)
+
+
+V136_SCALING = resolve_features(36, {"VolumeLimitScaling": True})
+
+
+@pytest.mark.parametrize(
+    ("features", "objects", "status"),
+    [
+        pytest.param(V136, [*CLAIM, _csi_driver(EBS, True)], Status(), id="v1.36-gate-off-not-checked"),
+        pytest.param(V136_SCALING, [*CLAIM, _csi_driver(EBS, True)], NOT_INSTALLED, id="v1.36-gate-on-no-csinode"),
+        pytest.param(V137, [*CLAIM, _csi_driver(EBS, True)], NOT_INSTALLED, id="v1.37-no-csinode"),
+        pytest.param(V137, [*CLAIM, _csi_driver(EBS, True), csi_node("n1", {"other.csi": None})], NOT_INSTALLED,
+                     id="v1.37-csinode-without-the-driver"),
+        pytest.param(V137, [*CLAIM, _csi_driver(EBS, True), csi_node("n1", {EBS: None})], Status(),
+                     id="v1.37-driver-installed-no-limit"),
+        pytest.param(V137, [*CLAIM, _csi_driver(EBS, True), csi_node("n1", {EBS: 0})],
+                     Status.unschedulable(nodevolumelimits.ERR_REASON_MAX_VOLUME_COUNT_EXCEEDED),
+                     id="v1.37-installed-then-the-limit"),
+        pytest.param(V137, [*CLAIM, _csi_driver(EBS, False)], Status(), id="v1.37-driver-does-not-opt-in"),
+        pytest.param(V137, [*CLAIM, _csi_driver(EBS, None)], Status(), id="v1.37-field-unset"),
+        pytest.param(V137, CLAIM, Status(), id="v1.37-no-csidriver-taken-as-installed"),
+    ],
+)
+def test_volume_limit_scaling(features: Features, objects: list[KubeObject], status: Status) -> None:
+    got = _volume_limits(features, objects)
+    assert (got.code, got.reasons) == (status.code, status.reasons)
+
+
+# ------------------------------------------------------------------------------------------------ DynamicResources
+
+
+def _dra_filters(features: Features, objects: list[KubeObject], pod: PodBuilder) -> dict[str, str]:
+    snap = make_snapshot([make_node("n1"), make_node("n2")], [], objects, features=features)
+    pl = dynamicresources.new(None, FakeHandle(snap, features=features))
+    p = pod.build()
+    state = CycleState()
+    _, st = pl.pre_filter(state, p, snap.node_info_list)
+    assert st.is_success()
+    out = {}
+    for ni in snap.node_info_list:
+        out[ni.name] = pl.filter(state, p, ni).code.label
+    return out
+
+
+def _tainted(name: str, effect: str = "NoSchedule", key: str = "broken") -> dict[str, Any]:
+    return gpu(name, taints=[{"key": key, "value": "yes", "effect": effect}])
+
+
+def _rule(**selector: str) -> KubeObject:
+    return make_object("DeviceTaintRule", "maintenance", apiVersion="resource.k8s.io/v1", spec={
+        "deviceSelector": selector, "taint": {"key": "maintenance", "effect": "NoExecute"}})
+
+
+def _tolerating(**toleration: str) -> list[KubeObject]:
+    return [claim("c", exactly(tolerations=[toleration]))]
+
+
+SLICES = [resource_slice("s1", [_tainted("gpu-0")], "n1"), resource_slice("s2", [gpu("gpu-0")], "n2")]
+OK, NO = "Success", "UnschedulableAndUnresolvable"
+V135_V136 = [pytest.param(V135, id="v1.35"), pytest.param(V136, id="v1.36"), pytest.param(V137, id="v1.37")]
+
+
+@pytest.mark.parametrize(
+    ("features", "objects", "want"),
+    [
+        # DRADeviceTaints: alpha and off in v1.35, on from v1.36
+        pytest.param(V135, [device_class(), *SLICES, claim("c")], {"n1": OK, "n2": OK}, id="v1.35-taints-ignored"),
+        pytest.param(V136, [device_class(), *SLICES, claim("c")], {"n1": NO, "n2": OK}, id="v1.36-taint-blocks"),
+        pytest.param(V137, [device_class(), *SLICES, claim("c")], {"n1": NO, "n2": OK}, id="v1.37-taint-blocks"),
+        pytest.param(V137, [device_class(), *SLICES, *_tolerating(key="broken", operator="Exists")],
+                     {"n1": OK, "n2": OK}, id="tolerated-by-key"),
+        pytest.param(V137, [device_class(), *SLICES, *_tolerating(key="broken", value="no")],
+                     {"n1": NO, "n2": OK}, id="other-value-not-tolerated"),
+        pytest.param(V137, [device_class(), *SLICES, *_tolerating(operator="Exists", effect="NoExecute")],
+                     {"n1": NO, "n2": OK}, id="other-effect-not-tolerated"),
+        pytest.param(V137, [device_class(), resource_slice("s1", [_tainted("gpu-0", "None")], "n1"), claim("c")],
+                     {"n1": OK, "n2": NO}, id="effect-none-does-not-block"),
+        # DRADeviceTaintRules: beta and off in v1.36, GA and on in v1.37
+        pytest.param(V136, [device_class(), resource_slice("s2", [gpu("gpu-0")], "n2"), _rule(driver=DRIVER), claim("c")],
+                     {"n1": NO, "n2": OK}, id="v1.36-rule-ignored"),
+        pytest.param(V137, [device_class(), resource_slice("s2", [gpu("gpu-0")], "n2"), _rule(driver=DRIVER), claim("c")],
+                     {"n1": NO, "n2": NO}, id="v1.37-rule-taints-the-driver"),
+        pytest.param(V137, [device_class(), resource_slice("s2", [gpu("gpu-0")], "n2"), _rule(pool="n1"), claim("c")],
+                     {"n1": NO, "n2": OK}, id="v1.37-rule-for-another-pool"),
+        pytest.param(V137, [device_class(), resource_slice("s2", [gpu("gpu-0"), gpu("gpu-1")], "n2"),
+                            _rule(device="gpu-0"), claim("c")],
+                     {"n1": NO, "n2": OK}, id="v1.37-rule-for-one-device"),
+        pytest.param(V137, [device_class(), resource_slice("s2", [gpu("gpu-0")], "n2"), _rule(device="gpu-0"),
+                            *_tolerating(key="maintenance", operator="Exists")],
+                     {"n1": NO, "n2": OK}, id="v1.37-rule-taint-tolerated"),
+    ],
+)
+def test_device_taints_follow_their_gates(features: Features, objects: list[KubeObject], want: dict[str, str]) -> None:
+    assert _dra_filters(features, objects, pod_with("c")) == want
+
+
+# ------------------------------------------------------------------------------------------------ NodeDeclaredFeatures
+
+
+def _bind_mounts(key: str) -> dict[str, Any]:
+    mount = {"name": "d", "mountPath": "/d", "bindMountOptions": ["noexec"]}
+    return {key: [{"name": "c", "image": "app", "volumeMounts": [mount]}]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "needs"),
+    [
+        pytest.param(_bind_mounts("containers"), True, id="container"),
+        pytest.param({**_bind_mounts("initContainers"), "containers": [{"name": "app"}]}, True, id="init-container"),
+        pytest.param({**_bind_mounts("ephemeralContainers"), "containers": [{"name": "app"}]}, True, id="ephemeral"),
+        pytest.param({"containers": [{"name": "c", "volumeMounts": [{"name": "d", "bindMountOptions": []}]}]}, False,
+                     id="empty-options"),
+        pytest.param({"containers": [{"name": "c", "volumeMounts": [{"name": "d", "mountPath": "/d"}]}]}, False,
+                     id="no-options"),
+    ],
+)
+def test_volume_bind_mount_options_is_inferred_from_v1_37(spec: dict[str, Any], needs: bool) -> None:
+    v136, v137 = (nodedeclaredfeatures.table_for(f) for f in (V136, V137))
+    assert v136.required(spec) == frozenset()
+    assert v137.required(spec) == (frozenset({"VolumeBindMountOptions"}) if needs else frozenset())
+
+
+@pytest.mark.parametrize(
+    ("features", "declared", "code"),
+    [
+        pytest.param(V136, [], Code.SKIP, id="v1.36-nothing-needed"),
+        pytest.param(V137, [], Code.UNSCHEDULABLE_AND_UNRESOLVABLE, id="v1.37-node-without-the-feature"),
+        pytest.param(V137, ["VolumeBindMountOptions"], Code.SUCCESS, id="v1.37-node-declares-it"),
+    ],
+)
+def test_node_declared_features_and_bind_mounts(features: Features, declared: list[str], code: Code) -> None:
+    pl = nodedeclaredfeatures.new(None, FakeHandle(features=features))
+    pod = make_pod("p").set("spec.containers", _bind_mounts("containers")["containers"]).build()
+    state = CycleState()
+    _, st = pl.pre_filter(state, pod, [])
+    if code == Code.SKIP:
+        assert st.code == Code.SKIP
+        return
+    node = make_snapshot([make_node("n1").set("status.declaredFeatures", declared)], features=features).get("n1")
+    assert node is not None
+    got = pl.filter(state, pod, node)
+    assert got.code == code
+    if code != Code.SUCCESS:
+        assert got.reasons == [nodedeclaredfeatures.ERR_REASON]
+
+
+def test_the_other_new_features_are_never_needed_and_only_widen_the_bitmap() -> None:
+    v136, v137 = (nodedeclaredfeatures.table_for(f) for f in (V136, V137))
+    assert len(v137.names) == len(v136.names) + 4
+    assert v137.names == sorted(v137.names)
+    declared = ["DRANodeAllocatableResources", "InPlacePodVerticalScalingMemoryBackedVolumes", "VolumeBindMountOptions"]
+    assert v136.declared(declared) == frozenset()
+    assert v137.declared(declared) == frozenset(declared)
 
 

@@ -2,7 +2,11 @@
 
 With the default feature gates (DRAPrioritizedList and DRAAdminAccess on,
 partitionable devices, device taints, consumable capacity and binding
-conditions off) kube-scheduler uses the "incubating" allocator. For one node it
+conditions off) kube-scheduler uses the "incubating" allocator. Device taints follow
+their gates: with DRADeviceTaints (on from v1.36) a device with a NoSchedule or
+NoExecute taint that the request does not tolerate is not allocated, and with
+DRADeviceTaintRules (on from v1.37) the taints of the DeviceTaintRules that select a
+device (by driver, pool and device name) count as its own. For one node it
 
 1. gathers the resource pools whose slices are local to the node, available on
    all nodes or select the node (a pool whose slices are not all published is
@@ -42,13 +46,16 @@ from kschedctl.plugins.dynamicresources.api import (
     DeviceClass,
     DeviceID,
     DeviceResult,
+    DeviceTaintRule,
     Request,
     ResourceClaim,
     ResourceSlice,
     device_id_str,
     parse_device_class,
+    parse_device_taint_rule,
     parse_resource_claim,
     parse_resource_slice,
+    taint_blocks,
 )
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node
@@ -79,10 +86,15 @@ class _MaxSizeExceeded(Exception):
 
 
 class DraCluster:
-    """The cluster's DRA objects, parsed once, plus the devices already allocated."""
+    """The cluster's DRA objects, parsed once, plus the devices already allocated.
 
-    def __init__(self, cluster: Cluster) -> None:
+    ``device_taints`` (DRADeviceTaints): untolerated device taints keep devices from being allocated;
+    ``taint_rules`` (DRADeviceTaintRules): DeviceTaintRules add their taints to the devices they select."""
+
+    def __init__(self, cluster: Cluster, *, device_taints: bool = False, taint_rules: bool = False) -> None:
         self.cluster = cluster
+        self.device_taints = device_taints
+        self.taint_rules = taint_rules
         self.programs = ProgramCache()
         #: (expression, id(device)) -> result of the selector for that device.
         self.eval_cache: dict[tuple[str, int], bool | CelError] = {}
@@ -105,6 +117,8 @@ class DraCluster:
     def slices(self) -> list[ResourceSlice]:
         if self._slices is None:
             slices = [parse_resource_slice(o, i) for i, o in enumerate(self.cluster.of_kind("ResourceSlice"))]
+            if self.taint_rules:
+                apply_taint_rules(slices, [parse_device_taint_rule(o) for o in self.cluster.of_kind("DeviceTaintRule")])
             for s in slices:
                 gens = self.pool_generations.setdefault((s.driver, s.pool), {})
                 gens[s.generation] = gens.get(s.generation, 0) + 1
@@ -165,6 +179,17 @@ class DraCluster:
         if isinstance(r, CelError):
             raise r
         return r
+
+
+def apply_taint_rules(slices: list[ResourceSlice], rules: list[DeviceTaintRule]) -> None:
+    """Add each rule's taint to the devices it selects (the ResourceSlice tracker's patched slices)."""
+    for s in slices:
+        for rule in rules:
+            if not rule.applies_to_slice(s.driver, s.pool):
+                continue
+            for dev in s.devices:
+                if rule.device is None or rule.device == dev.name:
+                    dev.taints.append(rule.taint)
 
 
 # --------------------------------------------------------------------------- pools
@@ -563,6 +588,8 @@ class Allocator:
             return None
         if dev.consumes_counters:
             return None  # DRAPartitionableDevices is off
+        if self.dra.device_taints and taint_blocks(dev.taints, req.tolerations):
+            return None
         if rd.parent is None:
             base, sub = req.name, ""
         else:

@@ -1,6 +1,6 @@
 """The resource.k8s.io/v1 objects DynamicResources reads, parsed from their raw dictionaries.
 
-DeviceClass, ResourceSlice and ResourceClaim reach the plugin as generic
+DeviceClass, ResourceSlice, ResourceClaim and DeviceTaintRule reach the plugin as generic
 ``KubeObject``s. This module turns the fields the scheduler uses into small
 typed records once per scheduling cycle, applying the API server's defaulting
 (``allocationMode: ExactCount`` and ``count: 1``), so the allocator works with
@@ -59,18 +59,99 @@ def parse_device_class(obj: KubeObject) -> DeviceClass:
     return DeviceClass(obj.name, sels, obj)
 
 
+# --------------------------------------------------------------------------- device taints
+
+#: The taint effects that keep a device from being allocated; others (``None``, unknown ones) are ignored.
+BLOCKING_EFFECTS = ("NoSchedule", "NoExecute")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaint:
+    key: str
+    value: str
+    effect: str
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceToleration:
+    key: str
+    operator: str  # "Equal" (also when empty) or "Exists"
+    value: str
+    effect: str  # empty: every effect
+
+    def tolerates(self, taint: DeviceTaint) -> bool:
+        """``resourceclaim.ToleratesTaint``: the node-taint rule, applied to a device taint."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return self.operator == "Exists"
+
+
+def parse_taint(raw: Any) -> DeviceTaint:
+    t = _dict(raw)
+    return DeviceTaint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
+
+
+def _tolerations(raw: Any) -> list[DeviceToleration]:
+    out = []
+    for t in _list(raw):
+        t = _dict(t)
+        out.append(DeviceToleration(str(t.get("key") or ""), str(t.get("operator") or ""),
+                                    str(t.get("value") or ""), str(t.get("effect") or "")))
+    return out
+
+
+def taint_blocks(taints: list[DeviceTaint], tolerations: list[DeviceToleration]) -> bool:
+    """Whether one of a device's taints with a blocking effect is tolerated by none of the request's."""
+    return any(
+        t.effect in BLOCKING_EFFECTS and not any(tol.tolerates(t) for tol in tolerations) for t in taints
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceTaintRule:
+    """A DeviceTaintRule: its taint, for the devices its selector matches (an unset field matches all)."""
+
+    name: str
+    driver: str | None
+    pool: str | None
+    device: str | None
+    taint: DeviceTaint
+
+    def applies_to_slice(self, driver: str, pool: str) -> bool:
+        return (self.driver is None or self.driver == driver) and (self.pool is None or self.pool == pool)
+
+
+def _optional(v: Any) -> str | None:
+    return None if v is None else str(v)
+
+
+def parse_device_taint_rule(obj: KubeObject) -> DeviceTaintRule:
+    sel = obj.spec.get("deviceSelector")
+    sel = sel if isinstance(sel, dict) else {}
+    return DeviceTaintRule(obj.name, _optional(sel.get("driver")), _optional(sel.get("pool")),
+                           _optional(sel.get("device")), parse_taint(obj.spec.get("taint")))
+
+
 # --------------------------------------------------------------------------- ResourceSlice
 
 
 class Device:
     """One device of a slice; attributes and capacity are parsed on first use."""
 
-    __slots__ = ("_attributes", "_capacity", "_cel", "binding_conditions", "consumes_counters", "name", "raw", "where")
+    __slots__ = (
+        "_attributes", "_capacity", "_cel", "binding_conditions", "consumes_counters", "name", "raw", "taints", "where"
+    )
 
     def __init__(self, raw: dict[str, Any], where: str) -> None:
         self.raw = raw
         self.where = where
         self.name = str(raw.get("name") or "")
+        #: The device's own taints, then those of the DeviceTaintRules that select it (when they count).
+        self.taints = [parse_taint(t) for t in _list(raw.get("taints"))]
         self.consumes_counters = bool(_list(raw.get("consumesCounters")))
         self.binding_conditions = bool(_list(raw.get("bindingConditions")))
         self._attributes: dict[str, tuple[str, Any]] | None = None
@@ -208,6 +289,7 @@ class Request:
     allocation_mode: str
     count: int
     admin_access: bool = False
+    tolerations: list[DeviceToleration] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -297,6 +379,7 @@ def _request(name: str, raw: dict[str, Any]) -> Request:
         allocation_mode=mode,
         count=int(count),
         admin_access=bool(raw.get("adminAccess")),
+        tolerations=_tolerations(raw.get("tolerations")),
     )
 
 

@@ -16,7 +16,9 @@ For a pod with claims:
   node selector); any claim may be shared, so ``reservedFor`` never blocks;
 * Filter runs the structured allocator (:mod:`.allocator`) for the claims still
   to be allocated and rejects the node with "cannot allocate all claims" when no
-  combination of free, matching devices exists there, or with "resourceclaim not
+  combination of free, matching devices exists there (with DRADeviceTaints, a device
+  whose taint the request does not tolerate is not free; with DRADeviceTaintRules,
+  DeviceTaintRules taint the devices they select), or with "resourceclaim not
   available on the node" when an allocated claim's devices are elsewhere;
 * PostFilter would deallocate an unavailable claim that no other pod uses (a
   dry run only reports it), otherwise "still not schedulable";
@@ -44,6 +46,7 @@ from kschedctl.framework.interfaces import Handle, NodeScore, NodeToStatus, Post
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import MAX_NODE_SCORE, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.gates import DRA_DEVICE_TAINT_RULES, DRA_DEVICE_TAINTS
 from kschedctl.kube.rules import DYNAMIC_RESOURCES_SCORE
 from kschedctl.kube.selectors import NodeSelector
 from kschedctl.plugins.helper import default_normalize_score, default_normalize_scores
@@ -117,6 +120,9 @@ class DynamicResources:
         #: The clock ``filterTimeout`` is measured on (seconds); a test gives a fake one, so that no
         #: verdict depends on how fast the machine runs the search.
         self.clock: Callable[[], float] = time.monotonic
+        #: DRADeviceTaints: untolerated device taints count; DRADeviceTaintRules: so do DeviceTaintRules'.
+        self.device_taints = handle.features.enabled(DRA_DEVICE_TAINTS)
+        self.taint_rules = handle.features.enabled(DRA_DEVICE_TAINT_RULES)
 
     # -- helpers ------------------------------------------------------------------------
     def _dra_for(self, cluster: Cluster) -> DraCluster:
@@ -124,7 +130,7 @@ class DynamicResources:
 
         dra = self._dra
         if dra is None or dra.cluster is not cluster:
-            dra = DraCluster(cluster)
+            dra = DraCluster(cluster, device_taints=self.device_taints, taint_rules=self.taint_rules)
             self._dra = dra
         return dra
 
