@@ -406,10 +406,10 @@ def test_diff_versions_markdown_has_its_title_and_the_attribution() -> None:
         # the gates whose effects changed; NodeDeclaredFeatures (locked now) was on in v1.36 already
         (36, 37, {"GangSchedulingByGenericWorkload", "PodGroupPostFilter", "StorageCapacityScoring",
                   "ResizeRequestsMaxOfTotals", "ImageLocalityVolumeThreshold", "NodeDeclaredFeaturesBindMounts",
-                  "VolumeLimitScaling", "DRADeviceTaintRules"}),
+                  "VolumeLimitScaling", "DRADeviceTaintRules", "GatedPodsNominated"}),
         (37, 36, {"GangSchedulingByGenericWorkload", "PodGroupPostFilter", "StorageCapacityScoring",
                   "ResizeRequestsMaxOfTotals", "ImageLocalityVolumeThreshold", "NodeDeclaredFeaturesBindMounts",
-                  "VolumeLimitScaling", "DRADeviceTaintRules"}),
+                  "VolumeLimitScaling", "DRADeviceTaintRules", "GatedPodsNominated"}),
     ],
 )
 def test_the_change_table_between_two_versions(a: int, b: int, names: set[str]) -> None:

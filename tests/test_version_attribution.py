@@ -191,6 +191,8 @@ TRIGGERS: list[tuple[str, int, c.Evidence, c.Evidence]] = [
      _evidence(cluster=make_cluster([make_node("n1")], [RESIZED.node("n1")]))),
     ("NodeDeclaredFeaturesBindMounts", 0, _evidence(make_pod("p").set("spec.containers", [BIND_MOUNTS])),
      _evidence(make_pod("p").set("spec.containers", [{**BIND_MOUNTS, "volumeMounts": [{"name": "d", "mountPath": "/d"}]}]))),
+    ("GatedPodsNominated", 0, _evidence(cluster=make_cluster([make_node("n1")], [make_pod("g").gate("x").nominated("n1")])),
+     _evidence(cluster=make_cluster([make_node("n1")], [make_pod("g").nominated("n1"), make_pod("h").gate("x")]))),
     ("VolumeLimitScaling", 0, _evidence(make_pod("p").pvc("data"), make_cluster([make_node("n1")], objects=[
         make_object("CSIDriver", "ebs.csi.aws.com", spec={"preventPodSchedulingIfMissing": True})])),
      _evidence(make_pod("p").pvc("data"), make_cluster([make_node("n1")], objects=[

@@ -161,6 +161,10 @@ def _bind_mount_options(e: Evidence) -> bool:
     return False
 
 
+def _gated_nominated(e: Evidence) -> bool:
+    return any(not p.node_name and p.nominated_node_name and p.scheduling_gates for p in e.cluster.pods)
+
+
 def _driver_must_be_installed(e: Evidence) -> bool:
     return bool(e.pod.volumes) and any(
         d.spec.get("preventPodSchedulingIfMissing") is True for d in e.cluster.of_kind("CSIDriver")
@@ -205,6 +209,7 @@ RESIZING = Trigger("a pod's status shows an in-place resize (status.resources or
                    "or of the pod, or an infeasible resize)", _resizing)
 POD_LEVEL_STATUS = Trigger("a pod has its own status.resources or status.allocatedResources", _pod_level_status)
 BIND_MOUNT_OPTIONS = Trigger("a container of the pod mounts a volume with bindMountOptions", _bind_mount_options)
+GATED_NOMINATED = Trigger("a pod with scheduling gates has status.nominatedNodeName", _gated_nominated)
 DRIVER_MUST_BE_INSTALLED = Trigger("the pod has volumes and a CSIDriver sets preventPodSchedulingIfMissing",
                                    _driver_must_be_installed)
 TAINTED_DEVICE = Trigger("the pod has ResourceClaims and a device is tainted (in its ResourceSlice or by a "
@@ -217,6 +222,9 @@ _DRA = ("DynamicResources",)
 _FIT_BALANCE = ("NodeResourcesFit", "NodeResourcesBalancedAllocation")
 #: The plugins whose results the requests of the pods on a node feed, preemption's included.
 _REQUESTS_READ = (*_FIT_BALANCE, "DefaultPreemption")
+#: The plugins whose Filter reads the pods on a node (and so the nominated pods added there), and preemption.
+_NOMINATED_PODS_READ = ("NodeResourcesFit", "NodePorts", "InterPodAffinity", "PodTopologySpread", "VolumeRestrictions",
+                        "NodeVolumeLimits", "DynamicResources", "DefaultPreemption")
 
 
 @dataclass(frozen=True)
@@ -331,6 +339,11 @@ RULES: tuple[RuleChange, ...] = (
           "bindMountOptions needs a node that declares VolumeBindMountOptions",
           "NodeDeclaredFeatures checks the node features v1.36 defines: bindMountOptions needs no node feature",
           BIND_MOUNT_OPTIONS),
+    _rule(rules.GATED_PODS_NOMINATED, _NOMINATED_PODS_READ, (FILTER, POST_FILTER),
+          "a gated pod's nomination reserves its space: lower and equal priority pods are filtered as if it ran "
+          "on its nominated node",
+          "a gated pod's nomination reserves nothing again: the scheduling queue keeps it from the nominator",
+          GATED_NOMINATED),
 )
 
 

@@ -200,7 +200,7 @@ def _nominations(fw: Framework, pod: Pod, config: SchedulerConfig, trace: Trace,
     for name, verdict in trace.filter.items():
         if verdict.status.is_success() or verdict.extender is not None:
             continue
-        pods = [pi.pod.key for pi in fw.snapshot.nominated_pods_for_node(name)
+        pods = [pi.pod.key for pi in fw.nominated_pods_for_node(name)
                 if pi.pod.effective_priority >= prio and pi.pod.uid != pod.uid]
         ni = fw.snapshot.get_in_placement(name)
         if pods and ni is not None:

@@ -13,6 +13,7 @@ Upstream model: ``pkg/scheduler/framework/runtime/framework.go`` (``RunPreFilter
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kschedctl.framework.cycle_state import CycleState
@@ -57,10 +58,14 @@ def merge_pre_filter_results(a: PreFilterResult | None, b: PreFilterResult | Non
 class FilterPoints:
     """PreFilter, Filter and PostFilter of one profile's plugins, over one snapshot."""
 
-    def __init__(self, plugins: PluginLists, calls: PluginCalls, snapshot: Snapshot) -> None:
+    def __init__(
+        self, plugins: PluginLists, calls: PluginCalls, snapshot: Snapshot, nominated: Callable[[str], list[PodInfo]]
+    ) -> None:
+        """``nominated``: the pods nominated to a node whose nomination counts (the queue's nominator)."""
         self.plugins = plugins
         self.calls = calls
         self.snapshot = snapshot
+        self.nominated = nominated
 
     # PreFilter ---------------------------------------------------------------------------
     def run_pre_filter(self, state: CycleState, pod: Pod) -> PreFilterOutcome:
@@ -151,7 +156,7 @@ class FilterPoints:
         return Status()
 
     def has_nominated_pods(self, node_info: NodeInfo) -> bool:
-        return bool(self.snapshot.nominated_pods_for_node(node_info.name))
+        return bool(self.nominated(node_info.name))
 
     def all_filters_batched(self, state: CycleState) -> bool:
         """Every Filter plugin that runs in this cycle has ``filter_nodes``."""
@@ -211,7 +216,7 @@ class FilterPoints:
 
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         """Filters with equal-or-higher priority nominated pods added, then (if that passed) without."""
-        nominated = self.snapshot.nominated_pods_for_node(node_info.name)
+        nominated = self.nominated(node_info.name)
         if nominated:
             added = False
             ni2: NodeInfo | None = None

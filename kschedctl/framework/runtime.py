@@ -6,14 +6,15 @@ A ``Framework`` is composed of parts, each in its own module:
   sorted into typed lists per extension point, with their score weights and batch paths;
 * ``calls`` (``framework/plugincalls.py``): every plugin method is called through it, so that an
   exception a plugin raises becomes its Error status and is kept as a ``PluginFailure``;
-* one runner per group of extension points: ``queueing`` (PreEnqueue, QueueSort,
-  ``framework/queueing.py``), ``filtering`` (PreFilter, Filter, PostFilter,
+* one runner per group of extension points: ``queueing`` (PreEnqueue, QueueSort, and the
+  ``nominator`` of the scheduling queue, ``framework/queueing.py``), ``filtering`` (PreFilter, Filter, PostFilter,
   ``framework/filtering.py``), ``scoring`` (PreScore, Score, ``framework/scoring.py``) and
   ``binding`` (Reserve, Permit, PreBind, Bind, PostBind, ``framework/binding.py``).
 
 The Framework itself is what a plugin's ``new(args, handle)`` receives (``interfaces.Handle``):
-the snapshot, the cluster, the features, the extenders, and the few runs a plugin may start
-itself (Filter with nominated pods, the PreFilter extensions), which it hands to ``filtering``.
+the snapshot, the cluster, the features, the extenders, the nominated pods that count, and the few
+runs a plugin may start itself (Filter with nominated pods, the PreFilter extensions), which it hands
+to ``filtering``.
 
 Upstream model: ``pkg/scheduler/framework/runtime/framework.go``.
 """
@@ -29,7 +30,7 @@ from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.plugincalls import PluginCalls
 from kschedctl.framework.pluginlists import PluginLists
 from kschedctl.framework.profile import Profile
-from kschedctl.framework.queueing import QueueingPoints
+from kschedctl.framework.queueing import Nominator, QueueingPoints
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.resources import resize_rule
 from kschedctl.framework.scoring import ScorePoints
@@ -62,7 +63,8 @@ class Framework:
         self.plugins = PluginLists(profile, registry, self)
         self.calls = PluginCalls(self.plugins.in_tree)
         self.queueing = QueueingPoints(self.plugins, self.calls)
-        self.filtering = FilterPoints(self.plugins, self.calls, snapshot)
+        self.nominator = Nominator(snapshot, self.queueing, self.features)
+        self.filtering = FilterPoints(self.plugins, self.calls, snapshot, self.nominator.pods_for_node)
         self.scoring = ScorePoints(self.plugins, self.calls, fast_paths)
         self.binding = BindingPoints(self.plugins, self.calls, profile.features)
 
@@ -75,6 +77,9 @@ class Framework:
         return self._snapshot.cluster
 
     # what a plugin may run itself (``interfaces.Handle``) ---------------------------------------
+    def nominated_pods_for_node(self, node_name: str) -> list[PodInfo]:
+        return self.nominator.pods_for_node(node_name)
+
     def run_filter_plugins_with_nominated_pods(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status:
         return self.filtering.run_filter_plugins_with_nominated_pods(state, pod, node_info)
 

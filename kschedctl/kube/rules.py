@@ -40,6 +40,7 @@ POD_GROUP_POST_FILTER = VersionRule("PodGroupPostFilter", 37)
 RESIZE_REQUESTS_MAX_OF_TOTALS = VersionRule("ResizeRequestsMaxOfTotals", 37)
 IMAGE_LOCALITY_VOLUME_THRESHOLD = VersionRule("ImageLocalityVolumeThreshold", 37)
 NODE_DECLARED_FEATURES_BIND_MOUNTS = VersionRule("NodeDeclaredFeaturesBindMounts", 37)
+GATED_PODS_NOMINATED = VersionRule("GatedPodsNominated", 37)
 
 #: Every row, oldest first.
 ALL: tuple[VersionRule, ...] = (
@@ -59,4 +60,5 @@ ALL: tuple[VersionRule, ...] = (
     RESIZE_REQUESTS_MAX_OF_TOTALS,
     IMAGE_LOCALITY_VOLUME_THRESHOLD,
     NODE_DECLARED_FEATURES_BIND_MOUNTS,
+    GATED_PODS_NOMINATED,
 )

@@ -1,6 +1,6 @@
 """The scheduling rules v1.37 changed, each beside v1.36's: resize-aware pod requests, ImageLocality's image
-volumes, VolumeLimitScaling in NodeVolumeLimits, device taints and DeviceTaintRules in DynamicResources and the
-v1.37 table of NodeDeclaredFeatures.
+volumes, VolumeLimitScaling in NodeVolumeLimits, device taints and DeviceTaintRules in DynamicResources, the
+v1.37 table of NodeDeclaredFeatures, and the space a gated pod's nomination reserves.
 
 Until v1.37 is registered as a release, its rules are those of a ``Features`` built here: v1.36's default
 gates with the defaults v1.37 flips that these rules read (VolumeLimitScaling and DRADeviceTaintRules on).
@@ -15,23 +15,27 @@ from typing import Any
 import pytest
 
 from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.resources import ResizeRule, calculate_pod_resource, pod_requests, resize_rule
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.status import Code, Status
 from kschedctl.kube.features import Features
 from kschedctl.kube.quantity import parse_quantity
 from kschedctl.kube.versions import resolve_features
-from kschedctl.plugins import imagelocality, nodedeclaredfeatures, nodevolumelimits
+from kschedctl.plugins import imagelocality, in_tree_registry, nodedeclaredfeatures, nodevolumelimits
 from kschedctl.plugins.dynamicresources import plugin as dynamicresources
 from kschedctl.plugins.noderesources import fit
 from kschedctl.snapshot.model import KubeObject
 from tests.builders import (
     FakeHandle,
     PodBuilder,
+    load_config,
+    make_cluster,
     make_node,
     make_object,
     make_pod,
     make_snapshot,
+    schedule,
 )
 from tests.plugins.storage_objects import csi_node, pv, pvc
 from tests.plugins.test_dynamicresources import (
@@ -398,3 +402,33 @@ def test_the_other_new_features_are_never_needed_and_only_widen_the_bitmap() -> 
     assert v137.declared(declared) == frozenset(declared)
 
 
+# ------------------------------------------------------------------------------------------------ gated nominated pods
+
+
+NODES = [make_node("n1").alloc(cpu="4", memory="8Gi", pods="10")]
+
+
+@pytest.mark.parametrize(
+    ("features", "gated", "outcome"),
+    [
+        pytest.param(V136, True, "scheduled", id="v1.36-gated-nomination-reserves-nothing"),
+        pytest.param(V137, True, "unschedulable", id="v1.37-gated-nomination-reserves"),
+        pytest.param(V136, False, "unschedulable", id="v1.36-ungated-nomination-reserves"),
+        pytest.param(V137, False, "unschedulable", id="v1.37-ungated-nomination-reserves"),
+    ],
+)
+def test_a_gated_pods_nomination(features: Features, gated: bool, outcome: str) -> None:
+    nominated = make_pod("nominated").req(cpu="3").priority(100).nominated("n1")
+    if gated:
+        nominated.gate("example.com/wait")
+    trace = schedule(make_pod("p").req(cpu="2").priority(10), nodes=NODES, pods=[nominated], features=features)
+    assert trace.outcome == outcome
+
+
+def test_a_gated_pods_nomination_is_not_among_the_nominated_pods_of_v1_36() -> None:
+    cluster = make_cluster(NODES, [make_pod("nominated").gate("wait").nominated("n1"), make_pod("plain").nominated("n1")])
+    for features, names in ((V136, ["plain"]), (V137, ["nominated", "plain"])):
+        config = load_config(None, features=features)
+        fw = Framework(config.profiles[0], in_tree_registry(), Snapshot(cluster, features=features))
+        assert sorted(pi.pod.name for pi in fw.nominated_pods_for_node("n1")) == names
+        assert fw.filtering.has_nominated_pods(fw.snapshot.node_info_map["n1"])

@@ -364,7 +364,7 @@ class Evaluator:
         # 5) upstream now evicts the victims and clears lower-priority nominations; a dry run stops here.
         details["lowerPriorityNominatedPods"] = [
             pi.pod.key
-            for pi in self.handle.snapshot.nominated_pods_for_node(best.name)
+            for pi in self.handle.nominated_pods_for_node(best.name)
             if pi.pod.effective_priority < pod.effective_priority
         ]
         result = PostFilterResult(
