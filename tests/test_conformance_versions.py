@@ -100,15 +100,24 @@ def test_scenario_agrees_v1_36_storage_capacity_scoring(scenario: Path) -> None:
     _check(scenario, SCS_FEATURES, SCS_FILE)
 
 
+#: The other gates the scheduler's rules read whose default v1.37 flips, and what a scenario must hold for
+#: them to matter (none of the 103 holds it).
+V1_37_OTHER_GATES = {"VolumeLimitScaling": "preventPodSchedulingIfMissing", "DRADeviceTaintRules": "DeviceTaintRule"}
+
+
 def test_v1_37_differs_from_v1_36_by_storage_capacity_scoring_alone() -> None:
     """The premise of the next test: between v1.36.2 with StorageCapacityScoring on and v1.37's defaults, the
-    gates the scheduler's rules read have the same values."""
+    gates the scheduler's rules read have the same values, but for two that need what no scenario has (a
+    CSIDriver that sets preventPodSchedulingIfMissing, a DeviceTaintRule)."""
     from kschedctl.kube import gates
 
     v137 = resolve_features(37)
     moved = {g for g in gates.READ_BY_RULES if g in v137.gates and SCS_FEATURES.enabled(g) != v137.enabled(g)}
-    assert moved == set()
+    assert moved == set(V1_37_OTHER_GATES)
     assert v137.enabled(gates.STORAGE_CAPACITY_SCORING)
+    for d in SCS_SCENARIOS:
+        text = "".join(f.read_text() for f in d.glob("*.yaml"))
+        assert not any(needs in text for needs in V1_37_OTHER_GATES.values()), d.name
 
 
 @pytest.mark.parametrize("scenario", V1_37_CASES)

@@ -22,6 +22,7 @@ OPPORTUNISTIC_BATCHING = "OpportunisticBatching"
 POD_LEVEL_RESOURCES = "PodLevelResources"
 STORAGE_CAPACITY_SCORING = "StorageCapacityScoring"
 TOPOLOGY_AWARE_WORKLOAD_SCHEDULING = "TopologyAwareWorkloadScheduling"
+VOLUME_BIND_MOUNT_OPTIONS = "VolumeBindMountOptions"
 VOLUME_LIMIT_SCALING = "VolumeLimitScaling"
 
 #: Every gate above: the ones whose value a run's rules can depend on.
@@ -40,5 +41,6 @@ READ_BY_RULES: tuple[str, ...] = (
     POD_LEVEL_RESOURCES,
     STORAGE_CAPACITY_SCORING,
     TOPOLOGY_AWARE_WORKLOAD_SCHEDULING,
+    VOLUME_BIND_MOUNT_OPTIONS,
     VOLUME_LIMIT_SCALING,
 )

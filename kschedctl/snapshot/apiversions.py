@@ -14,7 +14,8 @@ an apiVersion no release serves a kind as says what that version reads it as (``
   server that listed it serves it, so objects it returned are kept;
 * a field behind a gate that is off: on create the API server drops it before it stores the
   object (``dropDisabledFields`` in ``pkg/api/pod/util.go``), so the scheduler never sees it. Pod-level
-  ``spec.resources`` is such a field (PodLevelResources, alpha and off in v1.33).
+  ``spec.resources`` is such a field (PodLevelResources, alpha and off in v1.33), and so is a
+  container's ``volumeMounts[].bindMountOptions`` (VolumeBindMountOptions, alpha and off in v1.37).
 
 Read the other way, what a cluster's API server serves and stores tells which of those gates it
 runs with (``gates_shown``): a snapshot holding PodGroup objects, or pods that kept
@@ -32,7 +33,7 @@ from typing import Any
 
 from kschedctl.apivalidation import API_VERSIONS
 from kschedctl.kube.features import Features
-from kschedctl.kube.gates import GENERIC_WORKLOAD, POD_LEVEL_RESOURCES
+from kschedctl.kube.gates import GENERIC_WORKLOAD, POD_LEVEL_RESOURCES, VOLUME_BIND_MOUNT_OPTIONS
 
 #: API versions of kinds the scheduler reads, and the first minor whose scheme registers them.
 SERVED_SINCE: Mapping[str, int] = {"resource.k8s.io/v1": 34}
@@ -134,6 +135,41 @@ def _later(api_version: str, minor: int) -> bool:
 
 #: Pod spec fields the API server drops on create when their gate is off (``dropDisabledFields``).
 GATED_POD_FIELDS: Mapping[str, str] = {"resources": POD_LEVEL_RESOURCES, "schedulingGroup": GENERIC_WORKLOAD}
+#: Fields of a container's volume mounts it drops likewise (every container, init and ephemeral one).
+GATED_MOUNT_FIELDS: Mapping[str, str] = {"bindMountOptions": VOLUME_BIND_MOUNT_OPTIONS}
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def _mount_field(field: str) -> str:
+    """How a note names a volume-mount field (below ``spec.``)."""
+    return f"containers[*].volumeMounts[*].{field}"
+
+
+def _mounts_with(spec: dict[str, Any], field: str) -> bool:
+    """Whether a volume mount of some container has ``field`` (fields of the wrong type are the validator's)."""
+    for key in _CONTAINER_LISTS:
+        containers = spec.get(key)
+        for c in containers if isinstance(containers, list) else []:
+            mounts = c.get("volumeMounts") if isinstance(c, dict) else None
+            if isinstance(mounts, list) and any(isinstance(m, dict) and field in m for m in mounts):
+                return True
+    return False
+
+
+def _without_mount_fields(spec: dict[str, Any], fields: set[str]) -> dict[str, Any]:
+    """``spec`` with ``fields`` taken out of every container's volume mounts (copies where they go)."""
+    out = dict(spec)
+    for key in _CONTAINER_LISTS:
+        containers = spec.get(key)
+        if not isinstance(containers, list):
+            continue
+        out[key] = [
+            {**c, "volumeMounts": [
+                {k: v for k, v in m.items() if k not in fields} if isinstance(m, dict) else m for m in c["volumeMounts"]
+            ]} if isinstance(c, dict) and isinstance(c.get("volumeMounts"), list) else c
+            for c in containers
+        ]
+    return out
 
 
 def drop_disabled_fields(kind: str, obj: dict[str, Any], features: Features) -> dict[str, Any]:
@@ -144,23 +180,28 @@ def drop_disabled_fields(kind: str, obj: dict[str, Any], features: Features) -> 
     if not isinstance(spec, dict):
         return obj
     dropped = {f for f, gate in GATED_POD_FIELDS.items() if f in spec and not features.enabled(gate)}
-    if not dropped:
+    mounts = {f for f, gate in GATED_MOUNT_FIELDS.items() if not features.enabled(gate) and _mounts_with(spec, f)}
+    if not dropped and not mounts:
         return obj
-    return {**obj, "spec": {k: v for k, v in spec.items() if k not in dropped}}
+    kept = {k: v for k, v in spec.items() if k not in dropped}
+    return {**obj, "spec": _without_mount_fields(kept, mounts) if mounts else kept}
 
 
 def dropped_fields(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """The gated spec fields ``drop_disabled_fields`` took out of a pod."""
+    """The gated spec fields ``drop_disabled_fields`` took out of a pod (a mount field as ``_mount_field``
+    names it)."""
     if before is after:
         return []
     spec, kept = before.get("spec") or {}, after.get("spec") or {}
-    return [f for f in GATED_POD_FIELDS if f in spec and f not in kept]
+    out = [f for f in GATED_POD_FIELDS if f in spec and f not in kept]
+    out += [_mount_field(f) for f in GATED_MOUNT_FIELDS if _mounts_with(spec, f) and not _mounts_with(kept, f)]
+    return out
 
 
 def dropped_field_note(pods: int, features: Features, name: str = "resources", *, listed: bool = False) -> str:
     """The note on pods whose gated field was dropped; ``listed``: the pods came from a live server, which kept
     the field, so it runs with the gate on while this run has it off."""
-    gate = GATED_POD_FIELDS[name]
+    gate = {**GATED_POD_FIELDS, **{_mount_field(f): g for f, g in GATED_MOUNT_FIELDS.items()}}[name]
     if listed:
         return (
             f"spec.{name} dropped from {pods} pod(s): {gate} is off in this run, but the cluster's API server kept the "
@@ -178,9 +219,10 @@ def dropped_field_note(pods: int, features: Features, name: str = "resources", *
 
 def candidate_gates(features: Features) -> set[str]:
     """The gates a cluster's objects could show on while ``features`` has them off: those of
-    ``SERVED_WITH_GATE`` (of a version its release has) and ``GATED_POD_FIELDS`` that its release registers."""
+    ``SERVED_WITH_GATE`` (of a version its release has), ``GATED_POD_FIELDS`` and ``GATED_MOUNT_FIELDS``
+    that its release registers."""
     served = {g.gate for g in SERVED_WITH_GATE.values() if g.exists_in(features.minor)}
-    out = served | set(GATED_POD_FIELDS.values())
+    out = served | set(GATED_POD_FIELDS.values()) | set(GATED_MOUNT_FIELDS.values())
     return {g for g in out if g in features.gates and not features.enabled(g)}
 
 
@@ -209,6 +251,9 @@ def gates_shown(objects: Iterable[Mapping[str, Any]], features: Features) -> dic
             for name, field_gate in GATED_POD_FIELDS.items():
                 if field_gate in wanted and name in spec:
                     seen.setdefault(field_gate, Counter())[f"pod(s) that kept spec.{name}"] += 1
+            for name, field_gate in GATED_MOUNT_FIELDS.items():
+                if field_gate in wanted and _mounts_with(spec, name):
+                    seen.setdefault(field_gate, Counter())[f"pod(s) that kept spec.{_mount_field(name)}"] += 1
     return {gate: ", ".join(f"{n} {what}" for what, n in found.items()) for gate, found in seen.items()}
 
 

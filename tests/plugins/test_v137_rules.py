@@ -1,15 +1,12 @@
 """The scheduling rules v1.37 changed, each beside v1.36's: resize-aware pod requests, ImageLocality's image
 volumes, VolumeLimitScaling in NodeVolumeLimits, device taints and DeviceTaintRules in DynamicResources, the
-v1.37 table of NodeDeclaredFeatures, and the space a gated pod's nomination reserves.
-
-Until v1.37 is registered as a release, its rules are those of a ``Features`` built here: v1.36's default
-gates with the defaults v1.37 flips that these rules read (VolumeLimitScaling and DRADeviceTaintRules on).
+v1.37 table of NodeDeclaredFeatures (and the API server dropping ``bindMountOptions`` while its gate is
+off), and the space a gated pod's nomination reserves.
 """
 
 from __future__ import annotations
 
 from fractions import Fraction
-from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -25,6 +22,8 @@ from kschedctl.kube.versions import resolve_features
 from kschedctl.plugins import imagelocality, in_tree_registry, nodedeclaredfeatures, nodevolumelimits
 from kschedctl.plugins.dynamicresources import plugin as dynamicresources
 from kschedctl.plugins.noderesources import fit
+from kschedctl.snapshot.apiversions import gates_shown
+from kschedctl.snapshot.loader import build_cluster, parse_documents
 from kschedctl.snapshot.model import KubeObject
 from tests.builders import (
     FakeHandle,
@@ -50,14 +49,9 @@ from tests.plugins.test_dynamicresources import (
 
 V135 = resolve_features(35)
 V136 = resolve_features(36)
-V137 = Features(
-    minor=37,
-    gates=MappingProxyType({**V136.gates, "VolumeLimitScaling": True, "DRADeviceTaintRules": True}),
-    release="v1.37.2",
-)
-V137_WITHOUT_POD_LEVEL_STATUS = Features(
-    minor=37, gates=MappingProxyType({**V137.gates, "InPlacePodLevelResourcesVerticalScaling": False}), release="v1.37.2"
-)
+V137 = resolve_features(37)
+V137_WITHOUT_POD_LEVEL_STATUS = resolve_features(37, {"InPlacePodLevelResourcesVerticalScaling": False})
+V137_BIND_MOUNTS = resolve_features(37, {"VolumeBindMountOptions": True})
 MB = 1024 * 1024
 
 
@@ -391,6 +385,43 @@ def test_node_declared_features_and_bind_mounts(features: Features, declared: li
     assert got.code == code
     if code != Code.SUCCESS:
         assert got.reasons == [nodedeclaredfeatures.ERR_REASON]
+
+
+BIND_MOUNT_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers:
+  - name: app
+    image: app
+    volumeMounts: [{name: d, mountPath: /d, bindMountOptions: [noexec]}]
+  volumes: [{name: d, emptyDir: {}}]
+"""
+
+
+@pytest.mark.parametrize(
+    ("features", "kept"),
+    [pytest.param(V136, False, id="v1.36-no-such-field"), pytest.param(V137, False, id="v1.37-gate-off"),
+     pytest.param(V137_BIND_MOUNTS, True, id="v1.37-gate-on")],
+)
+def test_the_api_server_keeps_bind_mount_options_only_with_their_gate(features: Features, kept: bool) -> None:
+    cluster = build_cluster(parse_documents("p.yaml", BIND_MOUNT_POD), features=features)
+    [pod] = cluster.pods
+    assert ("bindMountOptions" in pod.raw["spec"]["containers"][0]["volumeMounts"][0]) is kept
+    note = (f"spec.containers[*].volumeMounts[*].bindMountOptions dropped from 1 pod(s): VolumeBindMountOptions is off in "
+            f"{features.release}, and the API server drops the field of a disabled gate on create")
+    assert (note in cluster.notes) is not kept
+    needed = nodedeclaredfeatures.table_for(features).required(pod.raw["spec"])
+    assert needed == (frozenset({"VolumeBindMountOptions"}) if kept else frozenset())
+
+
+def test_a_stored_bind_mount_option_shows_its_gate_on() -> None:
+    [doc] = parse_documents("p.yaml", BIND_MOUNT_POD)
+    shown = "1 pod(s) that kept spec.containers[*].volumeMounts[*].bindMountOptions"
+    assert gates_shown([doc.obj], V137) == {"VolumeBindMountOptions": shown}
+    assert gates_shown([doc.obj], V137_BIND_MOUNTS) == {}
+    assert gates_shown([doc.obj], V136) == {}  # v1.36 has no such gate
 
 
 def test_the_other_new_features_are_never_needed_and_only_widen_the_bitmap() -> None:
