@@ -10,8 +10,8 @@ from kschedctl.config.args import NodeResourcesFitArgs
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.status import Code, Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.plugins.helper import go_round
 from kschedctl.plugins.noderesources import fit
-from kschedctl.plugins.noderesources.resource_allocation import go_round
 from tests.builders import FakeHandle, NodeBuilder, PodBuilder, make_node, make_pod, node_info
 
 

@@ -14,9 +14,9 @@ from kschedctl.framework.interfaces import NodeScore, extension_points_of
 from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.status import Code
 from kschedctl.framework.types import PodInfo
+from kschedctl.plugins.helper import go_round
 from kschedctl.plugins.podtopologyspread import plugin as pts
 from kschedctl.plugins.podtopologyspread.common import default_selector
-from kschedctl.plugins.podtopologyspread.scoring import go_round
 from kschedctl.snapshot.model import KubeObject, Node, Pod
 from tests.builders import (
     FakeHandle,

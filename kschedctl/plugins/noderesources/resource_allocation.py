@@ -56,6 +56,7 @@ from kschedctl.plugins.helper import (
     FunctionShapePoint,
     build_broken_linear_function,
     go_div,
+    go_round,
 )
 
 if TYPE_CHECKING:
@@ -126,13 +127,6 @@ def most_allocated_scorer(resources: Sequence[WeightedResource]) -> ScorerFn:
     """MostAllocated: weighted mean of the used share of each resource (integer division)."""
     return _weighted_average(resources, most_requested_score)
 
-
-def go_round(x: float) -> int:
-    """Go's ``math.Round``: nearest integer, halves away from zero (Python's round() is banker's)."""
-    a = abs(x)
-    fl = math.floor(a)
-    r = fl + 1 if a - fl >= 0.5 else fl
-    return int(-r if x < 0 else r)
 
 
 def requested_to_capacity_ratio_scorer(

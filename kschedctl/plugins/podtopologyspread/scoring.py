@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from kschedctl.framework.interfaces import NodeScore
 from kschedctl.framework.status import MAX_NODE_SCORE
 from kschedctl.framework.types import NodeInfo
+from kschedctl.plugins.helper import go_round
 from kschedctl.plugins.podtopologyspread.common import (
     LABEL_HOSTNAME,
     Constraint,
@@ -67,13 +68,6 @@ class PreScoreState:
             cs.append(d)
         return {"constraints": cs, "ignoredNodes": sorted(self.ignored_nodes)}
 
-
-def go_round(x: float) -> int:
-    """Go's ``math.Round``: half away from zero."""
-    t = math.trunc(x)
-    if abs(x - t) >= 0.5:
-        t += 1 if x > 0 else -1
-    return int(t)
 
 
 def topology_normalizing_weight(size: int) -> float:
