@@ -164,22 +164,24 @@ events = st.lists(
 
 
 def reference_tree(evs: list[tuple[str, str, str]]) -> list[str]:
-    """What the parser must give: the last start's tree, replayed the simple way."""
-    trees: list[list[tuple[str, str]]] = [[]]
+    """What the parser must give: the last start's tree, replayed the simple way. A zone keeps the
+    place it took when its first node came while any node of it stays (a zone emptied by removals
+    and filled again goes to the end), as node_tree.go keeps its zone list."""
+    nodes: list[tuple[str, str]] = []
+    zone_order: list[str] = []
     for msg, name, zone in evs:
-        current = trees[-1]
-        if msg == START or (msg == ADD and any(n == name for n, _ in current)):
-            trees.append([])
-            current = trees[-1]
+        if msg == START or (msg == ADD and any(n == name for n, _ in nodes)):
+            nodes, zone_order = [], []
             if msg == START:
                 continue
         if msg == ADD:
-            current.append((name, zone))
+            if zone not in zone_order:
+                zone_order.append(zone)
+            nodes.append((name, zone))
         else:
-            trees[-1] = [(n, z) for n, z in current if n != name]
-    final = trees[-1]
-    zone_order = list(dict.fromkeys(z for _, z in final))
-    return [n for z in zone_order for n, nz in final if nz == z]
+            nodes = [(n, z) for n, z in nodes if n != name]
+            zone_order = [z for z in zone_order if any(nz == z for _, nz in nodes)]
+    return [n for z in zone_order for n, nz in nodes if nz == z]
 
 
 def render(msg: str, name: str, zone: str, as_json: bool) -> str:
