@@ -11,9 +11,13 @@ from hypothesis import HealthCheck, settings
 #: Hypothesis times each example (200 ms by default) and checks that generating data is not slow: both
 #: measure the machine, not the code. Off for every property test (a test's own @settings may add more).
 #: Examples are drawn from a seed fixed per test, so a run is repeatable and CI never meets an example no
-#: earlier run met; widening the search is a deliberate act (--hypothesis-seed=N, or another profile).
+#: earlier run met. Widening the search is a deliberate act: ``--hypothesis-profile=wide`` draws fresh
+#: examples each run (``--hypothesis-seed=N`` then repeats one), and more of them where a test sets no count.
 settings.register_profile(
     "no-clock", deadline=None, suppress_health_check=[HealthCheck.too_slow], derandomize=True
+)
+settings.register_profile(
+    "wide", parent=settings.get_profile("no-clock"), derandomize=False, max_examples=1000
 )
 settings.load_profile("no-clock")
 
