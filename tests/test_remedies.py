@@ -665,7 +665,7 @@ def _stored_pod() -> PodBuilder:
 )
 def test_pod_patches_are_checked_as_the_api_server_would(patch: dict[str, Any], refusal: str | None) -> None:
     pod = _stored_pod().build()
-    check = check_pod_patch(make_cluster([make_node("n1")], [pod], PRIORITY_CLASSES), pod, patch)
+    check = check_pod_patch(make_cluster([make_node("n1")], [pod], PRIORITY_CLASSES), pod, patch, 35)
     assert check.refused == ([refusal] if refusal else [])
     if refusal is None:
         assert check.applied is not None and check.applied["spec"]["priorityClassName"] == "batch-low"
@@ -728,27 +728,27 @@ def test_how_a_pod_patch_applies() -> None:
     tol = ch.add_toleration(web("1").build(), Taint("gpu", "x", "NoSchedule"))
     bare = web("1").build()
     cluster = make_cluster([make_node("n1")], [bare])
-    in_place = check_pod_patch(cluster, bare, tol.patch)
+    in_place = check_pod_patch(cluster, bare, tol.patch, 35)
     assert in_place.in_place and in_place.how.startswith("kubectl patch pod web -n default -p '{\"spec\":{\"tolerations\"")
     lower = ch.set_request(bare, ch.RequestSite("cpu", "c0", Fraction(1)), "500m")
-    assert not check_pod_patch(cluster, bare, lower.patch).in_place
+    assert not check_pod_patch(cluster, bare, lower.patch, 35).in_place
     owned = web("1").owner("ReplicaSet", "web-7d9f").build()
     rs = make_object("ReplicaSet", "web-7d9f", "default", metadata={
         "name": "web-7d9f", "namespace": "default", "ownerReferences": [{"kind": "Deployment", "name": "web", "controller": True}]})
     deploy = make_object("Deployment", "web", "default", spec={"template": {"spec": {"containers": [
         {"name": "c0", "image": "busybox", "resources": {"requests": {"cpu": "1"}}}]}}})
-    check = check_pod_patch(make_cluster([make_node("n1")], [owned], [rs, deploy]), owned, lower.patch)
+    check = check_pod_patch(make_cluster([make_node("n1")], [owned], [rs, deploy]), owned, lower.patch, 35)
     assert check.target == "Deployment default/web" and not check.refused
     assert "kubectl patch deployment web -n default -p '{\"spec\":{\"template\":{\"spec\":{\"containers\"" in check.how
     bad = {"spec": {"containers": [{"name": "c0", "resources": {"requests": {"cpu": "-1"}}}]}}
-    refused = check_pod_patch(make_cluster([make_node("n1")], [owned], [rs, deploy]), owned, bad).refused
+    refused = check_pod_patch(make_cluster([make_node("n1")], [owned], [rs, deploy]), owned, bad, 35).refused
     assert any(e.startswith("spec.template.spec.containers[0].resources.requests[cpu]: Invalid value") for e in refused)
 
 
 def test_node_patches_are_checked() -> None:
     node = make_node("n1").taint("a", "b").build()
-    assert check_node_patch(node, ch.remove_taint(node, node.taints[0]).patch, None).refused == []
-    bad = check_node_patch(node, {"spec": {"taints": [{"key": "a", "effect": "Sometimes"}]}}, None)
+    assert check_node_patch(node, ch.remove_taint(node, node.taints[0]).patch, None, 35).refused == []
+    bad = check_node_patch(node, {"spec": {"taints": [{"key": "a", "effect": "Sometimes"}]}}, None, 35)
     assert bad.refused and "Unsupported value: \"Sometimes\"" in bad.refused[0]
 
 

@@ -115,7 +115,7 @@ _NAMESPACED = frozenset(
 _LABELS_READ = frozenset({"Pod", "Node", "Namespace", "PersistentVolume"})
 
 
-def validate_object(kind: str, raw: dict[str, Any], minor: int = 35) -> Errors:
+def validate_object(kind: str, raw: dict[str, Any], *, minor: int) -> Errors:
     """What the API server would refuse in this object on create (empty when nothing), in the fields
     the scheduler reads: the labels of the other kinds are not looked at. ``minor``: the release
     whose wording is followed where releases differ (a budget's bad values)."""

@@ -365,7 +365,7 @@ def check_object(doc: Document, *, workload: bool = False, features: Features = 
     bad_version = api_version_error(kind, obj.get("apiVersion"), served_hint(kind, features))
     if bad_version is not None:
         raise InputError(bad_version, source=doc.source, document=doc.index, obj=_describe(obj), field="apiVersion")
-    errs = validate_workload(kind, obj) if workload else validate_object(kind, obj, features.minor)
+    errs = validate_workload(kind, obj) if workload else validate_object(kind, obj, minor=features.minor)
     if errs:
         raise InputError(first_error(errs), source=doc.source, document=doc.index, obj=_describe(obj))
 

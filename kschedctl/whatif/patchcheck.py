@@ -69,9 +69,9 @@ def _new(after: list[str], before: list[str]) -> list[str]:
     return [e for e in dict.fromkeys(after) if e not in before]
 
 
-def _pod_refusals(raw: dict[str, Any], classes: dict[str, dict[str, Any]], name: str) -> list[str]:
+def _pod_refusals(raw: dict[str, Any], classes: dict[str, dict[str, Any]], name: str, minor: int) -> list[str]:
     """A pod manifest created as it stands: create validation, then Priority admission."""
-    out = [str(e) for e in validate_object("Pod", raw)]
+    out = [str(e) for e in validate_object("Pod", raw, minor=minor)]
     admission = priority_admission_error(raw.get("spec") or {}, classes)
     return [*out, _forbidden("pod", name, admission)] if admission is not None else out
 
@@ -92,7 +92,7 @@ def controller_of(cluster: Cluster, pod: Pod) -> tuple[str, str, KubeObject | No
     return kind, name, obj
 
 
-def check_pod_patch(cluster: Cluster, pod: Pod, patch: dict[str, Any]) -> PatchCheck:
+def check_pod_patch(cluster: Cluster, pod: Pod, patch: dict[str, Any], minor: int) -> PatchCheck:
     """``patch`` applied to the stored pod (and to its controller's template, when it has one)."""
     owner = controller_of(cluster, pod)
     try:
@@ -100,7 +100,7 @@ def check_pod_patch(cluster: Cluster, pod: Pod, patch: dict[str, Any]) -> PatchC
     except strategicmerge.PatchError as e:
         return PatchCheck(f"pod {pod.key}", "not applicable", refused=[str(e)])
     classes = _classes(cluster)
-    refused = _new(_pod_refusals(applied, classes, pod.name), _pod_refusals(pod.raw, classes, pod.name))
+    refused = _new(_pod_refusals(applied, classes, pod.name, minor), _pod_refusals(pod.raw, classes, pod.name, minor))
     if owner is not None:
         return _through_controller(owner, pod, patch, applied, refused, classes)
     if pod_update_error(pod.raw, applied) is None:
@@ -131,18 +131,18 @@ def _through_controller(
     return PatchCheck(target, how, applied, list(dict.fromkeys(refused)))
 
 
-def check_node_patch(node: Node, patch: dict[str, Any], command: str | None) -> PatchCheck:
+def check_node_patch(node: Node, patch: dict[str, Any], command: str | None, minor: int) -> PatchCheck:
     """A node patch applied to the stored node."""
     try:
         applied = strategicmerge.apply(node.raw, patch, "Node")
     except strategicmerge.PatchError as e:
         return PatchCheck(f"node {node.name}", "not applicable", refused=[str(e)])
     how = command or f"kubectl patch node {node.name} -p '{json.dumps(patch, separators=(',', ':'))}'"
-    refused = _new([str(e) for e in validate_object("Node", applied)], [str(e) for e in validate_object("Node", node.raw)])
+    refused = _new([str(e) for e in validate_object("Node", applied, minor=minor)], [str(e) for e in validate_object("Node", node.raw, minor=minor)])
     return PatchCheck(f"node {node.name}", how, applied, refused, in_place=True)
 
 
-def check_new_node(node: Node) -> PatchCheck:
+def check_new_node(node: Node, minor: int) -> PatchCheck:
     """A node to add, shaped like its group's nodes: its manifest validated as on create."""
     return PatchCheck(f"new node {node.name}", "add a node of this shape (scale its node group)", node.raw,
-                      [str(e) for e in validate_object("Node", node.raw)])
+                      [str(e) for e in validate_object("Node", node.raw, minor=minor)])

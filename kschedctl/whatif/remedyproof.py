@@ -108,12 +108,12 @@ class CycleProof(_SearchStep):
     def check_patch(self, change: Change) -> PatchCheck:
         """The change's patch applied to what it targets: the stored pod, the stored node, or a new node."""
         if change.pod is not None:
-            return check_pod_patch(self.cluster, self.pod, change.patch)
+            return check_pod_patch(self.cluster, self.pod, change.patch, self.snapshots.snapshots.features.minor)
         assert change.node is not None
         stored = self.cluster.node(change.node.name)
         if stored is None:
-            return check_new_node(change.node)
-        return check_node_patch(stored, change.patch, change.command)
+            return check_new_node(change.node, self.snapshots.snapshots.features.minor)
+        return check_node_patch(stored, change.patch, change.command, self.snapshots.snapshots.features.minor)
 
 
 class FilterProbes(_SearchStep):
