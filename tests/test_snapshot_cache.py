@@ -137,9 +137,9 @@ def count_validations(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = loader.validate_object
 
-    def spy(kind: str, raw: dict[str, object], minor: int = 35) -> list[object]:
+    def spy(kind: str, raw: dict[str, object], *, minor: int) -> list[object]:
         seen.append(kind)
-        return real(kind, raw, minor)
+        return real(kind, raw, minor=minor)
 
     monkeypatch.setattr(loader, "validate_object", spy)
     return seen
