@@ -1,4 +1,4 @@
-"""The well-known topology labels and the zone key kube-scheduler derives from them.
+"""The well-known topology labels (hostname, zone, region) and the zone key kube-scheduler derives from them.
 
 The scheduler's node tree groups nodes by a key made of a node's region and zone labels
 (``utilnode.GetZoneKey``); the same key is read back from its ``-v=2`` log when a node order is
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 REGION_LABEL = "topology.kubernetes.io/region"
 BETA_ZONE_LABEL = "failure-domain.beta.kubernetes.io/zone"

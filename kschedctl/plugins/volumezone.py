@@ -21,11 +21,8 @@ from kschedctl.framework.interfaces import Handle, PreFilterResult
 from kschedctl.framework.signers import SignFragment
 from kschedctl.framework.status import Status
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.topology import BETA_REGION_LABEL, BETA_ZONE_LABEL, REGION_LABEL, ZONE_LABEL
 from kschedctl.plugins.volumebinding.storage import (
-    LABEL_REGION,
-    LABEL_REGION_BETA,
-    LABEL_ZONE,
-    LABEL_ZONE_BETA,
     MODE_WAIT_FOR_FIRST_CONSUMER,
     MULTI_ZONE_DELIMITER,
     PV_RESOURCE,
@@ -43,8 +40,8 @@ NAME = "VolumeZone"
 ERR_REASON_CONFLICT = "node(s) had no available volume zone"
 
 #: The PV/node labels compared, in upstream's order.
-TOPOLOGY_LABELS = (LABEL_ZONE_BETA, LABEL_REGION_BETA, LABEL_ZONE, LABEL_REGION)
-_TO_GA = {LABEL_REGION_BETA: LABEL_REGION, LABEL_ZONE_BETA: LABEL_ZONE}
+TOPOLOGY_LABELS = (BETA_ZONE_LABEL, BETA_REGION_LABEL, ZONE_LABEL, REGION_LABEL)
+_TO_GA = {BETA_REGION_LABEL: REGION_LABEL, BETA_ZONE_LABEL: ZONE_LABEL}
 
 
 @dataclass(frozen=True, slots=True)

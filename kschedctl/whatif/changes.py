@@ -25,11 +25,11 @@ from fractions import Fraction
 from typing import Any
 
 from kschedctl.framework.resources import is_extended_resource_name, is_hugepages
+from kschedctl.kube.topology import HOSTNAME_LABEL, REGION_LABEL, ZONE_LABEL
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node, Pod, Taint
 
 UNSCHEDULABLE_TAINT = "node.kubernetes.io/unschedulable"
-HOSTNAME = "kubernetes.io/hostname"
 REQUIRED = "requiredDuringSchedulingIgnoredDuringExecution"
 
 #: Labels that name a node's group, most specific first (cloud node pools, autoscalers, then the
@@ -49,7 +49,7 @@ NODE_GROUP_LABELS = (
     "beta.kubernetes.io/instance-type",
 )
 #: Labels that differ from node to node of one group and so do not make its shape.
-PER_NODE_LABELS = (HOSTNAME, "topology.kubernetes.io/zone", "topology.kubernetes.io/region")
+PER_NODE_LABELS = (HOSTNAME_LABEL, ZONE_LABEL, REGION_LABEL)
 
 
 @dataclass
@@ -424,8 +424,8 @@ def new_node_like(group: NodeGroup, taken: set[str]) -> Change:
     status = t.raw.get("status") or {}
     alloc = copy.deepcopy(status.get("allocatable") or status.get("capacity") or {})
     labels = dict(t.labels)
-    if HOSTNAME in labels:
-        labels[HOSTNAME] = name
+    if HOSTNAME_LABEL in labels:
+        labels[HOSTNAME_LABEL] = name
     raw: dict[str, Any] = {
         "apiVersion": "v1",
         "kind": "Node",

@@ -19,10 +19,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from kschedctl.kube.topology import HOSTNAME_LABEL
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node, Pod
-
-HOSTNAME_LABEL = "kubernetes.io/hostname"
 
 #: Taints a new node never carries: the cordon, and the taints the node lifecycle controller sets
 #: from a node's conditions (a node fresh from its group is Ready and healthy).

@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.kube.topology import ZONE_LABEL
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node
 from kschedctl.snapshot.nodeorder import new_seed, random_order
 from kschedctl.whatif.placements import ORDER_NOTE_START, SimulationResult
 
-ZONE_LABEL = "topology.kubernetes.io/zone"
 #: Labels that name a node's pool, looked for in this order when ``--group-by`` is not given.
 GROUP_LABELS = (
     "karpenter.sh/nodepool",

@@ -38,6 +38,7 @@ from kschedctl.kube.selectors import (
     parse_label_selector,
     selector_from_set,
 )
+from kschedctl.kube.topology import HOSTNAME_LABEL, ZONE_LABEL
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Node, Pod, Taint, Toleration, TopologySpreadConstraint
 
@@ -46,8 +47,6 @@ SCHEDULE_ANYWAY = "ScheduleAnyway"
 HONOR = "Honor"
 IGNORE = "Ignore"
 
-LABEL_HOSTNAME = "kubernetes.io/hostname"
-LABEL_TOPOLOGY_ZONE = "topology.kubernetes.io/zone"
 
 def _system_default(max_skew: int, topology_key: str) -> TopologySpreadConstraint:
     return TopologySpreadConstraint(
@@ -64,8 +63,8 @@ def _system_default(max_skew: int, topology_key: str) -> TopologySpreadConstrain
 
 #: kube-scheduler's built-in defaults for ``defaultingType: System``.
 SYSTEM_DEFAULT_CONSTRAINTS: tuple[TopologySpreadConstraint, ...] = (
-    _system_default(3, LABEL_HOSTNAME),
-    _system_default(5, LABEL_TOPOLOGY_ZONE),
+    _system_default(3, HOSTNAME_LABEL),
+    _system_default(5, ZONE_LABEL),
 )
 
 

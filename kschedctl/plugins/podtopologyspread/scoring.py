@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any
 from kschedctl.framework.interfaces import NodeScore
 from kschedctl.framework.status import MAX_NODE_SCORE
 from kschedctl.framework.types import NodeInfo
+from kschedctl.kube.topology import HOSTNAME_LABEL
 from kschedctl.plugins.helper import go_round
 from kschedctl.plugins.podtopologyspread.common import (
-    LABEL_HOSTNAME,
     Constraint,
     count_matching_pods,
     node_has_all_keys,
@@ -63,7 +63,7 @@ class PreScoreState:
             d = c.describe()
             d["topologyNormalizingWeight"] = self.topology_normalizing_weight[i] if self.topology_normalizing_weight else None
             d["podCounts"] = (
-                None if c.topology_key == LABEL_HOSTNAME else dict(sorted(self.topology_value_to_pod_counts[i].items()))
+                None if c.topology_key == HOSTNAME_LABEL else dict(sorted(self.topology_value_to_pod_counts[i].items()))
             )
             cs.append(d)
         return {"constraints": cs, "ignoredNodes": sorted(self.ignored_nodes)}
@@ -105,7 +105,7 @@ def compute_pre_score_state(
             s.ignored_nodes.add(ni.node.name)
             continue
         for i, c in enumerate(constraints):
-            if c.topology_key == LABEL_HOSTNAME:
+            if c.topology_key == HOSTNAME_LABEL:
                 continue
             value = labels.get(c.topology_key, "")
             if value not in counts[i]:
@@ -113,7 +113,7 @@ def compute_pre_score_state(
                 topo_size[i] += 1
     for i, c in enumerate(constraints):
         sz = topo_size[i]
-        if c.topology_key == LABEL_HOSTNAME:
+        if c.topology_key == HOSTNAME_LABEL:
             sz = len(filtered) - len(s.ignored_nodes)
         s.topology_normalizing_weight.append(topology_normalizing_weight(sz))
 
@@ -155,7 +155,7 @@ def score_node(s: PreScoreState, pod: Pod, ni: NodeInfo) -> int:
         tp_val = labels.get(c.topology_key)
         if tp_val is None:
             continue
-        if c.topology_key == LABEL_HOSTNAME:
+        if c.topology_key == HOSTNAME_LABEL:
             if s.per_node is not None and s.node_map is not None and s.node_map.get(node.name) is ni:
                 cnt = s.per_node[i].get(ni, 0)
             else:
@@ -178,7 +178,7 @@ def explain_score(s: PreScoreState, pod: Pod, ni: NodeInfo) -> dict[str, Any]:
         if tp_val is None:
             parts.append({"topologyKey": c.topology_key, "topologyValue": None, "contribution": 0.0})
             continue
-        if c.topology_key == LABEL_HOSTNAME:
+        if c.topology_key == HOSTNAME_LABEL:
             cnt = count_matching_pods(ni.pods, c.selector, pod.namespace)
         else:
             cnt = s.topology_value_to_pod_counts[i][tp_val]

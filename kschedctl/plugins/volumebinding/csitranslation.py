@@ -19,11 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from kschedctl.kube.topology import BETA_REGION_LABEL, BETA_ZONE_LABEL, REGION_LABEL, ZONE_LABEL
 from kschedctl.plugins.volumebinding.storage import (
-    LABEL_REGION,
-    LABEL_REGION_BETA,
-    LABEL_ZONE,
-    LABEL_ZONE_BETA,
     MULTI_ZONE_DELIMITER,
 )
 
@@ -146,7 +143,7 @@ def _handle(plugin: InTreePlugin, src: Mapping[str, Any], pv_labels: Mapping[str
         pd = str(src.get("pdName") or "")
         if pv_labels is None:
             return f"projects/{_UNSPECIFIED}/zones/{_UNSPECIFIED}/disks/{pd}"
-        label = pv_labels.get(LABEL_ZONE_BETA) or pv_labels.get(LABEL_ZONE) or ""
+        label = pv_labels.get(BETA_ZONE_LABEL) or pv_labels.get(ZONE_LABEL) or ""
         zones = label.split(MULTI_ZONE_DELIMITER)
         if len(zones) == 1 and zones[0]:
             return f"projects/{_UNSPECIFIED}/zones/{zones[0]}/disks/{pd}"
@@ -218,15 +215,15 @@ def _replace_key(node_affinity: dict[str, Any], old: str, new: str) -> None:
 
 
 def _topology_labels(node_affinity: Mapping[str, Any] | None, pv_labels: Mapping[str, str]) -> tuple[str, str]:
-    if _key_in_affinity(node_affinity, LABEL_ZONE):
-        return LABEL_ZONE, LABEL_REGION
-    if _key_in_affinity(node_affinity, LABEL_ZONE_BETA):
-        return LABEL_ZONE_BETA, LABEL_REGION_BETA
-    if LABEL_ZONE in pv_labels:
-        return LABEL_ZONE, LABEL_REGION
-    if LABEL_ZONE_BETA in pv_labels:
-        return LABEL_ZONE_BETA, LABEL_REGION_BETA
-    return LABEL_ZONE, LABEL_REGION
+    if _key_in_affinity(node_affinity, ZONE_LABEL):
+        return ZONE_LABEL, REGION_LABEL
+    if _key_in_affinity(node_affinity, BETA_ZONE_LABEL):
+        return BETA_ZONE_LABEL, BETA_REGION_LABEL
+    if ZONE_LABEL in pv_labels:
+        return ZONE_LABEL, REGION_LABEL
+    if BETA_ZONE_LABEL in pv_labels:
+        return BETA_ZONE_LABEL, BETA_REGION_LABEL
+    return ZONE_LABEL, REGION_LABEL
 
 
 def translate_node_affinity(
@@ -263,6 +260,6 @@ def translate_node_affinity(
                     exprs = []
                     t["matchExpressions"] = exprs
                 exprs.append({"key": csi_topology_key, "operator": "In", "values": list(filtered)})
-    if region_label == LABEL_REGION_BETA and na is not None and _values_for(na, region_label):
-        _replace_key(na, region_label, LABEL_REGION)
+    if region_label == BETA_REGION_LABEL and na is not None and _values_for(na, region_label):
+        _replace_key(na, region_label, REGION_LABEL)
     return na

@@ -31,10 +31,6 @@ ANN_SELECTED_NODE = "volume.kubernetes.io/selected-node"
 NOT_SUPPORTED_PROVISIONER = "kubernetes.io/no-provisioner"
 MIGRATED_PLUGINS_ANNOTATION = "storage.alpha.kubernetes.io/migrated-plugins"
 
-LABEL_ZONE_BETA = "failure-domain.beta.kubernetes.io/zone"
-LABEL_REGION_BETA = "failure-domain.beta.kubernetes.io/region"
-LABEL_ZONE = "topology.kubernetes.io/zone"
-LABEL_REGION = "topology.kubernetes.io/region"
 #: Separator of several zones in one PV zone label value.
 MULTI_ZONE_DELIMITER = "__"
 
