@@ -191,22 +191,7 @@ class PluginLists:
 
     def _score_weights(self) -> dict[str, int]:
         """The Score weights: the Score list's, then MultiPoint's, 1 when unset; their total must not overflow."""
-        plugins = self.profile.plugins
-        weights: dict[str, int] = {}
-        total = 0
-        for ref in plugins["score"].enabled + plugins["multiPoint"].enabled:
-            pl = self.by_name.get(ref.name)
-            if pl is None or not implements(pl, "score") or ref.name in weights:
-                continue
-            w = ref.weight or 1
-            weights[ref.name] = w
-            if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
-                raise ConfigError("total score of Score plugins could overflow")
-            total += w * MAX_NODE_SCORE
-        for pl in self.lists["score"]:
-            if weights.get(pl.name, 0) == 0:
-                raise ConfigError(f"score plugin {quote_name(pl.name)} is not configured with weight")
-        return weights
+        return self._weights("score", "", "score plugin")
 
     def _placement_score_weights(self) -> dict[str, int]:
         """v1.36's checks of the pod-group extension points: one generator at most, and the
@@ -216,20 +201,25 @@ class PluginLists:
                 "at most one placement generate plugin is allowed for profile with scheduler name "
                 f"{quote_name(self.profile_name)}"
             )
+        return self._weights("placementScore", "placement score plugins: ", "placement score plugin")
+
+    def _weights(self, point: str, overflow_prefix: str, noun: str) -> dict[str, int]:
+        """The weights of ``point``'s plugins: its own list's, then MultiPoint's (the first mention
+        wins), 1 when unset; refused when their total could overflow or a plugin in use has none."""
+        plugins = self.profile.plugins
         weights: dict[str, int] = {}
         total = 0
-        plugins = self.profile.plugins
-        for ref in plugins["placementScore"].enabled + plugins["multiPoint"].enabled:
+        for ref in plugins[point].enabled + plugins["multiPoint"].enabled:
             pl = self.by_name.get(ref.name)
-            if pl is None or not implements(pl, "placementScore") or ref.name in weights:
+            if pl is None or not implements(pl, point) or ref.name in weights:
                 continue
             weights[ref.name] = w = ref.weight or 1
             if w * MAX_NODE_SCORE > MAX_TOTAL_SCORE - total:
-                raise ConfigError("placement score plugins: total score of Score plugins could overflow")
+                raise ConfigError(f"{overflow_prefix}total score of Score plugins could overflow")
             total += w * MAX_NODE_SCORE
-        for pl in self.lists["placementScore"]:
+        for pl in self.lists[point]:
             if weights.get(pl.name, 0) == 0:
-                raise ConfigError(f"placement score plugin {quote_name(pl.name)} is not configured with weight")
+                raise ConfigError(f"{noun} {quote_name(pl.name)} is not configured with weight")
         return weights
 
     def _type_lists(self) -> None:
