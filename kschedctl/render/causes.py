@@ -49,7 +49,19 @@ def _shared_text(g: dict[str, Any], searched: bool) -> str:
         cut = sum(1 for row in g["rows"] if (row.get("remediesSearch") or {}).get("notTried"))
         # a search its budget cut short may have missed the change the others share
         return f"none shared by every pod (the search was cut short for {cut}: its budget ran out)" if cut else "none shared by every pod"
-    return f"{remedy_headline(r)} → {r['verdict']['text']}"
+    return f"{remedy_headline(r)} → {r['verdict']['text']}{_room_words(g, r)}"
+
+
+def _room_words(g: dict[str, Any], r: dict[str, Any]) -> str:
+    """What a new node of a shared fix holds of the group: it helps each pod, not necessarily all at once."""
+    d = r.get("detail") or {}
+    c, n = d.get("copies"), g["count"]
+    if r["kind"] != "add-node" or not isinstance(c, int) or d.get("copiesCapped") or c <= 0 or c >= n:
+        return ""
+    searches = {((row.get("remediesSearch") or {}).get("sameAs") or {}).get("pod") or row["pod"] for row in g["rows"]}
+    if len(searches) == 1:  # identical pods: the copies counted are copies of every one of them
+        return f"; one such node has room for {c} of the {n} identical pods: {-(-n // c)} for all"
+    return f"; one such node has room for {c} cop{'ies' if c != 1 else 'y'} of one pod, not for all {n}"
 
 
 def group_cells(g: dict[str, Any], searched: bool, sep: str = "\n") -> list[str]:
@@ -111,5 +123,9 @@ def render_groups_markdown(groups: list[dict[str, Any]], search: dict[str, Any] 
 
 def search_summary(search: dict[str, Any]) -> str:
     total = f" ({search['totalSeconds']:g} s in all)" if search.get("totalSeconds") is not None else ""
+    shared = search.get("sharedAnswers") or 0
+    searches = search.get("searches")
+    twins = (f"; {searches} search{'es' if searches != 1 else ''}, {shared} pod{'s' if shared != 1 else ''} answered by "
+             "an identical pod's search (same spec and owner)") if shared else ""
     return (f"Remedies: each verified by re-running the cycle; budget {search['budgetText']}{total}; used "
-            f"{search['reruns']} cycle re-runs and {search['probes']} Filter probes in {search['seconds']:.2f} s.")
+            f"{search['reruns']} cycle re-runs and {search['probes']} Filter probes in {search['seconds']:.2f} s{twins}.")

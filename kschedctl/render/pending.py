@@ -98,11 +98,23 @@ def fix_text(row: dict[str, Any]) -> str:
     found = row.get("remedies")
     if found is None:
         return NONE
+    search = row.get("remediesSearch") or {}
     helpful = [r for r in found if r["helps"]]
     if not helpful:
-        return "no single change found"
-    more = f" (+{len(helpful) - 1} more)" if len(helpful) > 1 else ""
-    return f"{remedy_headline(helpful[0])} → {helpful[0]['verdict']['text']}{more}"
+        text = "no single change found" + (" (search cut short: its budget ran out)" if search.get("notTried") else "")
+    else:
+        more = f" (+{len(helpful) - 1} more)" if len(helpful) > 1 else ""
+        text = f"{remedy_headline(helpful[0])} → {helpful[0]['verdict']['text']}{more}"
+    return text + shared_words(search)
+
+
+def shared_words(search: dict[str, Any]) -> str:
+    """What a pod's remedy search says it shares with identical pods (none: empty)."""
+    same = search.get("sameAs")
+    if same:
+        return f" [same as {same['pod']}: {same['reason']}]"
+    n = len(search.get("sharedWith") or [])
+    return f" [also answers {n} identical pod{'s' if n != 1 else ''}]" if n else ""
 
 
 FIX_HEADER = "what would make it fit (verified)"

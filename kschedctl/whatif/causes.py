@@ -25,6 +25,7 @@ from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 from kschedctl.whatif.remedies import find_remedies
 from kschedctl.whatif.remedybudget import Budget
+from kschedctl.whatif.twins import for_twin, twins
 
 
 @dataclass
@@ -124,25 +125,43 @@ def attach_remedies(
     --fix`` gives it) and ``row["remediesSearch"]`` (budget, use, notes); returns the totals. The pods'
     searches are independent: on ``jobs`` worker processes (None: the usable CPUs) when there is enough
     work, all on one snapshot of the cluster (built once, by the first search, before the workers fork).
-    Each pod gets its share of the budget's total seconds (``Budget.share``), so that many pending pods
-    cost a bounded time."""
+    Identical pods (``whatif.twins``: same controller, same spec) share one search, the first one's: the
+    others' ``remediesSearch`` says so (``sameAs``), the first one's names them (``sharedWith``), and the
+    totals count the search once. Each search gets its share of the budget's total seconds
+    (``Budget.share``), so that many pending pods cost a bounded time."""
     by_key = {p.key: p for p in pods}
     budget = budget or Budget()
     started = time.monotonic()
     todo = [row for row in rows if row["pod"] in by_key and row["outcome"] == "unschedulable"]
-    if len(todo) * max(1, len(cluster.nodes)) * CYCLES_PER_SEARCH < MIN_PARALLEL_WORK:
+    same_as = twins([by_key[row["pod"]] for row in todo])
+    searched = [row for row in todo if row["pod"] not in same_as]
+    if len(searched) * max(1, len(cluster.nodes)) * CYCLES_PER_SEARCH < MIN_PARALLEL_WORK:
         jobs = 1
     snapshots = Snapshots(cluster, config.features)
-    each = budget.share(len(todo), worker_count(jobs, len(todo)))
+    each = budget.share(len(searched), worker_count(jobs, len(searched)))
 
     def search(row: dict[str, Any]) -> dict[str, Any]:
         return find_remedies(cluster, by_key[row["pod"]], config, registry, budget=each, snapshots=snapshots).to_dict()
 
-    reruns = probes = 0
-    for row, found in zip(todo, run_jobs(search, todo, jobs=jobs, progress=progress), strict=True):
+    results = dict(zip((row["pod"] for row in searched), run_jobs(search, searched, jobs=jobs, progress=progress), strict=True))
+    _answer(todo, results, same_as)
+    reruns = sum(found["used"]["reruns"] for found in results.values())
+    probes = sum(found["used"]["probes"] for found in results.values())
+    return {"budget": each.to_dict(), "budgetText": each.text(), "totalSeconds": each.total(), "reruns": reruns,
+            "probes": probes, "seconds": round(time.monotonic() - started, 3), "searches": len(searched),
+            "sharedAnswers": len(todo) - len(searched)}
+
+
+def _answer(todo: list[dict[str, Any]], results: dict[str, dict[str, Any]], same_as: dict[str, str]) -> None:
+    """Each row's ``remedies`` and ``remediesSearch``: its own search's, or its twin's (``same_as``)."""
+    for row in todo:
+        source = same_as.get(row["pod"])
+        if source is None:
+            found = dict(results[row["pod"]])
+            shared = [pod for pod, first in same_as.items() if first == row["pod"]]
+            if shared:
+                found["sharedWith"] = shared
+        else:
+            found = for_twin(results[source], row["pod"], source)
         row["remedies"] = found.pop("remedies")
         row["remediesSearch"] = found
-        reruns += found["used"]["reruns"]
-        probes += found["used"]["probes"]
-    return {"budget": each.to_dict(), "budgetText": each.text(), "totalSeconds": each.total(), "reruns": reruns,
-            "probes": probes, "seconds": round(time.monotonic() - started, 3)}
