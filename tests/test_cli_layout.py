@@ -141,7 +141,7 @@ def test_names_stay_whole_in_the_other_tables_at_80() -> None:
     assert "NodeResourcesBalancedAllocation" in words(plugins)
     diff = run(
         80, "diff-profiles", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO,
-        "--config", str(ROOT / "profiles" / "default.yaml"), "--config", str(ROOT / "profiles" / "bin-packing.yaml"),
+        "--config", str(ROOT / "profiles" / "default.yaml"), "--config", str(ROOT / "profiles" / "bin-packing.yaml"), "-o", "wide",
     ).stdout
     assert "NodeResourcesBalancedAllocation (w1)" in diff and "general-a2" in words(diff)
 
@@ -207,3 +207,38 @@ def test_the_default_answer_fits_a_screen(pod: list[str], most: int) -> None:
     if "gated" not in pod[0]:  # (a gated pod stops at PreEnqueue: its short answer is the whole trace)
         assert "Filter (" in wide and "PreFilter" in wide and len(wide.splitlines()) > len(short.splitlines())
         assert "Filter: " in short and "PreFilter" not in short
+
+
+#: The comparisons of the demo's pods the README shows, each with the most lines its short answer may take at
+#: 100 columns: one pod in a screen; every pending pod in a table row each, plus only what differs.
+DIFFS = [
+    (["diff-versions", "web-7d9f-pending", "-n", "shop", "--from", "1.35", "--to", "1.36"], 20),
+    (["diff-versions", "train-pending", "-n", "ml", "--from", "1.33", "--to", "1.34"], 20),
+    (["diff-profiles", "web-7d9f-pending", "-n", "shop", "--config", "profiles/default.yaml",
+      "--config", "profiles/bin-packing.yaml"], 20),
+    (["diff-versions", "--pending", "-A", "--from", "1.35", "--to", "1.36"], 30),
+    (["diff-versions", "--pending", "-A", "--from", "1.33", "--to", "1.36"], 60),
+    (["diff-profiles", "--pending", "-A", "--config", "profiles/default.yaml", "--config", "profiles/bin-packing.yaml"], 25),
+]
+
+
+@pytest.mark.parametrize(("args", "most"), DIFFS, ids=lambda v: " ".join(v[:3]) if isinstance(v, list) else "")
+def test_the_default_comparison_fits_a_screen(args: list[str], most: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """diff-versions and diff-profiles answer in short by default (the per-plugin tables are -o wide's); a pod
+    the two sides treat alike is its row of the decisions table, nothing more."""
+    from kschedctl.render.diff import DIFF_WIDE_HINT
+
+    monkeypatch.chdir(ROOT)
+    full = [*args, "--snapshot", DEMO]
+    for width in (80, 100, 120):
+        assert_fits(run(width, *full).stdout, width)
+    short = run(100, *full).stdout
+    lines = short.splitlines()
+    assert len(lines) <= most, short
+    assert lines[-1] == DIFF_WIDE_HINT and "Scores on the chosen nodes" not in short
+    report = json.loads(run(100, *full, "-o", "json").stdout)
+    for p in report["pods"]:
+        if not p["differs"] and len(report["pods"]) > 1:
+            assert sum(1 for line in lines if p["pod"] in line) == 1, p["pod"]  # its row only
+    wide = run(100, *full, "-o", "wide").stdout
+    assert DIFF_WIDE_HINT not in wide and len(wide.splitlines()) > len(lines)

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from kschedctl.cli.main import app
 from kschedctl.config import default_config, parse_config
 from kschedctl.errors import UsageError
+from kschedctl.render.diff import DIFF_WIDE_HINT
 from kschedctl.whatif.diff import Side, diff_pods
 from tests.builders import make_cluster, make_node, make_pod
 
@@ -160,8 +161,16 @@ def test_cli_table_output() -> None:
                "--config", str(PROFILES / "bin-packing.yaml"))
     assert r.exit_code == 1, r.output
     assert "A: default configuration of kube-scheduler v1.35" in r.output
-    assert "Scores on the chosen nodes" in r.output
+    assert "Scores on the chosen nodes" not in r.output  # the table is -o wide's
+    out = " ".join(r.output.split())
+    assert ("Scores (weighted, A → B): memory-b0 (chosen by A) 873 → 683 (-190); general-a2 (chosen by B) 825 → 941 "
+            "(+116)") in out
+    assert "moved most by: NodeResourcesFit (w1→5) +10, +316; PodTopologySpread (w2→–) -200, -200" in out
     assert "1 pod: 1 change node, 0 become unschedulable, 0 become schedulable, 0 unchanged" in r.output
+    assert r.output.splitlines()[-1] == DIFF_WIDE_HINT
+    wide = invoke("diff-profiles", "web-7d9f-pending", "-n", "shop", "--snapshot", DEMO,
+                  "--config", str(PROFILES / "bin-packing.yaml"), "-o", "wide")
+    assert "Scores on the chosen nodes" in wide.output and DIFF_WIDE_HINT not in wide.output
 
 
 def test_cli_same_configuration_exits_0() -> None:
@@ -202,8 +211,13 @@ def test_cli_becomes_schedulable(tmp_path: Path) -> None:
     r = invoke("diff-profiles", "notebook-pending", "-n", "ml", "--snapshot", DEMO, "--config", str(cfg))
     assert r.exit_code == 1
     assert "becomes schedulable" in r.output
+    out = " ".join(r.stdout.split())
+    assert ("Filter verdict changes on gpu-a0, gpu-b0: A TaintToleration: node(s) had untolerated taint(s) → B "
+            "feasible") in out
+    assert "A FitError: 0/12 nodes are available" in out  # A's outcome differs from B's: its FitError stays
+    assert "Scores (weighted, A → B): gpu-b0 (chosen by B) – → 152" in out and "moved most by" not in out
+    r = invoke("diff-profiles", "notebook-pending", "-n", "ml", "--snapshot", DEMO, "--config", str(cfg), "-o", "wide")
     assert "Filter verdicts that change" in r.output
-    assert "A FitError: 0/12 nodes are available" in r.output
     r = invoke("diff-profiles", "notebook-pending", "-n", "ml", "--snapshot", DEMO, "--config", str(cfg), "-o", "markdown")
     assert r.output.startswith("### kschedctl diff-profiles")
     assert "| gpu-a0 | TaintToleration: node(s) had untolerated taint(s) | feasible |" in r.output.replace("  ", " ")

@@ -311,7 +311,7 @@ def deferred_notes() -> Any:
     return defer()
 
 
-def emit_report(data: dict[str, Any], output: WhatIfOutput, table: Any, markdown: Any, features: Any = None) -> None:
+def emit_report(data: dict[str, Any], output: WhatIfOutput | Output, table: Any, markdown: Any, features: Any = None) -> None:
     """A what-if report (``diff-profiles``, ``simulate``): ``table(data, stdout, notes)`` or ``markdown(data)``,
     JSON or YAML; the progress line removed first, the notes after the tables. With ``features`` (the run's
     version), the version heads the table and markdown and is ``kubeVersion`` (with changed ``featureGates``)

@@ -17,8 +17,7 @@ import typer
 from kschedctl.cli.common import (
     EXIT_NO,
     EXIT_OK,
-    WhatIfOutput,
-    WhatIfOutputOpt,
+    Output,
     emit_report,
     guarded,
     worker_jobs,
@@ -44,10 +43,18 @@ from kschedctl.cli.sources import hooks, open_for_pod, read_cluster
 from kschedctl.errors import UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from kschedctl.kube.features import Features
     from kschedctl.snapshot.source import Source
     from kschedctl.usecases.comparison import ComparisonRequest
     from kschedctl.whatif.diff import Side
+
+DiffOutputOpt = Annotated[
+    Output,
+    typer.Option("--output", "-o", metavar="FORMAT",
+                 help="table (the short answer), wide (with the per-plugin tables), json, yaml or markdown."),
+]
 
 #: The kind of comparison a request is built for (``diff-profiles``' or ``diff-versions``').
 Compared = TypeVar("Compared", bound="ComparisonRequest")
@@ -145,7 +152,7 @@ def diff_profiles_cmd(
         list[str] | None,
         typer.Option("--profile", "-p", metavar="NAME", help="schedulerName of the profile to use (one for both sides, or A then B)."),
     ] = None,
-    output: WhatIfOutputOpt = WhatIfOutput.table,
+    output: DiffOutputOpt = Output.table,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
@@ -162,13 +169,14 @@ def diff_profiles_cmd(
 
     Per pod: the decision of each side, the nodes whose Filter verdict changes, and the per-plugin
     scores on the node each side selects. A pod differs when its decision or a Filter verdict
-    changes; score changes alone do not count.
+    changes; score changes alone do not count. The default is short: per differing pod, the verdicts
+    that change and the plugins that moved the totals most; -o wide adds every table.
 
     Exit status: 0 no pod differs, 1 some pod differs, 2 bad input or usage.
     """
 
     def body() -> int:
-        from kschedctl.render.diff import render_diff_markdown, render_diff_table
+        from kschedctl.render.diff import render_diff_markdown
         from kschedctl.usecases.diff_profiles import DiffProfilesRequest, diff_profiles
 
         versions = VersionOptions(kube_version, feature_gates)
@@ -178,7 +186,7 @@ def diff_profiles_cmd(
         setup = SchedulerOptions(plugin_module, versions, source)
         sides = build_sides(list(config or []), list(profile or []), setup)
         report = diff_profiles(pods.request(DiffProfilesRequest, sides, source, ns, setup, jobs, setup.features), hooks())
-        emit_report(report.to_dict(), output, render_diff_table, render_diff_markdown, setup.features)
+        emit_report(report.to_dict(), output, diff_table(output), render_diff_markdown, setup.features)
         return EXIT_NO if report.differs else EXIT_OK
 
     guarded(body)
@@ -220,7 +228,7 @@ def diff_versions_cmd(
     snapshot: LiveSnapshotOpt = None,
     config: ConfigOpt = None,
     profile: Annotated[str | None, typer.Option("--profile", "-p", metavar="NAME", help="schedulerName of the profile to use.")] = None,
-    output: WhatIfOutputOpt = WhatIfOutput.table,
+    output: DiffOutputOpt = Output.table,
     kubeconfig: KubeconfigOpt = None,
     context: ContextOpt = None,
     request_timeout: RequestTimeoutOpt = None,
@@ -237,13 +245,14 @@ def diff_versions_cmd(
     tries a node), scores, or messages only; under each, the rule changes between the versions that caused it,
     e.g. "v1.36: NodeResourcesBalancedAllocation scores the change in balance the pod makes" (from 1.36 to 1.35:
     "back before v1.36: ..."). A pod differs when any of these changes. The same version on both sides is said
-    in one line.
+    in one line. The default is short (the differences in words, each rule change once); -o wide adds the
+    Filter verdict, status code and per-plugin score tables.
 
     Exit status: 0 no pod differs, 1 some pod differs, 2 bad input or usage.
     """
 
     def body() -> int:
-        from kschedctl.render.diff import render_diff_markdown, render_diff_table
+        from kschedctl.render.diff import render_diff_markdown
         from kschedctl.usecases.diff_versions import DiffVersionsRequest, diff_versions
         from kschedctl.whatif.versions import same_rules
 
@@ -259,10 +268,10 @@ def diff_versions_cmd(
         same = same_rules(sides[0].config.features, sides[1].config.features)
         if same is not None:
             emit_report({"title": "kschedctl diff-versions", **same_sides_report(sides, same)}, output,
-                        render_diff_table, render_diff_markdown)
+                        diff_table(output), render_diff_markdown)
             return EXIT_OK
         report = diff_versions(pods.request(DiffVersionsRequest, sides, source, ns, setup, jobs, newer(*sides)), hooks())
-        emit_report({"title": "kschedctl diff-versions", **report.to_dict()}, output, render_diff_table, render_diff_markdown)
+        emit_report({"title": "kschedctl diff-versions", **report.to_dict()}, output, diff_table(output), render_diff_markdown)
         return EXIT_NO if report.differs else EXIT_OK
 
     guarded(body)
@@ -279,3 +288,11 @@ def newer(a: Side, b: Side) -> Features:
     """The version the cluster is read as: the newer of the two (it serves every API kind the older one
     does, so objects only the newer version's apiserver accepts are still read)."""
     return max((a, b), key=lambda s: s.config.features.minor).config.features
+
+
+def diff_table(output: Output) -> Callable[..., None]:
+    """The terminal renderer of a comparison: the short answer, or with ``-o wide`` every table."""
+    from kschedctl.render.diff import render_diff_table
+
+    wide = output == Output.wide
+    return lambda report, console, notes: render_diff_table(report, console, notes, wide=wide)

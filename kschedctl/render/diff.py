@@ -7,6 +7,11 @@ with it whether preemption tries the node, or only the words do) and the per-plu
 the nodes each side selects, and last the summary line. A comparison of two versions adds, per
 pod, every difference in words under its kind and, under each kind, the rule changes it is
 attributed to (``whatif.versions``); one of the same version and gates on both sides is one line.
+
+The terminal's default is the short answer, as ``explain pod``'s (``render.table``): the tables
+become a line or two each (or, for versions, the words by kind alone), a pod alike on both sides
+is its decision row, one pod's decisions are its first line, and with several pods each rule change
+is said once after them; ``wide`` prints every table. Markdown is the whole report.
 """
 
 from __future__ import annotations
@@ -83,9 +88,9 @@ def _home_kind(change: dict[str, Any], by_kind: dict[str, list[str]]) -> str:
     return next((k for k in change.get("explains", []) if k in by_kind), list(by_kind)[-1])
 
 
-def attribution_lines(p: dict[str, Any]) -> list[str]:
-    """A version comparison's differences, one line per kind, each followed by the rule changes behind it
-    (indented by two spaces); empty for other comparisons."""
+def attribution_lines(p: dict[str, Any], *, cite: bool = True) -> list[str]:
+    """A version comparison's differences, one line per kind, each followed (with ``cite``) by the rule changes
+    behind it (indented by two spaces); empty for other comparisons."""
     att, by_kind = p.get("attribution"), p.get("byKind")
     if not by_kind or att is None:
         return []
@@ -95,7 +100,7 @@ def attribution_lines(p: dict[str, Any]) -> list[str]:
     lines: list[str] = []
     for kind, words in by_kind.items():
         lines.append(f"{KIND_HEADINGS.get(kind, kind)}: " + "; ".join(words))
-        lines += cited.get(kind, [])
+        lines += cited.get(kind, []) if cite else []
     if att["unexplained"]:
         lines.append("not attributed to a rule change kschedctl knows: " + ", ".join(att["unexplained"]))
     elif not att["changes"]:
@@ -234,11 +239,19 @@ def _side_lines(report: dict[str, Any]) -> list[str]:
 
 
 DECISION_COLUMNS = (Column("pod", keep=True), Column("A", min_width=12), Column("B", min_width=12), Column("change", min_width=12))
+#: The last line of the short answer: where the rest is.
+DIFF_WIDE_HINT = "(every table, both FitErrors: -o wide; every field: -o json)"
+#: Groups of changed Filter verdicts, and plugins whose scores moved, the short answer names before "N more".
+MAX_SHORT_ITEMS = 3
 
 
-def render_diff_table(report: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
+def render_diff_table(
+    report: dict[str, Any], console: Console, notes_console: Console | None = None, *, wide: bool = False
+) -> None:
     """The comparison on ``console``; notes (per pod, prefixed with the pod, and the report's) on
-    ``notes_console`` (stderr from the CLI)."""
+    ``notes_console`` (stderr from the CLI). By default each pod that differs is a few lines (its decisions,
+    what changes, why); ``wide`` adds the tables (Filter verdicts, status codes, per-plugin scores) and
+    both FitErrors."""
     notes = notes_console or console
     same = same_sides_line(report)
     if same is not None:
@@ -247,7 +260,7 @@ def render_diff_table(report: dict[str, Any], console: Console, notes_console: C
     for line in _side_lines(report):
         console.print(Text(line), overflow="fold")
     pods = report["pods"]
-    if pods:
+    if len(pods) > 1 or (pods and wide):  # one pod's short answer says its decisions in its own first line
         rows = [
             [
                 Text(p["pod"]),
@@ -260,44 +273,161 @@ def render_diff_table(report: dict[str, Any], console: Console, notes_console: C
         print_table(console, "Decisions", DECISION_COLUMNS, rows)
         if len(pods) > MAX_DECISION_ROWS:
             console.print(f"… {len(pods) - MAX_DECISION_ROWS} more pods (use -o json to see all)")
-    for p in _detail_pods(report):
-        console.print()
-        console.print(Text(f"{p['pod']}: {decision_words(p['a'])} → {decision_words(p['b'])}", style="bold"))
-        if p.get("workload"):
-            console.print(Text(f"representative pod of {p['workload']}"), overflow="fold")
-        for side in ("a", "b"):
-            d = p[side]
-            if d.get("fitError"):
-                console.print(Text(f"{side.upper()} FitError: {d['fitError']}"), overflow="fold")
-            if d.get("error"):
-                console.print(Text(f"{side.upper()} error: {d['error']}"), overflow="fold")
-            if d.get("note"):
-                console.print(Text(f"{side.upper()}: {d['note']}"), overflow="fold")
-        verdicts, codes = verdict_rows(p), code_rows(p)
-        if verdicts:
-            cols = [Column("node", keep=True), Column("A", min_width=16), Column("B", min_width=16),
-                    Column("difference", min_width=10)]
-            print_table(console, "Filter verdicts that change", cols, [[Text(c) for c in r] for r in verdicts])
-        if codes:
-            cols = [Column("nodes", min_width=16), Column("plugin", keep=True), Column("A", keep=True), Column("B", keep=True)]
-            print_table(console, code_title(codes), cols, [[Text(c) for c in r] for r in codes])
-        if not p["feasibilityChanges"] and _compared_filters(p):
-            console.print("Filter verdicts: no change")
-        if p["scores"]:
-            headers, score_table = score_rows(p["scores"], node_header_sep="\n")
-            cols = [Column(h, keep=True) for h in headers]
-            print_table(console, "Scores on the chosen nodes (weighted, A → B)", cols, [[Text(c) for c in r] for r in score_table])
-        for line in attribution_lines(p):
-            if line.startswith(" "):
-                print_indented(console, Text(line.strip()), indent=2)
-            else:
-                console.print(Text(line), overflow="fold")
+    detailed = _detail_pods(report) if wide else [p for p in _detail_pods(report) if p["differs"] or (p["scores"] and _moved(p))]
+    cite = wide or len(pods) == 1  # else each rule change once, after the pods
+    for i, p in enumerate(detailed):
+        if (cite or i == 0) and (len(pods) > 1 or wide):
+            console.print()
+        _render_pod(p, console, wide, cite, alone=len(pods) == 1 and not wide)
         for n in p["notes"]:
             notes.print(Text(f"note: {p['pod']}: {n}"))
+    if len(pods) == 1 and not (wide or detailed):  # the same on both sides: one line
+        p = pods[0]
+        console.print(Text(f"{p['pod']}: {decision_words(p['a'])} → {decision_words(p['b'])} ({change_words(p)})"), overflow="fold")
+    if not cite:
+        _render_rule_changes(detailed, console)
     console.print()
     console.print(Text(summary_line(report), style="bold"))
+    if detailed and not wide:
+        console.print(Text(DIFF_WIDE_HINT, style="dim"), overflow="fold")
     for n in report["notes"]:
         notes.print(Text(f"note: {n}"))
+
+
+def _render_pod(p: dict[str, Any], console: Console, wide: bool, cite: bool = True, alone: bool = False) -> None:
+    """One pod's differences: its decisions, the Filter verdicts, the scores, and (versions) why. Without
+    ``cite`` (the short answer for several pods) its lines are indented under its name, the rule changes
+    are left for after the pods, and an unchanged Filter pass goes unsaid. ``alone``: no decisions table
+    was printed, so the first line says what changes."""
+
+    def say(line: str) -> None:
+        if cite:
+            console.print(Text(line), overflow="fold")
+        else:
+            print_indented(console, Text(line), indent=2)
+
+    head = Text(f"{p['pod']}: {decision_words(p['a'])} → {decision_words(p['b'])}", style="bold")
+    if alone:
+        head.append(" (")
+        head.append(change_words(p), style=_CHANGE_STYLE.get(p["change"], ""))
+        head.append(")")
+    console.print(head, overflow="fold")
+    if p.get("workload"):
+        say(f"representative pod of {p['workload']}")
+    for side in ("a", "b"):
+        for line in _side_detail(p, side, wide):
+            say(line)
+    if cite and not p["feasibilityChanges"] and _compared_filters(p):
+        say("Filter verdicts: no change")
+    attributed = bool(p.get("byKind")) and p.get("attribution") is not None
+    if wide:
+        _print_tables(p, console)
+    elif not attributed:  # a version comparison says all of it by kind, below
+        for line in [*_short_verdict_lines(p), *_short_score_lines(p)]:
+            say(line)
+    for line in attribution_lines(p, cite=cite):
+        if line.startswith(" "):
+            print_indented(console, Text(line.strip()), indent=2)
+        else:
+            say(line)
+
+
+def _render_rule_changes(pods: list[dict[str, Any]], console: Console) -> None:
+    """The rule changes behind the pods' differences, each once, with the number of pods it explains."""
+    count: dict[str, int] = {}
+    for p in pods:
+        for line in dict.fromkeys(ch["line"] for ch in (p.get("attribution") or {}).get("changes", [])):
+            count[line] = count.get(line, 0) + 1
+    if not count:
+        return
+    console.print()
+    console.print(Text("Because of these rule changes", style="bold"))
+    for line, n in count.items():
+        print_indented(console, Text(f"{line} ({n} pod{'s' if n != 1 else ''})"), indent=2)
+
+
+def _side_detail(p: dict[str, Any], side: str, wide: bool) -> list[str]:
+    """A side's FitError, error and note. The short answer keeps a FitError only where the outcomes differ
+    (``explain pod`` gives it whole)."""
+    d, other = p[side], p["b" if side == "a" else "a"]
+    name = side.upper()
+    out = []
+    if d.get("fitError") and (wide or d["outcome"] != other["outcome"]):
+        out.append(f"{name} FitError: {d['fitError']}")
+    if d.get("error"):
+        out.append(f"{name} error: {d['error']}")
+    if d.get("note"):
+        out.append(f"{name}: {d['note']}")
+    return out
+
+
+def _print_tables(p: dict[str, Any], console: Console) -> None:
+    verdicts, codes = verdict_rows(p), code_rows(p)
+    if verdicts:
+        cols = [Column("node", keep=True), Column("A", min_width=16), Column("B", min_width=16),
+                Column("difference", min_width=10)]
+        print_table(console, "Filter verdicts that change", cols, [[Text(c) for c in r] for r in verdicts])
+    if codes:
+        cols = [Column("nodes", min_width=16), Column("plugin", keep=True), Column("A", keep=True), Column("B", keep=True)]
+        print_table(console, code_title(codes), cols, [[Text(c) for c in r] for r in codes])
+    if p["scores"]:
+        headers, score_table = score_rows(p["scores"], node_header_sep="\n")
+        cols = [Column(h, keep=True) for h in headers]
+        print_table(console, "Scores on the chosen nodes (weighted, A → B)", cols, [[Text(c) for c in r] for r in score_table])
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(names[:MAX_SHORT_ITEMS])
+    return shown + (f" and {len(names) - MAX_SHORT_ITEMS} more" if len(names) > MAX_SHORT_ITEMS else "")
+
+
+def _short_verdict_lines(p: dict[str, Any]) -> list[str]:
+    """The Filter verdicts that change, one line per pair of verdicts (the nodes named), and the status codes
+    that change, one line per plugin and pair of codes."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for node, a, b, kind in verdict_rows(p):
+        groups.setdefault((a, b, kind), []).append(node)
+    out = [f"Filter verdict{'' if kind == 'verdict' else f' ({kind})'} changes on {_names(sorted(nodes))}: A {a} → B {b}"
+           for (a, b, kind), nodes in list(groups.items())[:MAX_SHORT_ITEMS]]
+    if len(groups) > MAX_SHORT_ITEMS:
+        out.append(f"… {len(groups) - MAX_SHORT_ITEMS} more changes of Filter verdicts")
+    codes = code_rows(p)
+    effects = {(r[2], r[3]): _CODE_EFFECT.get((r[2], r[3])) for r in codes}
+    for nodes, plugin, a, b in codes:
+        effect = effects[(a, b)]
+        n = len(nodes.split(", "))
+        out.append(f"Status code of {plugin} changes on {n} node{'s' if n != 1 else ''} ({_names(nodes.split(', '))}): "
+                   f"{a} → {b}" + (f" ({effect})" if effect else ""))
+    return out
+
+
+def _moved(p: dict[str, Any]) -> list[tuple[str, str, list[int]]]:
+    """The plugins whose weighted score changes on a chosen node: (name, weights, delta per node), the largest first."""
+    scores = p["scores"]
+    found: dict[str, tuple[str, list[int]]] = {}
+    for i, n in enumerate(scores):
+        if n["totalA"] is None or n["totalB"] is None:
+            continue  # scored on one side only: nothing moved
+        for q in n["plugins"]:
+            _weights_text, deltas = found.setdefault(q["plugin"], (_weights(q), [0] * len(scores)))
+            deltas[i] = q["delta"]
+    moved = [(name, w, d) for name, (w, d) in found.items() if any(d)]
+    return sorted(moved, key=lambda m: -max(abs(x) for x in m[2]))
+
+
+def _short_score_lines(p: dict[str, Any]) -> list[str]:
+    """The totals on the chosen nodes and the plugins that moved them most (with their weights, where a
+    configuration's change shows)."""
+    scores = p["scores"]
+    moved = _moved(p)
+    if not scores or not (moved or p["change"] != "same"):
+        return []
+    totals = "; ".join(f"{n['node']} (chosen by {' and '.join(n['selectedBy'])}) {_total_cell(n)}" for n in scores)
+    if not moved:
+        return [f"Scores (weighted, A → B): {totals}"]
+    parts = [f"{name} ({w}) " + ", ".join(f"{d:+d}" for d in deltas) for name, w, deltas in moved[:MAX_SHORT_ITEMS]]
+    more = f"; {len(moved) - MAX_SHORT_ITEMS} more" if len(moved) > MAX_SHORT_ITEMS else ""
+    return [f"Scores (weighted, A → B): {totals}", "moved most by: " + "; ".join(parts) + more]
 
 
 # --------------------------------------------------------------------------- markdown
