@@ -136,3 +136,13 @@ def test_per_pod_fields_do_not_make_pods_different() -> None:
 def test_a_cut_short_search_says_so_per_pod() -> None:
     row = {"remedies": [], "remediesSearch": {"notTried": ["add-node"]}}
     assert fix_text(row) == "no single change found (search cut short: its budget ran out)"
+
+
+def test_a_shared_fix_of_identical_pods_says_it_was_verified_for_one_of_them() -> None:
+    rows = [{"pod": "shop/web-a", "remediesSearch": {"sharedWith": ["shop/web-b"]}},
+            {"pod": "shop/web-b", "remediesSearch": {"sameAs": {"pod": "shop/web-a", "reason": TWIN_REASON}}},
+            {"pod": "shop/other", "remediesSearch": {}}]
+    lower = {"kind": "lower-request", "change": "lower container c0's cpu request to 4", "patch": {}, "helps": True,
+             "detail": {}, "verdict": {"text": "schedulable on n1"}}
+    assert "(verified for one of 2 identical pods, not for all at once)" in _rendered(_group(rows, lower))
+    assert "verified for one of" not in _rendered(_group(rows[2:], lower))

@@ -53,15 +53,20 @@ def _shared_text(g: dict[str, Any], searched: bool) -> str:
 
 
 def _room_words(g: dict[str, Any], r: dict[str, Any]) -> str:
-    """What a new node of a shared fix holds of the group: it helps each pod, not necessarily all at once."""
+    """How far a shared fix was verified: each pod on its own. A new node says how many of the group it
+    holds; any other fix, where the group holds identical pods (whose controller's template one patch
+    changes for all), says it was verified for one of them."""
     d = r.get("detail") or {}
     c, n = d.get("copies"), g["count"]
-    if r["kind"] != "add-node" or not isinstance(c, int) or d.get("copiesCapped") or c <= 0 or c >= n:
-        return ""
-    searches = {((row.get("remediesSearch") or {}).get("sameAs") or {}).get("pod") or row["pod"] for row in g["rows"]}
-    if len(searches) == 1:  # identical pods: the copies counted are copies of every one of them
-        return f"; one such node has room for {c} of the {n} identical pods: {-(-n // c)} for all"
-    return f"; one such node has room for {c} cop{'ies' if c != 1 else 'y'} of one pod, not for all {n}"
+    first = [((row.get("remediesSearch") or {}).get("sameAs") or {}).get("pod") or row["pod"] for row in g["rows"]]
+    copies = max((first.count(k) for k in set(first)), default=0)
+    if r["kind"] == "add-node" and isinstance(c, int) and not d.get("copiesCapped") and 0 < c < n:
+        if len(set(first)) == 1:  # identical pods: the copies counted are copies of every one of them
+            return f"; one such node has room for {c} of the {n} identical pods: {-(-n // c)} for all"
+        return f"; one such node has room for {c} cop{'ies' if c != 1 else 'y'} of one pod, not for all {n}"
+    if copies > 1 and r["kind"] != "add-node":
+        return f" (verified for one of {copies} identical pods, not for all at once)"
+    return ""
 
 
 def group_cells(g: dict[str, Any], searched: bool, sep: str = "\n") -> list[str]:
