@@ -40,6 +40,7 @@ from kschedctl.cli.options import (
     VersionOptions,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
+from kschedctl.cli.scaleup_opts import AddNodesOpt, MaxNewNodesOpt, ScaleUpArgs, scale_up_args
 from kschedctl.cli.sources import hooks, open_source, read_cluster
 from kschedctl.errors import UsageError
 
@@ -149,6 +150,8 @@ def simulate_cmd(
     seed: SeedOpt = None,
     runs: RunsOpt = None,
     group_by: GroupByOpt = None,
+    add_nodes: AddNodesOpt = None,
+    max_new_nodes: MaxNewNodesOpt = None,
 ) -> None:
     """Schedule a set of pods one after another, as kube-scheduler's scheduling loop does.
 
@@ -170,6 +173,9 @@ def simulate_cmd(
     pods) when it started, which decides ties and early stops; --runs N repeats the run with random orders
     (with --drain: of where the replacements land) and shows the range of outcomes.
 
+    --add-nodes NODE=N adds N new nodes like NODE (named NODE-new-1..N) before the run; NODE=auto finds
+    the least N up to --max-new-nodes (100) that places every pod (each count tried is a run of the loop).
+
     Exit status: 0 every pod was scheduled (with --max: the count was found; with --drain: the drain
     succeeds with every replacement placed; with --runs: so in every run), 1 otherwise, 2 bad input or usage.
     """
@@ -179,8 +185,8 @@ def simulate_cmd(
 
         drains = DrainArgs(drain, drain_selector, scale_down, count, delete_emptydir_data, force, disable_eviction, ignore_daemonsets,
                            drain_timeout)
-        files = filename or []
-        _check_inputs(files, snapshot or [], drains, max_)
+        files, scale = filename or [], scale_up_args(add_nodes, max_new_nodes)
+        _check_inputs(files, snapshot or [], drains, max_, scale, runs)
         _check_simulate_flags(replicas, max_, limit, report_preemption, retry_nominated or preemption)
         source = open_source(ClusterOptions(snapshot, kubeconfig, context, request_timeout))
         setup = SchedulerOptions(plugin_module, VersionOptions(kube_version, feature_gates), source)
@@ -192,7 +198,8 @@ def simulate_cmd(
         request = SimulateRequest(
             registry=setup.registry, config=cfg, cluster=cluster, filenames=files, replicas=replicas,
             max_copies=max_, limit=limit, options=options, notes=[DEPRECATED_PREEMPTION_NOTE] if preemption else [],
-            node_order=order, runs=runs or 1, group_by=group_by,
+            node_order=order, runs=runs or 1, group_by=group_by, add_nodes=scale.specs, max_new_nodes=scale.max_new_nodes,
+            source=source.description,
         )
         return _simulate_and_report(request, output, setup.features)
 
@@ -257,12 +264,15 @@ def _node_order(value: str, seed: int | None, runs: int | None, group_by: str | 
     return NodeOrderSpec(RANDOM, seed)
 
 
-def _check_inputs(files: list[str], snapshot: list[str], drains: DrainArgs, max_: bool) -> None:
-    """Standard input read once; pods to place or nodes to drain, not both."""
+def _check_inputs(files: list[str], snapshot: list[str], drains: DrainArgs, max_: bool, scale: ScaleUpArgs,
+                  runs: int | None) -> None:
+    """Standard input read once; pods to place (with --add-nodes, the pending pods are enough) or nodes to
+    drain, not both."""
     from kschedctl.snapshot.loader import read_stdin_once
 
     read_stdin_once(("-f", files), ("--snapshot", snapshot))
-    drains.check(files, max_)
+    scale.check(max_, runs, drains.wanted)
+    drains.check(files or [f"--add-nodes {s.template}" for s in scale.specs], max_)
 
 
 def _check_simulate_flags(replicas: int | None, max_: bool, limit: int, report_preemption: bool, retry: bool) -> None:

@@ -1,6 +1,7 @@
 """Terminal and markdown output of ``simulate`` (reads ``SimulationResult.to_dict()``).
 
-Order: a headline (how many pods were scheduled, or how many copies fit), one row per attempt in
+Order: with ``--add-nodes``, the question and its answer (how many new nodes like which node, and
+whether they place every pod); a headline (how many pods were scheduled, or how many copies fit), one row per attempt in
 queue order (with what batching and preemption did), the first pod that does not fit with its
 FitError, then one row per node the run changed (pods added and evicted, requests before → after
 against allocatable), the time taken (a rate only when the run lasted long enough to measure one)
@@ -57,6 +58,32 @@ def headline(r: dict[str, Any]) -> str:
     if s.get("capped"):
         head += f" (stopped after {r['options']['maxPods']:,} pods: --max-pods)"
     return head
+
+
+def _nodes(n: int) -> str:
+    return f"{n} new node{'' if n == 1 else 's'}"
+
+
+def scale_up_lines(r: dict[str, Any]) -> list[str]:
+    """``--add-nodes``: per template, the count added, and for ``auto`` the answer of the search."""
+    added = r.get("addNodes") or []
+    pods = r["summary"]["pods"]
+    others = " (with the other new nodes)" if len(added) > 1 else ""
+    out: list[str] = []
+    for a in added:
+        like = f"like {a['template']}"
+        if not a["auto"]:
+            names = f": {_names(a['names'], 4)}" if a["names"] else ""
+            out.append(f"{_nodes(a['count'])} {like} added{names}")
+            continue
+        searched = f"searched 0..{a['searchedUpTo']} in {a['probes']} probe{'' if a['probes'] == 1 else 's'}"
+        if a["least"] is None:
+            out.append(f"no count of new nodes {like} up to {a['searchedUpTo']} places all {pods:,} pods{others} ({searched}); "
+                       f"the placements with {a['count']}:")
+        else:
+            verb = "places" if a["count"] == 1 else "place"
+            out.append(f"{_nodes(a['count'])} {like} {verb} all {pods:,} pods{others} ({searched})")
+    return out
 
 
 def placement_note(p: dict[str, Any], retried: bool = False) -> str:
@@ -199,6 +226,8 @@ def _drop_empty_columns(headers: list[str], rows: list[list[str]], keep: int = 2
 def render_simulation_table(r: dict[str, Any], console: Console, notes_console: Console | None = None) -> None:
     first = r["firstFailure"]
     style = "bold green" if first is None else ("bold" if r["mode"] == "max" else "bold red")
+    for line in scale_up_lines(r):
+        console.print(Text(line, style="bold"))
     console.print(Text(headline(r), style=style))
     headers, rows = _drop_empty_columns(PLACEMENT_HEADERS, placement_rows(r, MAX_ROWS))
     print_table(console, "Placements (order of attempts)", _columns(headers), [[Text(c) for c in row] for row in rows])
@@ -221,6 +250,7 @@ def render_simulation_table(r: dict[str, Any], console: Console, notes_console: 
 
 def render_simulation_markdown(r: dict[str, Any]) -> str:
     out = [f"### kschedctl simulate: {headline(r)}", ""]
+    out += [line for text in scale_up_lines(r) for line in (f"**{text}**", "")]
     headers, rows = _drop_empty_columns(PLACEMENT_HEADERS, placement_rows(r, MAX_ROWS))
     out += [tabulate(rows, headers=headers, tablefmt="github"), ""]
     first = r["firstFailure"]

@@ -3,7 +3,9 @@
 The loop is ``whatif.simulate``'s; this use case reads the files against the cluster (workloads
 expanded lazily into the pods their controllers would create), sets the start-up node order, and
 runs the loop once, or copies of one template until one does not fit (``--max``), or, with
-``runs`` (``--runs``), the run again and again under random start-up orders (``whatif.runs``).
+``runs`` (``--runs``), the run again and again under random start-up orders (``whatif.runs``), or,
+with ``add_nodes`` (``--add-nodes T=N|auto``), the run on the cluster with new nodes like T added,
+probing counts for the least that places every pod (``whatif.scaleup``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ if TYPE_CHECKING:
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.whatif.placements import RunOptions, SimulationResult
     from kschedctl.whatif.runs import RunsReport
+    from kschedctl.whatif.scaleup import AddNodes
     from kschedctl.whatif.workloads import Manifests
 
 
@@ -41,6 +44,10 @@ class SimulateRequest(ClusterRequest):
     runs: int = 1
     #: With ``runs``: the node label whose values are the node groups counted (None: a node-pool label).
     group_by: str | None = None
+    #: ``--add-nodes``: new nodes like existing ones, a count each or ``auto`` (the least placing every pod).
+    add_nodes: list[AddNodes] = field(default_factory=list)
+    #: With an ``auto`` count: the largest count tried (``--max-new-nodes``).
+    max_new_nodes: int = 100
 
 
 def simulate(request: SimulateRequest, hooks: Hooks | None = None) -> SimulationResult | RunsReport:
@@ -50,13 +57,26 @@ def simulate(request: SimulateRequest, hooks: Hooks | None = None) -> Simulation
     if request.runs > 1:
         return _runs(request, hooks)
     order, order_notes = request.startup_order()
-    manifests = request.read_manifests(request.filenames, request.config.features)
+    manifests = _manifests(request)
     hooks.progress.phase("building NodeInfos")
-    result = _max(request, manifests, hooks) if request.max_copies else _run(request, manifests, hooks)
-    # the manifests' notes include what admitting each workload's first pod said (pods are made lazily)
-    result.notes[:0] = manifests.notes + request.notes + order_notes
+    if request.add_nodes:
+        result = _scale_up(request, manifests, hooks)
+    else:
+        result = _max(request, manifests, hooks) if request.max_copies else _run(request, manifests, hooks)
+    # the manifests' notes include what admitting each workload's first pod said (pods are made lazily;
+    # each probe of --add-nodes made them again)
+    result.notes[:0] = list(dict.fromkeys(manifests.notes)) + request.notes + order_notes
     result.startup = order
     return result
+
+
+def _manifests(request: SimulateRequest) -> Manifests:
+    """The pod files read; none with ``--add-nodes`` (the snapshot's pending pods are then the pods placed)."""
+    from kschedctl.whatif.workloads import Manifests
+
+    if request.add_nodes and not request.filenames:
+        return Manifests()
+    return request.read_manifests(request.filenames, request.config.features)
 
 
 def _runs(request: SimulateRequest, hooks: Hooks) -> RunsReport:
@@ -102,14 +122,31 @@ def _max(request: SimulateRequest, manifests: Manifests, hooks: Hooks) -> Simula
     )
 
 
-def _run(request: SimulateRequest, manifests: Manifests, hooks: Hooks) -> SimulationResult:
+def _scale_up(request: SimulateRequest, manifests: Manifests, hooks: Hooks) -> SimulationResult:
+    """``--add-nodes``: the run on the cluster with the new nodes, each count tried a run of its own."""
+    from kschedctl.whatif.scaleup import scale_up
+
+    quiet = Hooks(note=hooks.note)
+    counter = hooks.progress.counter("probing counts of new nodes")
+    probes = 0
+
+    def one(cluster: Cluster) -> SimulationResult:
+        nonlocal probes
+        probes += 1
+        counter(probes, None)
+        return _run(replace(request, cluster=cluster), manifests, quiet, allow_none=True)
+
+    return scale_up(request.cluster, request.add_nodes, one, max_new_nodes=request.max_new_nodes, source=request.source)
+
+
+def _run(request: SimulateRequest, manifests: Manifests, hooks: Hooks, *, allow_none: bool = False) -> SimulationResult:
     """The pods of the files (workloads expanded as their controllers would, lazily) through the loop."""
     from kschedctl.whatif.simulate import simulate_streams, workload_streams
     from kschedctl.whatif.workloads import PodFactory
 
     factory = PodFactory(manifests, request.cluster, private=True)
     streams, excluded = workload_streams(manifests, factory, request.replicas)
-    if not any(s.count for s in streams):
+    if not allow_none and not any(s.count for s in streams):
         raise UsageError("the workloads ask for no pods (replicas 0)")
     return simulate_streams(
         factory.cluster,

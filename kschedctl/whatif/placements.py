@@ -164,6 +164,28 @@ class Skipped:
 
 
 @dataclass
+class AddedNodes:
+    """What one ``--add-nodes T=N|auto`` added (``whatif.scaleup``): the count as asked or as found by the
+    search, and the search (``auto``): the least count placing every pod (None: none up to the maximum)."""
+
+    template: str
+    count: int
+    names: list[str]
+    auto: bool = False
+    least: int | None = None
+    searched_up_to: int | None = None
+    #: Runs of the loop the search made (0 for a count given).
+    probes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"template": self.template, "count": self.count, "auto": self.auto}
+        if self.auto:
+            out.update(least=self.least, searchedUpTo=self.searched_up_to, probes=self.probes)
+        out["names"] = list(self.names)
+        return out
+
+
+@dataclass
 class NodeChange:
     """What the run did to one node."""
 
@@ -208,6 +230,9 @@ class SimulationResult:
     error: str | None = None
     #: The node and start-up queue order the run assumed (``--node-order``).
     startup: StartupOrder = field(default_factory=StartupOrder)
+    #: ``--add-nodes``: the new nodes per template (``whatif.scaleup``), and the runs the search made.
+    add_nodes: list[AddedNodes] = field(default_factory=list)
+    probes: int = 0
 
     def _counted(self) -> list[Placement]:
         """The attempts the summary counts: with ``--max`` the copies only, not the snapshot's pending pods."""
@@ -299,6 +324,8 @@ class SimulationResult:
             "notes": list(self.notes),
             "error": self.error,
             "nodeOrder": self.startup.to_dict(),
+            # only with --add-nodes: the outputs of other runs keep their keys
+            **({"addNodes": [a.to_dict() for a in self.add_nodes], "probes": self.probes} if self.add_nodes else {}),
         }
 
 
