@@ -263,3 +263,37 @@ def test_daemonset_pods_and_condition_taints_through_the_command(tmp_path: Path)
     r = runner.invoke(app, ["simulate", "-f", str(pods), "--snapshot", str(snap), "--add-nodes", "t0=2"])
     assert r.exit_code == 1
     assert "Insufficient cpu" in r.stdout
+
+
+def test_new_nodes_follow_a_given_node_order(tmp_path: Path) -> None:
+    """With --node-order FILE naming every node of the snapshot, the new nodes join the node tree after them (each
+    zone's list ends with its new nodes), as nodes added after the scheduler started; a note says so."""
+    from kschedctl.framework.nodeinfos import Snapshot
+    from kschedctl.snapshot.nodeorder import StartupOrder
+
+    cluster = load_cluster([DEMO])
+    listed = tuple(sorted((n.name for n in cluster.nodes), reverse=True))
+    cluster.startup = StartupOrder(listed, source="file")
+    template = cluster.node("general-a0")
+    assert template is not None
+    order = [ni.name for ni in Snapshot(with_new_nodes(cluster, [new_nodes(cluster, template, 2)])).node_info_list]
+    assert order[-2:] == ["general-a0-new-1", "general-a0-new-2"]
+    order_file = tmp_path / "order.txt"
+    order_file.write_text("\n".join(listed) + "\n")
+    r = invoke("-f", FINETUNE, "--no-pending", "--add-nodes", "gpu-a0=3", "--node-order", str(order_file), "-o", "json")
+    data = json.loads(r.stdout)
+    assert any(n.startswith("the new nodes are not in the --node-order") for n in data["notes"])
+    assert data["summary"]["placed"] == 6
+
+
+def test_several_auto_templates_are_searched_in_flag_order() -> None:
+    """gpu-a0's count is searched first (gpu-b0 adding none), then gpu-b0's with gpu-a0's least added: 0."""
+    r = invoke("-f", FINETUNE, "--no-pending", "--add-nodes", "gpu-a0=auto", "--add-nodes", "gpu-b0=auto",
+               "--max-new-nodes", "4", "-o", "json")
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    assert [(a["template"], a["least"], a["probes"]) for a in data["addNodes"]] == [("gpu-a0", 3, 5), ("gpu-b0", 0, 0)]
+    assert data["probes"] == 5  # gpu-b0's probe of 0 is the run gpu-a0's search found
+    r = invoke("-f", FINETUNE, "--no-pending", "--add-nodes", "gpu-a0=auto", "--add-nodes", "gpu-b0=auto",
+               "--max-new-nodes", "4")
+    assert "3 new nodes like gpu-a0 place all 6 pods with the other new nodes (searched 0..4 in 5 probes)" in r.stdout

@@ -68,7 +68,7 @@ def scale_up_lines(r: dict[str, Any]) -> list[str]:
     """``--add-nodes``: per template, the count added, and for ``auto`` the answer of the search."""
     added = r.get("addNodes") or []
     pods = r["summary"]["pods"]
-    others = " (with the other new nodes)" if len(added) > 1 else ""
+    others = " with the other new nodes" if len(added) > 1 else ""
     out: list[str] = []
     for a in added:
         like = f"like {a['template']}"

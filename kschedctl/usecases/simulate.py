@@ -136,7 +136,13 @@ def _scale_up(request: SimulateRequest, manifests: Manifests, hooks: Hooks) -> S
         counter(probes, None)
         return _run(replace(request, cluster=cluster), manifests, quiet, allow_none=True)
 
-    return scale_up(request.cluster, request.add_nodes, one, max_new_nodes=request.max_new_nodes, source=request.source)
+    result = scale_up(request.cluster, request.add_nodes, one, max_new_nodes=request.max_new_nodes, source=request.source)
+    if not request.cluster.startup.by_name:
+        result.notes.append(
+            "the new nodes are not in the --node-order: they join the node tree after the nodes it orders (by name, "
+            "with any other node it does not name), as nodes added after the scheduler started"
+        )
+    return result
 
 
 def _run(request: SimulateRequest, manifests: Manifests, hooks: Hooks, *, allow_none: bool = False) -> SimulationResult:
