@@ -245,9 +245,11 @@ def _pod(name: str, cpu: str, node: str | None = None, owner: str | None = None)
 
 def test_daemonset_pods_and_condition_taints_through_the_command(tmp_path: Path) -> None:
     """The template is not ready (a node-condition taint the new nodes drop) and runs a DaemonSet pod taking
-    half its cpu (copied onto each new node): each new node then takes one 1-cpu pod, not two."""
+    half its cpu and a static pod (both copied onto each new node, the ReplicaSet's pod not): each new node then
+    takes one 1-cpu pod, not two."""
     not_ready = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
-    items = [_node("t0", [not_ready]), _pod("agent-t0", "1", "t0", "DaemonSet"), _pod("other-t0", "500m", "t0", "ReplicaSet")]
+    items = [_node("t0", [not_ready]), _pod("agent-t0", "1", "t0", "DaemonSet"), _pod("other-t0", "500m", "t0", "ReplicaSet"),
+             _pod("static-t0", "0", "t0", "Node")]
     snap = tmp_path / "cluster.yaml"
     snap.write_text(yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": items}))
     pods = tmp_path / "pods.yaml"
@@ -259,7 +261,7 @@ def test_daemonset_pods_and_condition_taints_through_the_command(tmp_path: Path)
     assert added["least"] == 3 and added["names"] == ["t0-new-1", "t0-new-2", "t0-new-3"]
     assert sorted(p["node"] for p in data["placements"]) == ["t0-new-1", "t0-new-2", "t0-new-3"]
     agents = {n["node"]: n["podsBefore"] for n in data["nodes"]}
-    assert agents == {"t0-new-1": 1, "t0-new-2": 1, "t0-new-3": 1}  # the DaemonSet pod's copy, not other-t0
+    assert agents == {"t0-new-1": 2, "t0-new-2": 2, "t0-new-3": 2}  # the DaemonSet and mirror pods' copies, not other-t0
     r = runner.invoke(app, ["simulate", "-f", str(pods), "--snapshot", str(snap), "--add-nodes", "t0=2"])
     assert r.exit_code == 1
     assert "Insufficient cpu" in r.stdout
