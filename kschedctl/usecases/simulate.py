@@ -52,7 +52,8 @@ class SimulateRequest(ClusterRequest):
 
 def simulate(request: SimulateRequest, hooks: Hooks | None = None) -> SimulationResult | RunsReport:
     """One run of the loop (or the ``--max`` search) over the files' pods; with ``runs`` > 1, the range of
-    outcomes of that many runs."""
+    outcomes of that many runs; with ``add_nodes``, the run with the new nodes (its ``add_nodes`` says how
+    many, and what the search for the least count found)."""
     hooks = hooks or Hooks()
     if request.runs > 1:
         return _runs(request, hooks)
@@ -65,13 +66,15 @@ def simulate(request: SimulateRequest, hooks: Hooks | None = None) -> Simulation
         result = _max(request, manifests, hooks) if request.max_copies else _run(request, manifests, hooks)
     # the manifests' notes include what admitting each workload's first pod said (pods are made lazily;
     # each probe of --add-nodes made them again)
-    result.notes[:0] = list(dict.fromkeys(manifests.notes)) + request.notes + order_notes
+    file_notes = list(dict.fromkeys(manifests.notes)) if request.add_nodes else manifests.notes
+    result.notes[:0] = file_notes + request.notes + order_notes
     result.startup = order
     return result
 
 
 def _manifests(request: SimulateRequest) -> Manifests:
-    """The pod files read; none with ``--add-nodes`` (the snapshot's pending pods are then the pods placed)."""
+    """The pod files read; with ``--add-nodes`` they may be none (the snapshot's pending pods are then the pods
+    placed)."""
     from kschedctl.whatif.workloads import Manifests
 
     if request.add_nodes and not request.filenames:
