@@ -9,7 +9,9 @@ places them).
 
 The goal of the search (``places_every_pod``): every pod the scheduler tries is scheduled; gated pods
 and pods of another scheduler, which no count of nodes places, are left out (``simulate``'s exit
-status still counts them: 1 while a gated pod stays pending). The search for the least count: probe 0; then 1, 2, 4, 8 ... (capped at M) until a count places
+status still counts them: 1 while a gated pod stays pending).
+
+The search for the least count: probe 0; then 1, 2, 4, 8 ... (capped at M) until a count places
 every pod; then a binary search between the last count that did not and the first that did. It
 ends with a count L that places every pod and the count L-1, probed too, that does not: that is the
 least count when more nodes never place fewer pods (true of the judged corpus; not guaranteed in
