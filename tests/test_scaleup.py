@@ -165,9 +165,11 @@ def invoke(*args: str) -> Any:
         (["--add-nodes", "gpu-a0=2", "--drain", "general-a0"], "--add-nodes does not go with --drain"),
         (["--add-nodes", "gpu-a0=2", "--runs", "3"], "--add-nodes does not go with --runs"),
         (["--add-nodes", "gpu-a0=99999"], "give an integer from 0 to 5000"),
+        (["--add-nodes", "gpu-a0=auto", "--no-pending"], "--add-nodes without -f places the snapshot's pending pods"),
     ],
     ids=["unknown-node", "negative", "word", "fraction", "no-count", "no-node", "empty-count", "negative-max",
-         "max-without-auto", "twice", "with-drain", "with-runs", "too-many"],
+         "max-without-auto", "twice", "with-drain", "with-runs", "too-many",
+         "nothing-to-place"],
 )
 def test_cli_bad_input(args: list[str], message: str) -> None:
     r = invoke(*args)

@@ -129,6 +129,8 @@ def _scale_up(request: SimulateRequest, manifests: Manifests, hooks: Hooks) -> S
     """``--add-nodes``: the run on the cluster with the new nodes, each count tried a run of its own."""
     from kschedctl.whatif.scaleup import scale_up
 
+    if not request.filenames and request.options is not None and not request.options.pending:
+        raise UsageError("--add-nodes without -f places the snapshot's pending pods: it does not go with --no-pending")
     quiet = Hooks(note=hooks.note)
     counter = hooks.progress.counter("probing counts of new nodes")
     probes = 0
