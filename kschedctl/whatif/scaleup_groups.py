@@ -1,0 +1,295 @@
+"""Which node group would scale up for a pending pod, and how many new nodes each group needs: ``--scale-up``.
+
+cluster-autoscaler decides a scale-up by asking the scheduler's Filter plugins whether a node built
+from a group's template would take a pending pod; when no group would, it says why in one line
+(``pod didn't trigger scale-up: 2 node(s) didn't match Pod's node affinity/selector, ...``: each
+reason of the groups' rejections, counted over the groups). This module asks the same question of
+the real framework of this project, with the pod's profile and version: for each node group
+(``whatif.changes.node_groups``) one new node is built from the group's template node as the
+autoscaler builds it (``whatif.nodetemplate``: labels, kept taints, allocatable, the template's
+DaemonSet and mirror pods copied), the pod's PreFilter runs against the cluster with that node added
+(inter-pod affinity and topology spreading read the whole cluster) and its Filter plugins against
+the new node. The first plugin that rejects it, with its reasons, is the group's answer.
+
+Then, per group, the least number of new nodes that places every pending pod one new node of the
+group would take: each count is probed with the real scheduling loop (``whatif.simulate``: every
+pending pod in queue order, one attempt each, preemption applied), and a pod counts as placed only
+when it is bound, not when it is only nominated. The counts are searched by doubling, then halving
+the last gap: that assumes more new nodes never place fewer of these pods (true of the shared
+scale-up corpus; a count is reported only after a probe placed them all). The search is separate
+from ``simulate --add-nodes``'s on purpose: it answers another question (per group, for the pods
+the group can take) and the two can be merged later.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kschedctl.config.types import SchedulerConfig
+from kschedctl.framework.cycle_state import CycleState
+from kschedctl.framework.nodeinfos import Snapshot
+from kschedctl.framework.registry import Registry
+from kschedctl.framework.runtime import Framework
+from kschedctl.framework.status import Status
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.model import Pod
+from kschedctl.whatif.changes import NodeGroup, node_groups
+from kschedctl.whatif.nodetemplate import new_nodes, with_new_nodes
+from kschedctl.whatif.placements import RunOptions
+from kschedctl.whatif.podqueue import PodStream
+from kschedctl.whatif.simulate import simulate_streams
+
+#: ``--max-new-nodes``' default: the most new nodes of one group the least-count search tries.
+DEFAULT_MAX_NEW_NODES = 100
+NO_SCALE_UP = "pod didn't trigger scale-up: "
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why one new node of a group does not take a pod: the first plugin that rejects it and its reasons."""
+
+    pod: str
+    plugin: str
+    reasons: tuple[str, ...]
+
+    @property
+    def reason(self) -> str:
+        return ", ".join(self.reasons)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pod": self.pod, "plugin": self.plugin, "reason": self.reason}
+
+
+@dataclass
+class GroupScaleUp:
+    """One node group: the pods one new node of it takes, those it rejects, and the least new nodes that
+    place every pod it takes (None: no count up to ``searched_up_to`` does, or no pod to place)."""
+
+    group: str
+    template: str
+    size: int
+    takes: list[str] = field(default_factory=list)
+    rejects: list[Rejection] = field(default_factory=list)
+    least: int | None = None
+    searched_up_to: int = 0
+    probes: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"group": self.group, "template": self.template, "groupSize": self.size, "takes": list(self.takes),
+                "rejects": [r.to_dict() for r in self.rejects], "least": self.least,
+                "searchedUpTo": self.searched_up_to, "probes": self.probes}
+
+
+@dataclass
+class PodScaleUp:
+    """One pending pod: the groups one new node of which would take it, and the autoscaler-style line."""
+
+    pod: str
+    groups: list[str] = field(default_factory=list)
+    rejections: list[tuple[str, Rejection]] = field(default_factory=list)
+    #: Why the pod was not analysed (it fits now, it is gated...); None: it was.
+    skipped: str | None = None
+
+    @property
+    def message(self) -> str:
+        if self.skipped is not None:
+            return self.skipped
+        if self.groups:
+            return f"pod would trigger scale-up: {' or '.join(self.groups)}"
+        return NO_SCALE_UP + reasons_message(r for _, r in self.rejections)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"pod": self.pod, "analysed": self.skipped is None, "message": self.message, "groups": list(self.groups)}
+
+
+@dataclass
+class ScaleUpReport:
+    """Every group's answer and every analysed pod's line (in the order the pods were given)."""
+
+    groups: list[GroupScaleUp]
+    pods: list[PodScaleUp]
+    max_new_nodes: int
+
+    def pod(self, key: str) -> PodScaleUp | None:
+        return next((p for p in self.pods if p.pod == key), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"maxNewNodes": self.max_new_nodes, "groups": [g.to_dict() for g in self.groups],
+                "pods": [p.to_dict() for p in self.pods]}
+
+
+def reasons_message(rejections: Iterable[Rejection]) -> str:
+    """cluster-autoscaler's aggregation: each reason counted over the groups that gave it, ``N reason``,
+    sorted, joined with ", " (the count is of node groups, each judged by its template node)."""
+    counts: Counter[str] = Counter(reason for r in rejections for reason in dict.fromkeys(r.reasons))
+    return ", ".join(sorted(f"{n} {reason}" for reason, n in counts.items())) or "no node group"
+
+
+# --------------------------------------------------------------------------- one new node per group
+
+
+class OneNewNode:
+    """The cluster with one new node of a group, and the framework (per profile) that asks its plugins."""
+
+    def __init__(self, cluster: Cluster, group: NodeGroup, config: SchedulerConfig, registry: Registry,
+                 pods: list[Pod]) -> None:
+        added = new_nodes(cluster, group.template, 1)
+        self.node = added.nodes[0].name
+        self.cluster = with_new_nodes(cluster, [added])
+        self.config = config
+        self.registry = registry
+        self.pods = pods
+        self._frameworks: dict[str, Framework] = {}
+
+    def _framework(self, pod: Pod) -> Framework | None:
+        fw = self._frameworks.get(pod.scheduler_name)
+        if fw is None:
+            profile = self.config.profile_for(pod.scheduler_name)
+            if profile is None:
+                return None
+            snapshot = Snapshot(self.cluster, features=profile.features, exclude_pod_uids=[p.uid for p in self.pods])
+            for p in self.pods:
+                held = self.cluster.pod(p.namespace, p.name)
+                if held is None or held.uid != p.uid or held.node_name:
+                    snapshot.created_pods[p.uid] = p  # not pending in the cluster: the scheduler learns it now
+            fw = Framework(profile, self.registry, snapshot)
+            self._frameworks[pod.scheduler_name] = fw
+        return fw
+
+    def rejection(self, pod: Pod) -> Rejection | None:
+        """None when the new node takes ``pod`` (its PreFilter, then its Filter plugins on the new node);
+        else the first plugin that rejects it."""
+        fw = self._framework(pod)
+        if fw is None:
+            return Rejection(pod.key, "", (f'no profile has schedulerName "{pod.scheduler_name}"',))
+        self.cluster.default_priority(pod)
+        state = CycleState()
+        pre = fw.filtering.run_pre_filter(state, pod)
+        if not pre.status.is_success():
+            return _rejection(pod, pre.status, "PreFilter")
+        if pre.result is not None and not pre.result.all_nodes() and self.node not in (pre.result.node_names or ()):
+            names = sorted(pre.unschedulable_plugins) or ["PreFilter"]
+            return Rejection(pod.key, names[0], (f"node(s) didn't satisfy plugin {names[0]}",))
+        ni = fw.snapshot.get(self.node)
+        assert ni is not None
+        st = fw.filtering.run_filter_plugins_with_nominated_pods(state, pod, ni)
+        return None if st.is_success() else _rejection(pod, st, "Filter")
+
+
+def _rejection(pod: Pod, st: Status, where: str) -> Rejection:
+    reasons = tuple(st.reasons) or ((st.error,) if st.error else (f"rejected at {where}",))
+    return Rejection(pod.key, st.plugin or where, reasons)
+
+
+# --------------------------------------------------------------------------- the least count
+
+
+class LeastSearch:
+    """The least number of new nodes of one group that places ``want`` (pod keys): each probe is the real
+    loop over every pending pod (plus ``extra``, pods not pending in the cluster) on the cluster with
+    that many new nodes of the template."""
+
+    def __init__(self, cluster: Cluster, group: NodeGroup, config: SchedulerConfig, registry: Registry,
+                 extra: list[Pod], want: set[str]) -> None:
+        self.cluster = cluster
+        self.group = group
+        self.config = config
+        self.registry = registry
+        self.extra = extra
+        self.want = want
+        self.probes = 0
+        self._seen: dict[int, bool] = {}
+
+    def places_all(self, count: int) -> bool:
+        """One probe (once per count): the loop on the cluster with ``count`` new nodes."""
+        if count in self._seen:
+            return self._seen[count]
+        self.probes += 1
+        added = with_new_nodes(self.cluster, [new_nodes(self.cluster, self.group.template, count)])
+        excluded = {p.uid for p in self.extra}
+        # the loop binds and nominates the Pod objects it schedules: each probe gets its own copies
+        run = added.copy_with(pods=[copy.deepcopy(p) if not p.node_name or p.uid in excluded else p for p in added.pods])
+        streams = [PodStream([copy.deepcopy(p)]) for p in self.extra]
+        result = simulate_streams(run, self.config, streams, self.registry,
+                                  options=RunOptions(pending=True), exclude_pod_uids=excluded, owns_cluster=True)
+        placed = {p.pod for p in result.placements if p.placed}
+        self._seen[count] = self.want <= placed
+        return self._seen[count]
+
+    def least(self, most: int) -> int | None:
+        """The least count in 0..``most`` that places them all (None: none does): 0, then 1, 2, 4, ... up to
+        ``most``, then halving the gap between the last count that failed and the first that did not."""
+        if self.places_all(0):
+            return 0
+        failed, n = 0, 1
+        while True:
+            n = min(n, most)
+            if n <= failed:
+                return None
+            if self.places_all(n):
+                break
+            failed, n = n, n * 2
+        placed = n
+        while placed - failed > 1:
+            mid = (failed + placed) // 2
+            if self.places_all(mid):
+                placed = mid
+            else:
+                failed = mid
+        return placed
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def scale_up_report(
+    cluster: Cluster,
+    config: SchedulerConfig,
+    registry: Registry | None,
+    pods: list[Pod],
+    *,
+    skipped: Iterable[tuple[str, str]] = (),
+    max_new_nodes: int = DEFAULT_MAX_NEW_NODES,
+    progress: Callable[[int, int | None], None] | None = None,
+) -> ScaleUpReport:
+    """Each node group's verdict on each of ``pods`` (pending pods no existing node takes now, in the order
+    to report them) and its least count; ``skipped``: pods not analysed, each with the line that says why.
+    Pods of ``pods`` that are not pending in ``cluster`` (a file's, or a bound pod explained as pending)
+    join the loop's queue as new pods. Without ``pods`` no group is asked (the report lists none)."""
+    if registry is None:
+        from kschedctl.plugins import in_tree_registry
+
+        registry = in_tree_registry()
+    groups = node_groups(cluster) if pods else []
+    per_pod = {p.key: PodScaleUp(p.key) for p in pods}
+    out: list[GroupScaleUp] = []
+    extra = [p for p in pods if not _pending_in(cluster, p)]
+    for i, group in enumerate(groups):
+        g = GroupScaleUp(group.name, group.template.name, len(group.nodes))
+        probe = OneNewNode(cluster, group, config, registry, pods)
+        for pod in pods:
+            r = probe.rejection(pod)
+            if r is None:
+                g.takes.append(pod.key)
+                per_pod[pod.key].groups.append(group.name)
+            else:
+                g.rejects.append(r)
+                per_pod[pod.key].rejections.append((group.name, r))
+        if g.takes:
+            search = LeastSearch(cluster, group, config, registry, extra, set(g.takes))
+            g.least = search.least(max_new_nodes)
+            g.searched_up_to, g.probes = max_new_nodes, search.probes
+        out.append(g)
+        if progress is not None:
+            progress(i + 1, len(groups))
+    skipped_rows = [PodScaleUp(key, skipped=why) for key, why in skipped]
+    return ScaleUpReport(out, list(per_pod.values()) + skipped_rows, max_new_nodes)
+
+
+def _pending_in(cluster: Cluster, pod: Pod) -> bool:
+    held = cluster.pod(pod.namespace, pod.name)
+    return held is not None and held.uid == pod.uid and not held.node_name
