@@ -229,3 +229,37 @@ def test_explain_pod_that_fits_needs_no_scale_up(tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     scale = json.loads(r.stdout)["scaleUp"]
     assert scale["message"].startswith("fits an existing node now") and scale["groups"] == []
+
+
+# --------------------------------------------------------------------------- the shared scale-up corpus
+
+#: The shared corpus: next to the clone (``../shared``), or where the development machines keep it.
+SCALEUP = next((d for d in (Path(__file__).parents[2] / "shared" / "scaleup" / "dev", Path("/work/shared/scaleup/dev"))
+                if d.is_dir()), Path("/nonexistent"))
+SEQUENCES = Path(__file__).parent / "sequences"
+
+
+def test_least_agrees_with_the_scale_up_corpus() -> None:
+    """Where one new node of T's group takes every pod of the source's pods.yaml, the group's least count is
+    the corpus' least: the least N of ``--add-nodes T=N`` that places every pod (the real v1.35.4 loop's)."""
+    from kschedctl.config import load_config
+    from kschedctl.snapshot.loader import admit_pod, load_cluster, load_pods
+
+    if not SCALEUP.is_dir():
+        pytest.skip("the shared scale-up corpus is not next to the repository")
+    compared = 0
+    for scenario in sorted(SCALEUP.iterdir()):
+        expected = json.loads((scenario / "scaleup.json").read_text())
+        source = SEQUENCES / expected["source"]
+        cluster = load_cluster([str(source / "cluster.yaml")])
+        config = load_config(str(source / "config.yaml") if (source / "config.yaml").exists() else None)
+        pods = load_pods(str(source / "pods.yaml"))
+        for p in pods:
+            admit_pod(cluster, p)
+        group = next(g for g in node_groups(cluster) if any(n.name == expected["template"] for n in g.nodes))
+        report = scale_up_report(cluster, config, None, pods, max_new_nodes=expected["leastSearchedUpTo"])
+        found = next(g for g in report.groups if g.group == group.name)
+        if len(found.takes) == len(pods):
+            assert found.least == expected["least"], scenario.name
+            compared += 1
+    assert compared >= 15

@@ -194,20 +194,33 @@ class LeastSearch:
     that many new nodes of the template."""
 
     def __init__(self, cluster: Cluster, group: NodeGroup, config: SchedulerConfig, registry: Registry,
-                 extra: list[Pod], want: set[str]) -> None:
+                 extra: list[Pod], want: set[str], baseline: dict[int, set[str]] | None = None) -> None:
+        """``baseline``: the pods the loop places without new nodes, shared by the searches of every group
+        (filled by the first that needs it)."""
         self.cluster = cluster
         self.group = group
         self.config = config
         self.registry = registry
         self.extra = extra
         self.want = want
+        self.baseline = baseline if baseline is not None else {}
         self.probes = 0
         self._seen: dict[int, bool] = {}
 
     def places_all(self, count: int) -> bool:
-        """One probe (once per count): the loop on the cluster with ``count`` new nodes."""
-        if count in self._seen:
-            return self._seen[count]
+        """One probe (once per count; no new node: once for every group): the loop with ``count`` new nodes."""
+        if count not in self._seen:
+            if count == 0 and 0 in self.baseline:
+                placed = self.baseline[0]
+            else:
+                placed = self.placed(count)
+                if count == 0:
+                    self.baseline[0] = placed
+            self._seen[count] = self.want <= placed
+        return self._seen[count]
+
+    def placed(self, count: int) -> set[str]:
+        """The pods the real loop binds on the cluster with ``count`` new nodes of the group (one probe)."""
         self.probes += 1
         added = with_new_nodes(self.cluster, [new_nodes(self.cluster, self.group.template, count)])
         excluded = {p.uid for p in self.extra}
@@ -216,9 +229,7 @@ class LeastSearch:
         streams = [PodStream([copy.deepcopy(p)]) for p in self.extra]
         result = simulate_streams(run, self.config, streams, self.registry,
                                   options=RunOptions(pending=True), exclude_pod_uids=excluded, owns_cluster=True)
-        placed = {p.pod for p in result.placements if p.placed}
-        self._seen[count] = self.want <= placed
-        return self._seen[count]
+        return {p.pod for p in result.placements if p.placed}
 
     def least(self, most: int) -> int | None:
         """The least count in 0..``most`` that places them all (None: none does): 0, then 1, 2, 4, ... up to
@@ -268,6 +279,7 @@ def scale_up_report(
     per_pod = {p.key: PodScaleUp(p.key) for p in pods}
     out: list[GroupScaleUp] = []
     extra = [p for p in pods if not _pending_in(cluster, p)]
+    baseline: dict[int, set[str]] = {}
     for i, group in enumerate(groups):
         g = GroupScaleUp(group.name, group.template.name, len(group.nodes))
         probe = OneNewNode(cluster, group, config, registry, pods)
@@ -280,7 +292,7 @@ def scale_up_report(
                 g.rejects.append(r)
                 per_pod[pod.key].rejections.append((group.name, r))
         if g.takes:
-            search = LeastSearch(cluster, group, config, registry, extra, set(g.takes))
+            search = LeastSearch(cluster, group, config, registry, extra, set(g.takes), baseline)
             g.least = search.least(max_new_nodes)
             g.searched_up_to, g.probes = max_new_nodes, search.probes
         out.append(g)
