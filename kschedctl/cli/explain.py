@@ -228,9 +228,8 @@ def explain_pending_cmd(
         request = PendingRequest(
             namespace=None if all_namespaces else (namespace or source.default_namespace()),
             registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
-            selector=sel, fix=fix, jobs=worker_jobs(jobs), node_order=node_order(node_order_, seed),
-            scale_up=scale_up, max_new_nodes=max_new_nodes,
-        )
+            selector=sel, fix=fix, jobs=worker_jobs(jobs), node_order=node_order(node_order_, seed), scale_up=scale_up,
+            max_new_nodes=max_new_nodes)
         result = explain_pending(request, hooks())
         emit_pending(result, output.value, grouped=by == "cause" or (by is None and output.value in ("table", "markdown")),
                      version=version_line(setup.features))
