@@ -137,6 +137,7 @@ class _Threshold(LeastSearch):
     def __init__(self, needed: int) -> None:
         self.needed = needed
         self.probes = 0
+        self.baseline: dict[int, set[str]] = {}
         self._seen: dict[int, bool] = {}
 
     def places_all(self, count: int) -> bool:
@@ -146,11 +147,30 @@ class _Threshold(LeastSearch):
         return self._seen[count]
 
 
+@pytest.mark.parametrize("guess", [None, 1, 3, 7, 12, 40])
 @pytest.mark.parametrize("needed", [*range(0, 15), 100])
-def test_the_search_finds_the_least_count(needed: int) -> None:
+def test_the_search_finds_the_least_count(needed: int, guess: int | None) -> None:
     search = _Threshold(needed)
-    assert search.least(12) == (needed if needed <= 12 else None)
-    assert search.probes <= 9
+    found = search.least(12, None if guess is None else lambda placed: guess)
+    assert found == (needed if needed <= 12 else None)
+    assert search.probes <= 10
+
+
+def test_a_pod_that_fits_alone_but_not_after_the_queue() -> None:
+    """Each pod fits a general node (half a CPU free on each) when asked about alone; the loop places the
+    first two, so the third is the one a scale-up is for (cluster-autoscaler too first places the pending
+    pods that fit on the existing nodes)."""
+    cluster = _cluster(pending=[make_pod(f"one-{i}", "apps").req(cpu="300m") for i in (1, 2, 3)])
+    pods = cluster.pending_pods()
+    report = scale_up_report(cluster, default_config(), None, pods, fits_now=[p.key for p in pods])
+    for key in ("apps/one-1", "apps/one-2"):
+        line = report.pod(key)
+        assert line is not None and line.skipped == "fits an existing node now: no scale-up needed"
+    third = report.pod("apps/one-3")
+    assert third is not None and third.skipped is None and third.note is not None
+    assert third.message == "pod would trigger scale-up: pool=general"
+    general = next(g for g in report.groups if g.group == "pool=general")
+    assert general.takes == ["apps/one-3"] and general.least == 1
 
 
 def test_reasons_are_counted_over_groups_and_sorted() -> None:

@@ -80,20 +80,38 @@ def summary(report: dict[str, Any]) -> str:
     helped = sum(1 for p in analysed if p["groups"])
     counts = [f"{g['group']}: {g['least']}" for g in report["groups"] if g["least"] is not None]
     least = f"; least new nodes per group: {', '.join(counts)}" if counts else ""
-    return f"Scale-up: {helped} of {len(analysed)} unschedulable pod(s) would trigger one{least}"
+    return f"Scale-up: {helped} of {len(analysed)} pod(s) no existing node takes would trigger one{least}"
+
+
+def pod_lines(groups: list[dict[str, Any]]) -> list[tuple[str, list[str], str]]:
+    """(cause, pods, line): per cause, its pods that share a line (in the cause's pod order)."""
+    out: list[tuple[str, list[str], str]] = []
+    for g in groups:
+        by_line: dict[str, list[str]] = {}
+        for row in g["rows"]:
+            line = row.get("scaleUp")
+            if line is not None:
+                text = line["message"] + (f" ({line['note']})" if line.get("note") else "")
+                by_line.setdefault(text, []).append(row["pod"])
+        out.extend((g["cause"], pods, message) for message, pods in by_line.items())
+    return out
+
+
+def _pods_cell(pods: list[str], sep: str = "\n") -> str:
+    head = f"{len(pods)} pod{'s' if len(pods) != 1 else ''}:"
+    return head + sep + names_text(pods, sep) if len(pods) > 1 else pods[0]
 
 
 def render_pending_scale_up(report: dict[str, Any], groups: list[dict[str, Any]], console: Console) -> None:
-    """``explain pending --scale-up``: each pod's line under its cause, then the node groups."""
+    """``explain pending --scale-up``: under each cause, its pods by their line; then the node groups."""
     rows: list[list[Text]] = []
-    for g in groups:
-        for i, row in enumerate(g["rows"]):
-            line = row.get("scaleUp")
-            if line is not None:
-                rows.append([Text(g["cause"] if i == 0 else ""), Text(row["pod"]), Text(line["message"])])
+    last = None
+    for cause, pods, message in pod_lines(groups):
+        rows.append([Text(cause if cause != last else ""), Text(_pods_cell(pods)), Text(message)])
+        last = cause
     console.print()
     if rows:
-        cols = [Column("cause", min_width=16), Column("pod", keep=True), Column("scale-up", min_width=30)]
+        cols = [Column("cause", min_width=16), Column("pods", keep=True), Column("scale-up", min_width=30)]
         print_table(console, PODS_TITLE, cols, rows)
     render_groups(report, console)
     console.print(Text(summary(report)), overflow="fold")
@@ -103,21 +121,23 @@ def render_pending_scale_up(report: dict[str, Any], groups: list[dict[str, Any]]
 def render_pod_scale_up(data: dict[str, Any], console: Console) -> None:
     """``explain pod --scale-up``: the pod's line, then the node groups."""
     console.print()
-    console.print(Text(f"Scale-up: {data['message']}"), overflow="fold")
+    note = f" ({data['note']})" if data.get("note") else ""
+    console.print(Text(f"Scale-up: {data['message']}{note}"), overflow="fold")
     render_groups(data, console, one_pod=True)
 
 
 def pending_scale_up_markdown(report: dict[str, Any], groups: list[dict[str, Any]]) -> str:
     out = ["", "### kschedctl: scale-up", ""]
-    rows = [[g["cause"], row["pod"], row["scaleUp"]["message"]] for g in groups for row in g["rows"] if row.get("scaleUp")]
+    rows = [[cause, _pods_cell(pods, ", "), message] for cause, pods, message in pod_lines(groups)]
     if rows:
-        out += [tabulate(rows, headers=["cause", "pod", "scale-up"], tablefmt="github"), ""]
+        out += [tabulate(rows, headers=["cause", "pods", "scale-up"], tablefmt="github"), ""]
     out += [groups_markdown(report), summary(report), "", f"_{EXIT_NOTE}_"]
     return "\n".join(out) + "\n"
 
 
 def pod_scale_up_markdown(data: dict[str, Any]) -> str:
-    return "\n".join(["", "### Scale-up", "", data["message"], "", groups_markdown(data, one_pod=True)])
+    note = f" ({data['note']})" if data.get("note") else ""
+    return "\n".join(["", "### Scale-up", "", data["message"] + note, "", groups_markdown(data, one_pod=True)])
 
 
 def groups_markdown(report: dict[str, Any], *, one_pod: bool = False) -> str:

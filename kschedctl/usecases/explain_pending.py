@@ -84,7 +84,6 @@ def explain_pending(request: PendingRequest, hooks: Hooks | None = None) -> Pend
 
 #: The line of a row ``--scale-up`` does not analyse, by its outcome.
 NOT_ANALYSED = {
-    "scheduled": "fits an existing node now: no scale-up needed",
     "gated": "gated at PreEnqueue: no scheduling attempt, so no scale-up either until its gates are removed",
     "ignored": "not this scheduler's pod: not analysed",
     "error": "its scheduling cycle ended in an error: not analysed",
@@ -92,14 +91,15 @@ NOT_ANALYSED = {
 
 
 def _scale_up(request: PendingRequest, pods: list[Pod], rows: list[dict[str, Any]], hooks: Hooks) -> dict[str, Any]:
-    """Each node group's answer for the unschedulable rows' pods; every row gets its ``scaleUp`` line."""
+    """Each node group's answer for the rows' pods that are unschedulable, or that fit alone but not after the
+    pods queued before them; every row gets its ``scaleUp`` line."""
     from kschedctl.whatif.scaleup_groups import scale_up_report
 
     by_key = {p.key: p for p in pods}
-    wanted = [by_key[r["pod"]] for r in rows if r["outcome"] == "unschedulable" and r["pod"] in by_key]
-    skipped = [(r["pod"], NOT_ANALYSED.get(r["outcome"], f"{r['outcome']}: not analysed")) for r in rows
-               if r["outcome"] != "unschedulable" or r["pod"] not in by_key]
-    report = scale_up_report(request.cluster, request.config, request.registry, wanted, skipped=skipped,
+    asked = [r for r in rows if r["outcome"] in ("unschedulable", "scheduled") and r["pod"] in by_key]
+    skipped = [(r["pod"], NOT_ANALYSED.get(r["outcome"], f"{r['outcome']}: not analysed")) for r in rows if r not in asked]
+    report = scale_up_report(request.cluster, request.config, request.registry, [by_key[r["pod"]] for r in asked],
+                             fits_now=[r["pod"] for r in asked if r["outcome"] == "scheduled"], skipped=skipped,
                              max_new_nodes=request.max_new_nodes, progress=hooks.progress.counter("asking node groups"))
     for r in rows:
         line = report.pod(r["pod"])

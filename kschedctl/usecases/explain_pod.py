@@ -117,17 +117,14 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
 
 
 def _scale_up(request: ExplainPodRequest, pod: Pod, trace: Trace) -> dict[str, Any]:
-    """``--scale-up`` for one pod: each node group's answer (none when the pod fits now or is gated) and the
-    pod's autoscaler-style line."""
+    """``--scale-up`` for one pod: each node group's answer (none when the pod is gated, or fits now and the
+    pods queued before it leave it the room) and the pod's autoscaler-style line."""
     from kschedctl.whatif.scaleup_groups import scale_up_report
 
-    skipped: list[tuple[str, str]] = []
-    if trace.gated:
-        skipped.append((pod.key, "gated at PreEnqueue: no scheduling attempt, so no scale-up either until its gates are removed"))
-    elif trace.schedulable:
-        skipped.append((pod.key, f"fits an existing node now ({trace.selected_node}): no scale-up needed"))
-    report = scale_up_report(request.cluster, request.config, request.registry, [] if skipped else [pod],
-                             skipped=skipped, max_new_nodes=request.max_new_nodes)
+    gated = "gated at PreEnqueue: no scheduling attempt, so no scale-up either until its gates are removed"
+    report = scale_up_report(request.cluster, request.config, request.registry, [] if trace.gated else [pod],
+                             fits_now=[pod.key] if trace.schedulable else [],
+                             skipped=[(pod.key, gated)] if trace.gated else [], max_new_nodes=request.max_new_nodes)
     out = report.to_dict()
     line = out.pop("pods")[0]
-    return {"message": line["message"], **out}
+    return {"message": line["message"], **({"note": line["note"]} if "note" in line else {}), **out}

@@ -11,14 +11,22 @@ DaemonSet and mirror pods copied), the pod's PreFilter runs against the cluster 
 (inter-pod affinity and topology spreading read the whole cluster) and its Filter plugins against
 the new node. The first plugin that rejects it, with its reasons, is the group's answer.
 
+Which pods are asked about: the unschedulable ones, and those an existing node takes when each is
+asked about alone but that the loop without new nodes does not bind (the pods queued before them take
+the room): cluster-autoscaler, too, first places on the existing nodes what fits there.
+
 Then, per group, the least number of new nodes that places every pending pod one new node of the
-group would take: each count is probed with the real scheduling loop (``whatif.simulate``: every
-pending pod in queue order, one attempt each, preemption applied), and a pod counts as placed only
-when it is bound, not when it is only nominated. The counts are searched by doubling, then halving
-the last gap: that assumes more new nodes never place fewer of these pods (true of the shared
-scale-up corpus; a count is reported only after a probe placed them all). The search is separate
-from ``simulate --add-nodes``'s on purpose: it answers another question (per group, for the pods
-the group can take) and the two can be merged later.
+group would take: each count is probed with the real scheduling loop (``whatif.simulate``'s
+``Simulator``: every pending pod in queue order, one attempt each, preemption applied), and a pod
+counts as placed only when it is bound, not when it is only nominated. A probe stops as soon as its
+answer is known (a pod of the group's not bound, or all of them bound and no pod left to pop with a
+higher priority, whose preemption could evict one), and the run without new nodes is shared by every
+group.
+The search starts where the requests of the pods still unplaced fill that many new nodes, steps away
+from it by doubling steps, then halves the last gap: that assumes more new nodes never place fewer of
+these pods (true of the shared scale-up corpus; a count is reported only after a probe placed them
+all). The search is separate from ``simulate --add-nodes``'s on purpose: it answers another question
+(per group, for the pods the group can take) and the two can be merged later.
 """
 
 from __future__ import annotations
@@ -33,15 +41,16 @@ from kschedctl.config.types import SchedulerConfig
 from kschedctl.framework.cycle_state import CycleState
 from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.registry import Registry
+from kschedctl.framework.resources import PODS, calculate_pod_resource
 from kschedctl.framework.runtime import Framework
 from kschedctl.framework.status import Status
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
 from kschedctl.whatif.changes import NodeGroup, node_groups
-from kschedctl.whatif.nodetemplate import new_nodes, with_new_nodes
-from kschedctl.whatif.placements import RunOptions
+from kschedctl.whatif.nodetemplate import NewNodes, new_nodes, with_new_nodes
+from kschedctl.whatif.placements import Placement, RunOptions
 from kschedctl.whatif.podqueue import PodStream
-from kschedctl.whatif.simulate import simulate_streams
+from kschedctl.whatif.simulate import Simulator
 
 #: ``--max-new-nodes``' default: the most new nodes of one group the least-count search tries.
 DEFAULT_MAX_NEW_NODES = 100
@@ -93,6 +102,8 @@ class PodScaleUp:
     rejections: list[tuple[str, Rejection]] = field(default_factory=list)
     #: Why the pod was not analysed (it fits now, it is gated...); None: it was.
     skipped: str | None = None
+    #: What else the line needs said (a pod that fits alone but not after the pods queued before it).
+    note: str | None = None
 
     @property
     def message(self) -> str:
@@ -103,7 +114,8 @@ class PodScaleUp:
         return NO_SCALE_UP + reasons_message(r for _, r in self.rejections)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"pod": self.pod, "analysed": self.skipped is None, "message": self.message, "groups": list(self.groups)}
+        out = {"pod": self.pod, "analysed": self.skipped is None, "message": self.message, "groups": list(self.groups)}
+        return {**out, "note": self.note} if self.note else out
 
 
 @dataclass
@@ -160,6 +172,25 @@ class OneNewNode:
             self._frameworks[pod.scheduler_name] = fw
         return fw
 
+    def nodes_for(self, pods: Iterable[Pod]) -> int:
+        """How many nodes like the new one (its DaemonSet copies on it) ``pods`` fill by their requests alone,
+        each resource on its own, rounded up (at least 1): where the least-count search starts."""
+        fw = next(iter(self._frameworks.values()), None)
+        ni = fw.snapshot.get(self.node) if fw is not None else None
+        if ni is None:
+            return 1
+        demand: dict[str, int] = {}
+        for pod in pods:
+            for name, amount in calculate_pod_resource(pod, ni.resize_rule).resource.as_dict().items():
+                demand[name] = demand.get(name, 0) + amount
+            demand[PODS] = demand.get(PODS, 0) + 1
+        need = 1
+        for name, amount in demand.items():
+            free = ni.allocatable.get(name) - ni.requested.get(name) - (len(ni.pods) if name == PODS else 0)
+            if amount > 0 and free > 0:
+                need = max(need, -(-amount // free))
+        return need
+
     def rejection(self, pod: Pod) -> Rejection | None:
         """None when the new node takes ``pod`` (its PreFilter, then its Filter plugins on the new node);
         else the first plugin that rejects it."""
@@ -186,6 +217,48 @@ def _rejection(pod: Pod, st: Status, where: str) -> Rejection:
 
 
 # --------------------------------------------------------------------------- the least count
+
+
+def loop_placed(cluster: Cluster, config: SchedulerConfig, registry: Registry, extra: list[Pod],
+                added: NewNodes | None = None, want: set[str] | None = None) -> set[str]:
+    """The pods the real loop binds and no later preemption evicts (keys): every pending pod of ``cluster`` in
+    queue order, then ``extra`` (pods not pending in it), on the cluster with the ``added`` nodes; nothing
+    given is changed.
+
+    With ``want`` the run stops as soon as its answer for ``want`` is known: at the first pod of ``want`` that
+    is not bound (one attempt each), or once every pod of it is bound and no pod left in the queue has a
+    higher priority than one of them (only such a pod's preemption could evict it)."""
+    run = with_new_nodes(cluster, [added]) if added is not None else cluster
+    excluded = {p.uid for p in extra}
+    # the loop binds and nominates the Pod objects it schedules: each run gets its own copies
+    run = run.copy_with(pods=[copy.deepcopy(p) if not p.node_name or p.uid in excluded else p for p in run.pods])
+    sim = Simulator(run, config, registry, options=RunOptions(pending=True), exclude_pod_uids=excluded, owns_cluster=True)
+    streams = sim.queued_at_start() + [PodStream([copy.deepcopy(p)]) for p in extra]
+    sim.enqueue_pod_groups(streams)
+    queue = sim.queue(streams)
+    done: list[Placement] = []
+    left = set(want) if want is not None else set()
+    while (item := queue.pop()) is not None:
+        pod, i = item
+        placements = sim.schedule_popped(pod, len(done) + 1, streams[i].workload, queue=queue)
+        done.extend(placements)
+        if want is None:
+            continue
+        if any(p.pod in left and not p.placed for p in placements):
+            break
+        left.difference_update(p.pod for p in placements)
+        if not left and not _may_evict(streams, done, want):
+            break
+    return {p.pod for p in done if p.placed and p.evicted_by is None}
+
+
+def _may_evict(streams: list[PodStream], done: list[Placement], want: set[str]) -> bool:
+    """Whether a pod still in the queue has a higher priority than a pod of ``want`` (the queue pops by
+    priority first, but a QueueSort plugin of a profile's own may not)."""
+    popped = {p.pod for p in done}
+    queued = [p.priority for s in streams if isinstance(s.pods, list) for p in s.pods if p.key not in popped]
+    wanted = [p.priority for s in streams if isinstance(s.pods, list) for p in s.pods if p.key in want]
+    return bool(queued and wanted) and max(q or 0 for q in queued) > min(w or 0 for w in wanted)
 
 
 class LeastSearch:
@@ -220,31 +293,39 @@ class LeastSearch:
         return self._seen[count]
 
     def placed(self, count: int) -> set[str]:
-        """The pods the real loop binds on the cluster with ``count`` new nodes of the group (one probe)."""
+        """The pods the real loop binds on the cluster with ``count`` new nodes of the group (one probe): with
+        new nodes, as far as the answer for the group's pods needs; without, all (the groups share that run)."""
         self.probes += 1
-        added = with_new_nodes(self.cluster, [new_nodes(self.cluster, self.group.template, count)])
-        excluded = {p.uid for p in self.extra}
-        # the loop binds and nominates the Pod objects it schedules: each probe gets its own copies
-        run = added.copy_with(pods=[copy.deepcopy(p) if not p.node_name or p.uid in excluded else p for p in added.pods])
-        streams = [PodStream([copy.deepcopy(p)]) for p in self.extra]
-        result = simulate_streams(run, self.config, streams, self.registry,
-                                  options=RunOptions(pending=True), exclude_pod_uids=excluded, owns_cluster=True)
-        return {p.pod for p in result.placements if p.placed}
+        if not count:
+            return loop_placed(self.cluster, self.config, self.registry, self.extra)
+        added = new_nodes(self.cluster, self.group.template, count)
+        return loop_placed(self.cluster, self.config, self.registry, self.extra, added, self.want)
 
-    def least(self, most: int) -> int | None:
-        """The least count in 0..``most`` that places them all (None: none does): 0, then 1, 2, 4, ... up to
-        ``most``, then halving the gap between the last count that failed and the first that did not."""
+    def least(self, most: int, guess: Callable[[set[str]], int] | None = None) -> int | None:
+        """The least count in 0..``most`` that places them all (None: none does). After 0, the search starts at
+        ``guess`` (given the pods placed without new nodes; else 1) and steps away from it in doubling steps,
+        up while counts fail, down while they place them all, then halves the gap between the last count
+        that failed and the least that did not."""
         if self.places_all(0):
             return 0
-        failed, n = 0, 1
-        while True:
-            n = min(n, most)
-            if n <= failed:
-                return None
-            if self.places_all(n):
-                break
-            failed, n = n, n * 2
-        placed = n
+        start = max(1, min(guess(self.baseline.get(0, set())) if guess is not None else 1, most))
+        failed, placed, step = 0, start, 1
+        if self.places_all(start):
+            while placed - step > failed:
+                if not self.places_all(placed - step):
+                    failed = placed - step
+                    break
+                placed, step = placed - step, step * 2
+        else:
+            failed = start
+            while True:
+                n = min(failed + step, most)
+                if n <= failed:
+                    return None
+                if self.places_all(n):
+                    placed = n
+                    break
+                failed, step = n, step * 2
         while placed - failed > 1:
             mid = (failed + placed) // 2
             if self.places_all(mid):
@@ -263,43 +344,67 @@ def scale_up_report(
     registry: Registry | None,
     pods: list[Pod],
     *,
+    fits_now: Iterable[str] = (),
     skipped: Iterable[tuple[str, str]] = (),
     max_new_nodes: int = DEFAULT_MAX_NEW_NODES,
     progress: Callable[[int, int | None], None] | None = None,
 ) -> ScaleUpReport:
-    """Each node group's verdict on each of ``pods`` (pending pods no existing node takes now, in the order
-    to report them) and its least count; ``skipped``: pods not analysed, each with the line that says why.
-    Pods of ``pods`` that are not pending in ``cluster`` (a file's, or a bound pod explained as pending)
-    join the loop's queue as new pods. Without ``pods`` no group is asked (the report lists none)."""
+    """Each node group's verdict on each of ``pods`` (pending pods, in the order to report them) and its least
+    count; ``skipped``: pods not analysed, each with the line that says why.
+
+    ``fits_now``: the keys of the pods of ``pods`` an existing node takes when each is asked about alone.
+    As cluster-autoscaler first places the pending pods it can on the existing nodes, they are only
+    analysed when the loop without new nodes does not bind them (the pods queued before them took the room);
+    the others are skipped. Pods of ``pods`` that are not pending in ``cluster`` (a file's, or a bound pod
+    explained as pending) join the loop's queue as new pods. Without a pod to analyse no group is asked."""
     if registry is None:
         from kschedctl.plugins import in_tree_registry
 
         registry = in_tree_registry()
-    groups = node_groups(cluster) if pods else []
-    per_pod = {p.key: PodScaleUp(p.key) for p in pods}
-    out: list[GroupScaleUp] = []
     extra = [p for p in pods if not _pending_in(cluster, p)]
     baseline: dict[int, set[str]] = {}
-    for i, group in enumerate(groups):
-        g = GroupScaleUp(group.name, group.template.name, len(group.nodes))
-        probe = OneNewNode(cluster, group, config, registry, pods)
-        for pod in pods:
-            r = probe.rejection(pod)
-            if r is None:
-                g.takes.append(pod.key)
-                per_pod[pod.key].groups.append(group.name)
+    lines = {p.key: PodScaleUp(p.key) for p in pods}
+    alone = set(fits_now) & set(lines)
+    if alone:
+        baseline[0] = loop_placed(cluster, config, registry, extra)
+        for key in alone:
+            if key in baseline[0]:
+                lines[key].skipped = "fits an existing node now: no scale-up needed"
             else:
-                g.rejects.append(r)
-                per_pod[pod.key].rejections.append((group.name, r))
-        if g.takes:
-            search = LeastSearch(cluster, group, config, registry, extra, set(g.takes), baseline)
-            g.least = search.least(max_new_nodes)
-            g.searched_up_to, g.probes = max_new_nodes, search.probes
+                lines[key].note = "fits an existing node alone, but the pods queued before it take the room"
+    wanted = [p for p in pods if lines[p.key].skipped is None]
+    groups = node_groups(cluster) if wanted else []
+    out: list[GroupScaleUp] = []
+    for i, group in enumerate(groups):
+        g = _ask_group(cluster, group, config, registry, pods, wanted, extra, baseline, max_new_nodes)
+        for key in g.takes:
+            lines[key].groups.append(group.name)
+        for r in g.rejects:
+            lines[r.pod].rejections.append((group.name, r))
         out.append(g)
         if progress is not None:
             progress(i + 1, len(groups))
-    skipped_rows = [PodScaleUp(key, skipped=why) for key, why in skipped]
-    return ScaleUpReport(out, list(per_pod.values()) + skipped_rows, max_new_nodes)
+    skipped_lines = [PodScaleUp(key, skipped=why) for key, why in skipped]
+    return ScaleUpReport(out, list(lines.values()) + skipped_lines, max_new_nodes)
+
+
+def _ask_group(cluster: Cluster, group: NodeGroup, config: SchedulerConfig, registry: Registry, pods: list[Pod],
+               wanted: list[Pod], extra: list[Pod], baseline: dict[int, set[str]], most: int) -> GroupScaleUp:
+    """One group: one new node's verdict on each pod of ``wanted``, then the least count for those it takes."""
+    g = GroupScaleUp(group.name, group.template.name, len(group.nodes))
+    probe = OneNewNode(cluster, group, config, registry, pods)
+    for pod in wanted:
+        r = probe.rejection(pod)
+        if r is None:
+            g.takes.append(pod.key)
+        else:
+            g.rejects.append(r)
+    if g.takes:
+        takers = [p for p in wanted if p.key in g.takes]
+        search = LeastSearch(cluster, group, config, registry, extra, set(g.takes), baseline)
+        g.least = search.least(most, lambda placed: probe.nodes_for(p for p in takers if p.key not in placed))
+        g.searched_up_to, g.probes = most, search.probes
+    return g
 
 
 def _pending_in(cluster: Cluster, pod: Pod) -> bool:
