@@ -21,7 +21,7 @@ PODS_TITLE = "Scale-up: would one new node of a node group take the pod? (its Pr
 GROUPS_TITLE = "Node groups: one new node each (built from the template node), and the least new nodes"
 GROUP_HEADERS = ("node group (template)", "takes", "least new nodes", "rejects (first plugin)")
 #: The same headers, in a table: narrow ones for the short cells.
-GROUP_TABLE_HEADERS = ("node group\n(template)", "takes", "least new\nnodes", "rejects (first plugin)")
+GROUP_TABLE_HEADERS = ("node group\n(template)", "takes", "least new nodes", "rejects (first plugin)")
 EXIT_NOTE = ("a pod a scale-up would place still counts as unschedulable: the exit status is as without "
              "--scale-up")
 
@@ -80,7 +80,8 @@ def summary(report: dict[str, Any]) -> str:
     helped = sum(1 for p in analysed if p["groups"])
     counts = [f"{g['group']}: {g['least']}" for g in report["groups"] if g["least"] is not None]
     least = f"; least new nodes per group: {', '.join(counts)}" if counts else ""
-    return f"Scale-up: {helped} of {len(analysed)} pod(s) no existing node takes would trigger one{least}"
+    n = len(analysed)
+    return f"Scale-up: {helped} of the {n} pod{'s' if n != 1 else ''} no existing node takes would trigger one{least}"
 
 
 def pod_lines(groups: list[dict[str, Any]]) -> list[tuple[str, list[str], str]]:

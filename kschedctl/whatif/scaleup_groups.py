@@ -293,11 +293,11 @@ class LeastSearch:
         return self._seen[count]
 
     def placed(self, count: int) -> set[str]:
-        """The pods the real loop binds on the cluster with ``count`` new nodes of the group (one probe): with
-        new nodes, as far as the answer for the group's pods needs; without, all (the groups share that run)."""
-        self.probes += 1
-        if not count:
+        """The pods the real loop binds on the cluster with ``count`` new nodes of the group (one probe): as far
+        as the answer for the group's pods needs; without new nodes, all (the groups share that run)."""
+        if not count:  # shared by every group: not counted as a probe of this one
             return loop_placed(self.cluster, self.config, self.registry, self.extra)
+        self.probes += 1
         added = new_nodes(self.cluster, self.group.template, count)
         return loop_placed(self.cluster, self.config, self.registry, self.extra, added, self.want)
 
