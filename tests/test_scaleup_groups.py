@@ -156,6 +156,22 @@ def test_the_search_finds_the_least_count(needed: int, guess: int | None) -> Non
     assert search.probes <= 10
 
 
+def test_the_prefilter_reads_the_whole_cluster() -> None:
+    """Topology spreading counts the pods of every zone: a new node of the general group lands in its template's
+    zone a, which already has two more of the app's pods than zone b."""
+    zone = "topology.kubernetes.io/zone"
+    nodes = [make_node("g-1").label("pool", "general").zone("a").alloc(cpu="4"),
+             make_node("g-2").label("pool", "general").zone("b").alloc(cpu="4")]
+    bound = [make_pod(f"x-{i}", "apps").label("app", "x").req(cpu="1").node("g-1") for i in range(3)]
+    bound.append(make_pod("x-b", "apps").label("app", "x").req(cpu="3500m").node("g-2"))
+    spread = make_pod("spread", "apps").label("app", "x").req(cpu="1").spread(1, zone, match_labels={"app": "x"})
+    report = _report(make_cluster(nodes, [*bound, spread]))
+    line = report.pod("apps/spread")
+    assert line is not None
+    assert line.message == "pod didn't trigger scale-up: 1 node(s) didn't match pod topology spread constraints"
+    assert report.groups[0].rejects[0].plugin == "PodTopologySpread"
+
+
 def test_a_pod_that_fits_alone_but_not_after_the_queue() -> None:
     """Each pod fits a general node (half a CPU free on each) when asked about alone; the loop places the
     first two, so the third is the one a scale-up is for (cluster-autoscaler too first places the pending
