@@ -154,6 +154,13 @@ def test_the_search_finds_the_least_count(needed: int, guess: int | None) -> Non
     found = search.least(12, None if guess is None else lambda placed: guess)
     assert found == (needed if needed <= 12 else None)
     assert search.probes <= 10
+    assert all(n <= 12 for n in search._seen)
+
+
+def test_the_search_tries_no_count_past_the_max() -> None:
+    search = _Threshold(3)
+    assert search.least(0, lambda placed: 5) is None
+    assert list(search._seen) == [0]
 
 
 def test_the_prefilter_reads_the_whole_cluster() -> None:

@@ -97,7 +97,9 @@ def _scale_up(request: PendingRequest, pods: list[Pod], rows: list[dict[str, Any
 
     by_key = {p.key: p for p in pods}
     asked = [r for r in rows if r["outcome"] in ("unschedulable", "scheduled") and r["pod"] in by_key]
-    skipped = [(r["pod"], NOT_ANALYSED.get(r["outcome"], f"{r['outcome']}: not analysed")) for r in rows if r not in asked]
+    asked_keys = {r["pod"] for r in asked}
+    skipped = [(r["pod"], NOT_ANALYSED.get(r["outcome"], f"{r['outcome']}: not analysed")) for r in rows
+               if r["pod"] not in asked_keys]
     report = scale_up_report(request.cluster, request.config, request.registry, [by_key[r["pod"]] for r in asked],
                              fits_now=[r["pod"] for r in asked if r["outcome"] == "scheduled"], skipped=skipped,
                              max_new_nodes=request.max_new_nodes, progress=hooks.progress.counter("asking node groups"))

@@ -125,9 +125,12 @@ class ScaleUpReport:
     groups: list[GroupScaleUp]
     pods: list[PodScaleUp]
     max_new_nodes: int
+    _by_key: dict[str, PodScaleUp] = field(default_factory=dict, repr=False)
 
     def pod(self, key: str) -> PodScaleUp | None:
-        return next((p for p in self.pods if p.pod == key), None)
+        if len(self._by_key) != len(self.pods):
+            self._by_key = {p.pod: p for p in self.pods}
+        return self._by_key.get(key)
 
     def to_dict(self) -> dict[str, Any]:
         return {"maxNewNodes": self.max_new_nodes, "groups": [g.to_dict() for g in self.groups],
@@ -238,17 +241,21 @@ def loop_placed(cluster: Cluster, config: SchedulerConfig, registry: Registry, e
     queue = sim.queue(streams)
     done: list[Placement] = []
     left = set(want) if want is not None else set()
+    watching = want is not None  # off: the run goes to the end
     while (item := queue.pop()) is not None:
         pod, i = item
         placements = sim.schedule_popped(pod, len(done) + 1, streams[i].workload, queue=queue)
         done.extend(placements)
-        if want is None:
+        if not watching:
             continue
         if any(p.pod in left and not p.placed for p in placements):
             break
         left.difference_update(p.pod for p in placements)
-        if not left and not _may_evict(streams, done, want):
-            break
+        if not left:
+            assert want is not None
+            if not _may_evict(streams, done, want):
+                break
+            watching = False  # a pod still queued may evict one of them: its answer is the end's
     return {p.pod for p in done if p.placed and p.evicted_by is None}
 
 
@@ -308,6 +315,8 @@ class LeastSearch:
         that failed and the least that did not."""
         if self.places_all(0):
             return 0
+        if most < 1:
+            return None
         start = max(1, min(guess(self.baseline.get(0, set())) if guess is not None else 1, most))
         failed, placed, step = 0, start, 1
         if self.places_all(start):
