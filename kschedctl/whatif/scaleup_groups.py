@@ -22,8 +22,8 @@ counts as placed only when it is bound, not when it is only nominated. A probe s
 answer is known (a pod of the group's not bound, or all of them bound and no pod left to pop with a
 higher priority, whose preemption could evict one), and the run without new nodes is shared by every
 group.
-The search starts where the requests of the pods still unplaced fill that many new nodes, steps away
-from it by doubling steps, then halves the last gap: that assumes more new nodes never place fewer of
+The search starts at cluster-autoscaler's binpacking estimate (the pods still unplaced, first fit onto
+new nodes by their requests), steps away from it by doubling steps, then halves the last gap: that assumes more new nodes never place fewer of
 these pods (true of the shared scale-up corpus; a count is reported only after a probe placed them
 all). The search is separate from ``simulate --add-nodes``'s on purpose: it answers another question
 (per group, for the pods the group can take) and the two can be merged later.
@@ -177,22 +177,27 @@ class OneNewNode:
 
     def nodes_for(self, pods: Iterable[Pod]) -> int:
         """How many nodes like the new one (its DaemonSet copies on it) ``pods`` fill by their requests alone,
-        each resource on its own, rounded up (at least 1): where the least-count search starts."""
+        first fit in the order given, as cluster-autoscaler's binpacking estimate counts them (at least 1):
+        where the least-count search starts."""
         fw = next(iter(self._frameworks.values()), None)
         ni = fw.snapshot.get(self.node) if fw is not None else None
         if ni is None:
             return 1
-        demand: dict[str, int] = {}
+        empty = {PODS: ni.allocatable.get(PODS) - len(ni.pods)}
+        bins: list[dict[str, int]] = []
         for pod in pods:
-            for name, amount in calculate_pod_resource(pod, ni.resize_rule).resource.as_dict().items():
-                demand[name] = demand.get(name, 0) + amount
-            demand[PODS] = demand.get(PODS, 0) + 1
-        need = 1
-        for name, amount in demand.items():
-            free = ni.allocatable.get(name) - ni.requested.get(name) - (len(ni.pods) if name == PODS else 0)
-            if amount > 0 and free > 0:
-                need = max(need, -(-amount // free))
-        return need
+            demand = {**calculate_pod_resource(pod, ni.resize_rule).resource.as_dict(), PODS: 1}
+            for name in demand.keys() - empty.keys():
+                empty[name] = ni.allocatable.get(name) - ni.requested.get(name)
+            if any(amount > empty[name] for name, amount in demand.items()):
+                continue  # not even an empty node holds it by requests: no bin counts it
+            free = next((b for b in bins if all(amount <= b.get(name, empty[name]) for name, amount in demand.items())), None)
+            if free is None:
+                free = {}
+                bins.append(free)
+            for name, amount in demand.items():
+                free[name] = free.get(name, empty[name]) - amount
+        return max(1, len(bins))
 
     def rejection(self, pod: Pod) -> Rejection | None:
         """None when the new node takes ``pod`` (its PreFilter, then its Filter plugins on the new node);
