@@ -50,6 +50,16 @@ from kschedctl.errors import UsageError
 if TYPE_CHECKING:
     from kschedctl.usecases.explain_pending import PendingResult
 
+ScaleUpOpt = Annotated[
+    bool,
+    typer.Option("--scale-up", help="Also ask each node group whether one new node (built from its template node) would "
+                 "take the pod, and the least new nodes per group that place the pods it takes."),
+]
+MaxNewNodesOpt = Annotated[
+    int,
+    typer.Option("--max-new-nodes", metavar="M", min=0, help="With --scale-up: the most new nodes of one group the least-count search tries."),
+]
+
 
 def explain_pod_cmd(
     name: Annotated[
@@ -72,6 +82,8 @@ def explain_pod_cmd(
         str | None,
         typer.Option("--compare", metavar="NODE", help="Why the selected node won over NODE (default: the runner-up)."),
     ] = None,
+    scale_up: ScaleUpOpt = False,
+    max_new_nodes: MaxNewNodesOpt = 100,
     kube_version: KubeVersionOpt = None,
     feature_gates: FeatureGatesOpt = None,
     node_order_: NodeOrderOpt = "name",
@@ -82,7 +94,7 @@ def explain_pod_cmd(
     Without --snapshot the live cluster of the kubeconfig's context is read (GET requests only). A pod that
     is already bound is explained as if it were pending. A -f file with several pods explains each (like
     kubectl describe -f), each against the same snapshot; -o json/yaml then prints a list. Exit status: 0 schedulable, 1 unschedulable or
-    gated, 2 bad input or usage, or the cluster could not be read.
+    gated (also when --scale-up finds a node group that would take it), 2 bad input or usage, or the cluster could not be read.
     """
 
     def body() -> int:
@@ -98,7 +110,8 @@ def explain_pod_cmd(
         request = ExplainPodRequest(
             registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
             name=name, namespace=ns, filename=filename, details=output in (Output.wide, Output.json, Output.yaml),
-            fix=fix, compare=compare, node_order=node_order(node_order_, seed),
+            fix=fix, compare=compare, node_order=node_order(node_order_, seed), scale_up=scale_up,
+            max_new_nodes=max_new_nodes,
         )
         result = explain_pods(request, hooks())
         emit_explained(result.documents, output)
@@ -133,6 +146,7 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
 
     def table(d: dict[str, Any]) -> None:
         from kschedctl.render.remedies import render_whatif_sections
+        from kschedctl.render.scaleup import render_pod_scale_up
         from kschedctl.render.table import WIDE_HINT, render_trace
 
         console = stdout_console()
@@ -140,14 +154,18 @@ def emit_trace(data: dict[str, Any], output: Output) -> None:
         with deferred_notes() as notes:  # after the trace and its sections, never between them
             render_trace(d, console, wide=wide, notes_console=notes)
             render_whatif_sections(d, console, notes, wide=wide)
+            if "scaleUp" in d:
+                render_pod_scale_up(d["scaleUp"], console)
             if not wide:
                 console.print(WIDE_HINT, style="dim", overflow="fold", markup=False, highlight=False)
 
     def markdown(d: dict[str, Any]) -> str:
         from kschedctl.render.markdown import render_trace_markdown
         from kschedctl.render.remedies import whatif_sections_markdown
+        from kschedctl.render.scaleup import pod_scale_up_markdown
 
-        return render_trace_markdown(d) + whatif_sections_markdown(d)
+        scale_up = pod_scale_up_markdown(d["scaleUp"]) if "scaleUp" in d else ""
+        return render_trace_markdown(d) + whatif_sections_markdown(d) + scale_up
 
     done()
     emit(data, output.value, table=table, markdown=markdown)
@@ -174,6 +192,8 @@ def explain_pending_cmd(
         str | None,
         typer.Option("--by", metavar="GROUPING", help="cause: group pods by cause (default for tables); pod: one row per pod (default for json/yaml)."),
     ] = None,
+    scale_up: ScaleUpOpt = False,
+    max_new_nodes: MaxNewNodesOpt = 100,
     plugin_module: PluginModuleOpt = None,
     jobs: JobsOpt = None,
     kube_version: KubeVersionOpt = None,
@@ -184,7 +204,12 @@ def explain_pending_cmd(
     """Every pending pod: its FitError, the reason blocking it on most nodes, the nearest node (rejected
     by the fewest Filter plugins) and whether a preemption dry run would place it; grouped by cause.
 
-    Exit status: 0 no pod is pending, 1 some pod is pending, 2 bad input or the cluster could not be read.
+    With --scale-up, each unschedulable pod's cluster-autoscaler-style line (would one new node of some
+    node group take it?) and per node group the least new nodes that place the pods it takes; -o json/yaml
+    then prints an object: the pods (or causes) and scaleUp.
+
+    Exit status: 0 no pod is pending, 1 some pod is pending (also when a scale-up would place it), 2 bad input
+    or the cluster could not be read.
     """
 
     def body() -> int:
@@ -203,8 +228,8 @@ def explain_pending_cmd(
         request = PendingRequest(
             namespace=None if all_namespaces else (namespace or source.default_namespace()),
             registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
-            selector=sel, fix=fix, jobs=worker_jobs(jobs), node_order=node_order(node_order_, seed),
-        )
+            selector=sel, fix=fix, jobs=worker_jobs(jobs), node_order=node_order(node_order_, seed), scale_up=scale_up,
+            max_new_nodes=max_new_nodes)
         result = explain_pending(request, hooks())
         emit_pending(result, output.value, grouped=by == "cause" or (by is None and output.value in ("table", "markdown")),
                      version=version_line(setup.features))
@@ -215,28 +240,48 @@ def explain_pending_cmd(
 
 def emit_pending(result: PendingResult, fmt: str, *, grouped: bool, version: str | None = None) -> None:
     """The rows grouped by cause, or one row per pod; with ``--fix`` the remedy search's totals. ``version``
-    (the run's kube-scheduler version and changed gates) heads a table or markdown."""
+    (the run's kube-scheduler version and changed gates) heads a table or markdown. With ``--scale-up`` its
+    sections follow; JSON and YAML are then one object: the rows (``pods``) or groups (``causes``) and ``scaleUp``."""
     from kschedctl.cli.progress import done
     from kschedctl.render.causes import render_groups_markdown, render_groups_table, search_summary
     from kschedctl.render.data import emit
     from kschedctl.render.pending import render_pending_markdown, render_pending_table
+    from kschedctl.render.scaleup import pending_scale_up_markdown, render_pending_scale_up
 
     done()
     search = result.search
+    scale_up = result.scale_up
     if version and fmt == "table":
         stdout_console().print(version, markup=False, highlight=False)
 
     def headed(text: str) -> str:
         return after_title(text, version) if version else text
 
+    def scale_up_table() -> None:
+        if scale_up is not None:
+            render_pending_scale_up(scale_up, result.groups(), stdout_console())
+
+    def scale_up_markdown() -> str:
+        return pending_scale_up_markdown(scale_up, result.groups()) if scale_up is not None else ""
+
+    if scale_up is not None and fmt in ("json", "yaml"):
+        key, data = ("causes", result.groups()) if grouped else ("pods", result.rows)
+        emit({key: data, "scaleUp": scale_up}, fmt, table=lambda d: None)
+        return
+
     if grouped:
-        emit(result.groups(), fmt, table=lambda g: render_groups_table(g, stdout_console(), search),
-             markdown=lambda g: headed(render_groups_markdown(g, search)))
+        def groups_table(g: list[dict[str, Any]]) -> None:
+            render_groups_table(g, stdout_console(), search)
+            scale_up_table()
+
+        emit(result.groups(), fmt, table=groups_table,
+             markdown=lambda g: headed(render_groups_markdown(g, search)) + scale_up_markdown())
         return
 
     def table(r: list[dict[str, Any]]) -> None:
         render_pending_table(r, stdout_console())
         if search is not None:
             stdout_console().print(search_summary(search))
+        scale_up_table()
 
-    emit(result.rows, fmt, table=table, markdown=lambda r: headed(render_pending_markdown(r)))
+    emit(result.rows, fmt, table=table, markdown=lambda r: headed(render_pending_markdown(r)) + scale_up_markdown())

@@ -1,8 +1,9 @@
 """``explain pending``: every pending pod of a namespace (or all) matching a selector, one row each.
 
 The rows are ``explain.pending``'s (its cycles, run in worker processes when asked); this use case
-chooses the pods, says when the namespace has none but others do, and with ``--fix`` adds each
-pod's best single change (``whatif.causes``). The result groups its rows by cause for ``render/``.
+chooses the pods, says when the namespace has none but others do, with ``--fix`` adds each
+pod's best single change (``whatif.causes``), and with ``--scale-up`` each node group's answer for
+the unschedulable pods (``whatif.scaleup_groups``). The result groups its rows by cause for ``render/``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from kschedctl.usecases.request import ClusterRequest, Hooks
 if TYPE_CHECKING:
     from kschedctl.config.types import SchedulerConfig
     from kschedctl.kube.selectors import Selector
+    from kschedctl.snapshot.model import Pod
 
 
 @dataclass(kw_only=True)
@@ -28,6 +30,10 @@ class PendingRequest(ClusterRequest):
     fix: bool = False
     #: Worker processes (None: the usable CPUs; 1: one after another here).
     jobs: int | None = None
+    #: Also ask each node group whether one new node would take each unschedulable pod (``--scale-up``).
+    scale_up: bool = False
+    #: With ``scale_up``: the most new nodes of one group the least-count search tries.
+    max_new_nodes: int = 100
 
 
 @dataclass
@@ -36,6 +42,8 @@ class PendingResult:
 
     rows: list[dict[str, Any]] = field(default_factory=list)
     search: dict[str, Any] | None = None
+    #: With ``--scale-up``: ``ScaleUpReport.to_dict()`` (each row also carries its ``scaleUp`` line).
+    scale_up: dict[str, Any] | None = None
 
     def groups(self) -> list[dict[str, Any]]:
         """The rows grouped by the cause that blocks them."""
@@ -69,4 +77,34 @@ def explain_pending(request: PendingRequest, hooks: Hooks | None = None) -> Pend
     if request.fix:
         result.search = attach_remedies(result.rows, cluster, pods, request.config, request.registry, jobs=request.jobs,
                                         progress=hooks.progress.counter("verifying remedies"))
+    if request.scale_up:
+        result.scale_up = _scale_up(request, pods, result.rows, hooks)
     return result
+
+
+#: The line of a row ``--scale-up`` does not analyse, by its outcome.
+NOT_ANALYSED = {
+    "gated": "gated at PreEnqueue: no scheduling attempt, so no scale-up either until its gates are removed",
+    "ignored": "not this scheduler's pod: not analysed",
+    "error": "its scheduling cycle ended in an error: not analysed",
+}
+
+
+def _scale_up(request: PendingRequest, pods: list[Pod], rows: list[dict[str, Any]], hooks: Hooks) -> dict[str, Any]:
+    """Each node group's answer for the rows' pods that are unschedulable, or that fit alone but not after the
+    pods queued before them; every row gets its ``scaleUp`` line."""
+    from kschedctl.whatif.scaleup_groups import scale_up_report
+
+    by_key = {p.key: p for p in pods}
+    asked = [r for r in rows if r["outcome"] in ("unschedulable", "scheduled") and r["pod"] in by_key]
+    asked_keys = {r["pod"] for r in asked}
+    skipped = [(r["pod"], NOT_ANALYSED.get(r["outcome"], f"{r['outcome']}: not analysed")) for r in rows
+               if r["pod"] not in asked_keys]
+    report = scale_up_report(request.cluster, request.config, request.registry, [by_key[r["pod"]] for r in asked],
+                             fits_now=[r["pod"] for r in asked if r["outcome"] == "scheduled"], skipped=skipped,
+                             max_new_nodes=request.max_new_nodes, progress=hooks.progress.counter("asking node groups"))
+    for r in rows:
+        line = report.pod(r["pod"])
+        if line is not None:
+            r["scaleUp"] = line.to_dict()
+    return report.to_dict()

@@ -3,7 +3,8 @@
 The cycle is ``explain/``'s; this use case picks the pods (a bound pod is explained as if it were
 pending, a file's pods are admitted to the cluster first), and adds on top of each trace what the
 command asked for: the margin and, with ``--fix`` or ``--compare``, the remedies ``whatif.remedies``
-verifies. The result holds each trace and its document for ``render/``.
+verifies, and with ``--scale-up`` each node group's answer (``whatif.scaleup_groups``). The result
+holds each trace and its document for ``render/``.
 """
 
 from __future__ import annotations
@@ -34,6 +35,10 @@ class ExplainPodRequest(ClusterRequest):
     fix: bool = False
     #: The node the selected one is compared with (``--compare``; None: the runner-up).
     compare: str | None = None
+    #: Also ask each node group whether one new node would take the pod, and how many it takes (``--scale-up``).
+    scale_up: bool = False
+    #: With ``scale_up``: the most new nodes of one group the least-count search tries.
+    max_new_nodes: int = 100
 
 
 @dataclass
@@ -103,6 +108,23 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
             hooks.progress.phase("verifying remedies")
         annotate_trace(data, trace, request.cluster, pod, request.config, request.registry,
                        fix=request.fix, compare=request.compare)
+        if request.scale_up:
+            hooks.progress.phase("asking node groups")
+            data["scaleUp"] = _scale_up(request, pod, trace)
         result.traces.append(trace)
         result.documents.append(data)
     return result
+
+
+def _scale_up(request: ExplainPodRequest, pod: Pod, trace: Trace) -> dict[str, Any]:
+    """``--scale-up`` for one pod: each node group's answer (none when the pod is gated, or fits now and the
+    pods queued before it leave it the room) and the pod's autoscaler-style line."""
+    from kschedctl.whatif.scaleup_groups import scale_up_report
+
+    gated = "gated at PreEnqueue: no scheduling attempt, so no scale-up either until its gates are removed"
+    report = scale_up_report(request.cluster, request.config, request.registry, [] if trace.gated else [pod],
+                             fits_now=[pod.key] if trace.schedulable else [],
+                             skipped=[(pod.key, gated)] if trace.gated else [], max_new_nodes=request.max_new_nodes)
+    out = report.to_dict()
+    line = out.pop("pods")[0]
+    return {"message": line["message"], **({"note": line["note"]} if "note" in line else {}), **out}
