@@ -98,20 +98,34 @@ class Prober:
         return len(self.results)
 
 
-def least_count(places_all: Callable[[int], bool], most: int) -> int | None:
-    """The least count in 0..``most`` for which ``places_all`` holds, found by an exponential then a binary
-    search (exact when it holds for every count from the least on; see the module doc); None: not even ``most``."""
+def least_count(places_all: Callable[[int], bool], most: int, start: int = 1) -> int | None:
+    """The least count in 0..``most`` for which ``places_all`` holds (None: not even ``most``). After 0, the
+    search starts at ``start`` and steps away from it in doubling steps, up while counts fail, down while
+    they hold, then halves the gap between the last count that failed and the least that held (exact
+    when it holds for every count from the least on; see the module doc). From ``start`` 1 it probes
+    1, 2, 4, 8 ... and then bisects."""
     if places_all(0):
         return 0
-    failed, step = 0, 1
-    while True:
-        n = min(step, most)
-        if n <= failed:
-            return None
-        if places_all(n):
-            break
-        failed, step = n, step * 2
-    placed = n
+    if most < 1:
+        return None
+    start = max(1, min(start, most))
+    failed, placed, step = 0, start, 1
+    if places_all(start):
+        while placed - step > failed:
+            if not places_all(placed - step):
+                failed = placed - step
+                break
+            placed, step = placed - step, step * 2
+    else:
+        failed = start
+        while True:
+            n = min(failed + step, most)
+            if n <= failed:
+                return None
+            if places_all(n):
+                placed = n
+                break
+            failed, step = n, step * 2
     while placed - failed > 1:
         mid = (failed + placed) // 2
         if places_all(mid):

@@ -50,6 +50,7 @@ from kschedctl.whatif.changes import NodeGroup, node_groups
 from kschedctl.whatif.nodetemplate import NewNodes, new_nodes, with_new_nodes
 from kschedctl.whatif.placements import Placement, RunOptions
 from kschedctl.whatif.podqueue import PodStream
+from kschedctl.whatif.scaleup import least_count
 from kschedctl.whatif.simulate import Simulator
 
 #: ``--max-new-nodes``' default: the most new nodes of one group the least-count search tries.
@@ -314,39 +315,13 @@ class LeastSearch:
         return loop_placed(self.cluster, self.config, self.registry, self.extra, added, self.want)
 
     def least(self, most: int, guess: Callable[[set[str]], int] | None = None) -> int | None:
-        """The least count in 0..``most`` that places them all (None: none does). After 0, the search starts at
-        ``guess`` (given the pods placed without new nodes; else 1) and steps away from it in doubling steps,
-        up while counts fail, down while they place them all, then halves the gap between the last count
-        that failed and the least that did not."""
+        """The least count in 0..``most`` that places them all (None: none does), searched as
+        ``whatif.scaleup.least_count`` searches, from ``guess`` (given the pods placed without new nodes;
+        else 1)."""
         if self.places_all(0):
             return 0
-        if most < 1:
-            return None
-        start = max(1, min(guess(self.baseline.get(0, set())) if guess is not None else 1, most))
-        failed, placed, step = 0, start, 1
-        if self.places_all(start):
-            while placed - step > failed:
-                if not self.places_all(placed - step):
-                    failed = placed - step
-                    break
-                placed, step = placed - step, step * 2
-        else:
-            failed = start
-            while True:
-                n = min(failed + step, most)
-                if n <= failed:
-                    return None
-                if self.places_all(n):
-                    placed = n
-                    break
-                failed, step = n, step * 2
-        while placed - failed > 1:
-            mid = (failed + placed) // 2
-            if self.places_all(mid):
-                placed = mid
-            else:
-                failed = mid
-        return placed
+        start = guess(self.baseline.get(0, set())) if guess is not None else 1
+        return least_count(self.places_all, most, start)
 
 
 # --------------------------------------------------------------------------- the report
