@@ -306,3 +306,13 @@ def test_least_agrees_with_the_scale_up_corpus() -> None:
             assert found.least == expected["least"], scenario.name
             compared += 1
     assert compared >= 15
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--max-new-nodes", "3"], "error: --max-new-nodes goes with --scale-up"),
+    (["--scale-up", "--max-new-nodes", "-2"], "error: --max-new-nodes -2: give a count of nodes from 0 to 5000"),
+])
+def test_max_new_nodes_refused_on_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    for cmd in (["explain", "pending", "-A"], ["explain", "pod", "huge", "-n", "apps"]):
+        r = runner.invoke(app, [*cmd, "--snapshot", _snapshot(tmp_path), *args])
+        assert r.exit_code == 2 and r.stderr.strip() == message, r.output

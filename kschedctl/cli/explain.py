@@ -44,6 +44,7 @@ from kschedctl.cli.options import (
     node_order,
 )
 from kschedctl.cli.plugin_opts import PluginModuleOpt
+from kschedctl.cli.scaleup_opts import MaxNewNodesOpt, max_new_nodes_arg
 from kschedctl.cli.sources import hooks, open_for_pod, open_source, read_cluster
 from kschedctl.errors import UsageError
 
@@ -54,10 +55,6 @@ ScaleUpOpt = Annotated[
     bool,
     typer.Option("--scale-up", help="Also ask each node group whether one new node (built from its template node) would "
                  "take the pod, and the least new nodes per group that place the pods it takes."),
-]
-MaxNewNodesOpt = Annotated[
-    int,
-    typer.Option("--max-new-nodes", metavar="M", min=0, help="With --scale-up: the most new nodes of one group the least-count search tries."),
 ]
 
 
@@ -83,7 +80,7 @@ def explain_pod_cmd(
         typer.Option("--compare", metavar="NODE", help="Why the selected node won over NODE (default: the runner-up)."),
     ] = None,
     scale_up: ScaleUpOpt = False,
-    max_new_nodes: MaxNewNodesOpt = 100,
+    max_new_nodes: MaxNewNodesOpt = None,
     kube_version: KubeVersionOpt = None,
     feature_gates: FeatureGatesOpt = None,
     node_order_: NodeOrderOpt = "name",
@@ -111,7 +108,7 @@ def explain_pod_cmd(
             registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
             name=name, namespace=ns, filename=filename, details=output in (Output.wide, Output.json, Output.yaml),
             fix=fix, compare=compare, node_order=node_order(node_order_, seed), scale_up=scale_up,
-            max_new_nodes=max_new_nodes,
+            max_new_nodes=max_new_nodes_arg(max_new_nodes, scale_up, "--scale-up"),
         )
         result = explain_pods(request, hooks())
         emit_explained(result.documents, output)
@@ -193,7 +190,7 @@ def explain_pending_cmd(
         typer.Option("--by", metavar="GROUPING", help="cause: group pods by cause (default for tables); pod: one row per pod (default for json/yaml)."),
     ] = None,
     scale_up: ScaleUpOpt = False,
-    max_new_nodes: MaxNewNodesOpt = 100,
+    max_new_nodes: MaxNewNodesOpt = None,
     plugin_module: PluginModuleOpt = None,
     jobs: JobsOpt = None,
     kube_version: KubeVersionOpt = None,
@@ -229,7 +226,7 @@ def explain_pending_cmd(
             namespace=None if all_namespaces else (namespace or source.default_namespace()),
             registry=setup.registry, config=setup.config(config), cluster=read_cluster(source, setup.features), source=source.description,
             selector=sel, fix=fix, jobs=worker_jobs(jobs), node_order=node_order(node_order_, seed), scale_up=scale_up,
-            max_new_nodes=max_new_nodes)
+            max_new_nodes=max_new_nodes_arg(max_new_nodes, scale_up, "--scale-up"))
         result = explain_pending(request, hooks())
         emit_pending(result, output.value, grouped=by == "cause" or (by is None and output.value in ("table", "markdown")),
                      version=version_line(setup.features))

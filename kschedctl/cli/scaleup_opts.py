@@ -1,7 +1,8 @@
-"""``simulate --add-nodes T=N|auto`` and ``--max-new-nodes``: the options, read and checked.
+"""``simulate --add-nodes T=N|auto``, ``explain --scale-up`` and their ``--max-new-nodes``: the options, read and checked.
 
-The run itself is ``usecases.simulate`` over ``whatif.scaleup``; this module turns the flags into
-``AddNodes`` and refuses what they cannot mean, one line naming the flag (exit 2).
+The runs themselves are ``usecases.simulate`` over ``whatif.scaleup`` and ``usecases.explain_*`` over
+``whatif.scaleup_groups``; this module turns the flags into ``AddNodes`` and a count, and refuses what
+they cannot mean, one line naming the flag (exit 2).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from kschedctl.errors import UsageError
+from kschedctl.whatif import DEFAULT_MAX_NEW_NODES
 
 if TYPE_CHECKING:
     from kschedctl.whatif.scaleup import AddNodes
@@ -34,7 +36,7 @@ AddNodesOpt = Annotated[
 ]
 MaxNewNodesOpt = Annotated[
     int | None,
-    typer.Option("--max-new-nodes", metavar="M", help="With --add-nodes NODE=auto: try at most M new nodes (default 100)."),
+    typer.Option("--max-new-nodes", metavar="M", help=f"With --add-nodes NODE=auto or --scale-up: try at most M new nodes of one template (default {DEFAULT_MAX_NEW_NODES})."),
 ]
 
 
@@ -43,7 +45,7 @@ class ScaleUpArgs:
     """The ``--add-nodes`` flags, read."""
 
     specs: list[AddNodes] = field(default_factory=list)
-    max_new_nodes: int = 100
+    max_new_nodes: int = DEFAULT_MAX_NEW_NODES
 
     def __bool__(self) -> bool:
         return bool(self.specs)
@@ -63,12 +65,19 @@ class ScaleUpArgs:
 def scale_up_args(values: list[str] | None, max_new_nodes: int | None) -> ScaleUpArgs:
     """``--add-nodes`` and ``--max-new-nodes`` read; a malformed flag is a usage error naming it."""
     specs = [parse_add_nodes(v) for v in values or []]
-    if max_new_nodes is not None:
-        if max_new_nodes < 0 or max_new_nodes > MOST_NEW_NODES:
-            raise UsageError(f"--max-new-nodes {max_new_nodes}: give a count of nodes from 0 to {MOST_NEW_NODES}")
-        if not any(s.auto for s in specs):
-            raise UsageError("--max-new-nodes goes with --add-nodes NODE=auto")
-    return ScaleUpArgs(specs, 100 if max_new_nodes is None else max_new_nodes)
+    return ScaleUpArgs(specs, max_new_nodes_arg(max_new_nodes, any(s.auto for s in specs), "--add-nodes NODE=auto"))
+
+
+def max_new_nodes_arg(value: int | None, searched: bool, needs: str) -> int:
+    """``--max-new-nodes`` checked (a count, and only where a least count is searched: ``needs`` names
+    the flag that asks for one); the default when not given."""
+    if value is None:
+        return DEFAULT_MAX_NEW_NODES
+    if value < 0 or value > MOST_NEW_NODES:
+        raise UsageError(f"--max-new-nodes {value}: give a count of nodes from 0 to {MOST_NEW_NODES}")
+    if not searched:
+        raise UsageError(f"--max-new-nodes goes with {needs}")
+    return value
 
 
 def parse_add_nodes(value: str) -> AddNodes:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.usecases.request import ClusterRequest, Hooks
+from kschedctl.whatif import DEFAULT_MAX_NEW_NODES
 
 if TYPE_CHECKING:
     from kschedctl.config.types import SchedulerConfig
@@ -38,7 +39,7 @@ class ExplainPodRequest(ClusterRequest):
     #: Also ask each node group whether one new node would take the pod, and how many it takes (``--scale-up``).
     scale_up: bool = False
     #: With ``scale_up``: the most new nodes of one group the least-count search tries.
-    max_new_nodes: int = 100
+    max_new_nodes: int = DEFAULT_MAX_NEW_NODES
 
 
 @dataclass

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from kschedctl.errors import UsageError
 from kschedctl.usecases.request import ClusterRequest, Hooks
+from kschedctl.whatif import DEFAULT_MAX_NEW_NODES
 
 if TYPE_CHECKING:
     from kschedctl.config.types import SchedulerConfig
@@ -47,7 +48,7 @@ class SimulateRequest(ClusterRequest):
     #: ``--add-nodes``: new nodes like existing ones, a count each or ``auto`` (the least placing every pod).
     add_nodes: list[AddNodes] = field(default_factory=list)
     #: With an ``auto`` count: the largest count tried (``--max-new-nodes``).
-    max_new_nodes: int = 100
+    max_new_nodes: int = DEFAULT_MAX_NEW_NODES
 
 
 def simulate(request: SimulateRequest, hooks: Hooks | None = None) -> SimulationResult | RunsReport:

@@ -36,12 +36,12 @@ from dataclasses import dataclass
 
 from kschedctl.errors import UsageError
 from kschedctl.snapshot.cluster import Cluster
+from kschedctl.whatif import DEFAULT_MAX_NEW_NODES
 from kschedctl.whatif.nodetemplate import NewNodes, new_nodes, with_new_nodes
 from kschedctl.whatif.placements import IGNORED, AddedNodes, SimulationResult
 from kschedctl.whatif.runs import fresh_cluster
 
 #: ``--max-new-nodes``' default.
-DEFAULT_MAX_NEW_NODES = 100
 
 
 @dataclass(frozen=True)

@@ -46,6 +46,7 @@ from kschedctl.framework.runtime import Framework
 from kschedctl.framework.status import Status
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
+from kschedctl.whatif import DEFAULT_MAX_NEW_NODES
 from kschedctl.whatif.changes import NodeGroup, node_groups
 from kschedctl.whatif.nodetemplate import NewNodes, new_nodes, with_new_nodes
 from kschedctl.whatif.placements import Placement, RunOptions
@@ -54,7 +55,6 @@ from kschedctl.whatif.scaleup import least_count
 from kschedctl.whatif.simulate import Simulator
 
 #: ``--max-new-nodes``' default: the most new nodes of one group the least-count search tries.
-DEFAULT_MAX_NEW_NODES = 100
 NO_SCALE_UP = "pod didn't trigger scale-up: "
 
 
