@@ -29,7 +29,7 @@ from kschedctl.apivalidation import (
 from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
-from kschedctl.snapshot import cache, yamldocs
+from kschedctl.snapshot import cache, simpleyaml, yamldocs
 from kschedctl.snapshot.apiversions import (
     drop_disabled_fields,
     dropped_field_note,
@@ -175,11 +175,17 @@ def _json_behind_comments(source: str, text: str, validated: bool) -> list[Any] 
 def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
     """Each document of a YAML stream; a duplicate key, like a syntax error, is an InputError.
 
-    A stream read to its end without error goes to the snapshot cache; one found there is
-    served from it (``snapshot/cache.py``)."""
+    The YAML ``kubectl get -o yaml`` writes is read by ``simpleyaml`` (same objects, much faster), any
+    other by PyYAML. A stream read to its end without error goes to the snapshot cache; one found
+    there is served from it (``snapshot/cache.py``)."""
     cached = cache.read(key)
     if cached is not None:
         yield from cached
+        return
+    simple = simpleyaml.load_simple(text)
+    if simple is not None:
+        yield from simple
+        cache.write(key, simple)
         return
     loader = yamldocs.FastLoader(text)
     loader.duplicates = []
