@@ -404,12 +404,20 @@ def load_documents(
     features: Features = DEFAULT_FEATURES,
 ) -> Cluster:
     """``load_cluster`` of documents already read (``keys``: their files' cache keys, complete once ``docs``
-    is exhausted)."""
+    is exhausted). A list of documents is emptied as the Cluster is built of them."""
     with bulk_build():
-        cluster = build_cluster(docs, warn=warn, features=features)
+        cluster = build_cluster(_drained(docs) if isinstance(docs, list) else docs, warn=warn, features=features)
     for key in keys:
         cache.mark_validated(key)
     return cluster
+
+
+def _drained(docs: list[Document]) -> Iterator[Document]:
+    """The documents of a list, in order, each let go of by the list as it is taken (what the model
+    does not keep of it is freed as the Cluster is built, not all at the end)."""
+    docs.reverse()
+    while docs:
+        yield docs.pop()
 
 
 def build_cluster(
@@ -448,6 +456,7 @@ def build_cluster(
                     replaced.append(_same_name(obj, doc, first))
             dropped.update(dropped_fields(doc.obj, obj.raw))
             cluster.add_pod(obj)
+            obj.pack()
         else:
             cluster.add_object(obj)
     default_namespaces(cluster)

@@ -10,6 +10,7 @@ server would have applied before the scheduler saw the object (see
 from __future__ import annotations
 
 import copy
+import marshal
 from dataclasses import dataclass
 from typing import Any
 
@@ -426,6 +427,8 @@ class Pod:
 
     __slots__ = (
         "_info",
+        "_packed",
+        "_raw",
         "affinity",
         "container_statuses",
         "containers",
@@ -444,7 +447,6 @@ class Pod:
         "priority",
         "priority_class_name",
         "queued_at_start",
-        "raw",
         "resize_infeasible",
         "resource_claims",
         "scheduler_name",
@@ -456,7 +458,9 @@ class Pod:
         "volumes",
     )
 
-    raw: dict[str, Any]
+    _raw: dict[str, Any] | None
+    #: ``raw`` packed (``pack``): None while it is a dict.
+    _packed: bytes | None
     meta: ObjectMeta
     host_network: bool
     containers: list[Container]
@@ -499,16 +503,44 @@ class Pod:
         """The same as ``Pod.from_raw(raw)``, for callers (and plugins) that construct pods directly."""
         self._read(raw)
 
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The pod's manifest as read (unpacked on first use after ``pack``; then the same dict every time)."""
+        raw = self._raw
+        if raw is None:
+            raw = self._raw = marshal.loads(self._packed)  # type: ignore[arg-type]
+            self._packed = None
+        return raw
+
+    @raw.setter
+    def raw(self, raw: dict[str, Any]) -> None:
+        self._raw = raw
+        self._packed = None
+
+    def pack(self) -> None:
+        """Keep ``raw`` as bytes until something reads it again. A snapshot's bound pods are parsed into
+        the fields scheduling reads; their manifests are rarely looked at after that, and as dicts they
+        were the largest part of a big snapshot's memory (kept as it is when it cannot be packed)."""
+        raw = self._raw
+        if raw is not None:
+            try:
+                self._packed = marshal.dumps(raw)
+            except ValueError:
+                return
+            self._raw = None
+
     def fresh_copy(self) -> Pod:
         """A shallow copy without the cached PodInfo: a simulation run writes its placement and
         nomination onto the copy, and the next run starts again from this pod."""
+        self.raw  # noqa: B018 -- unpacked first: the copy and this pod share one manifest, as they always did
         other = copy.copy(self)
         other._info = None
         return other
 
     def _read(self, raw: dict[str, Any]) -> None:
         # Absent fields are tested inline (see parse_meta): the same values as the helpers give.
-        self.raw = raw
+        self._raw = raw
+        self._packed = None
         self.meta = parse_meta(raw, namespaced=True)
         spec = raw.get("spec")
         if type(spec) is not dict:
