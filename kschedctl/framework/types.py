@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kschedctl.framework.resources import (
     DEFAULT_RESIZE_RULE,
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 
 DEFAULT_BIND_ALL_HOST_IP = "0.0.0.0"
 _NO_LABELS: Mapping[str, str] = {}
+#: The term lists of every pod without pod (anti-)affinity: one shared empty list, never changed in place.
+_NO_TERMS: list[Any] = []
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,11 +90,11 @@ class PodInfo:
         self._resource: PodResource | None = None
         self._resource_rule: ResizeRule | None = None
         aff = pod.affinity
-        if aff is None:
-            self.required_affinity_terms: list[AffinityTerm] = []
-            self.required_anti_affinity_terms: list[AffinityTerm] = []
-            self.preferred_affinity_terms: list[WeightedAffinityTerm] = []
-            self.preferred_anti_affinity_terms: list[WeightedAffinityTerm] = []
+        if aff is None:  # (the one shared empty list: these lists are never changed in place)
+            self.required_affinity_terms: list[AffinityTerm] = _NO_TERMS
+            self.required_anti_affinity_terms: list[AffinityTerm] = _NO_TERMS
+            self.preferred_affinity_terms: list[WeightedAffinityTerm] = _NO_TERMS
+            self.preferred_anti_affinity_terms: list[WeightedAffinityTerm] = _NO_TERMS
             return
         self.required_affinity_terms = [make_affinity_term(pod, t) for t in aff.pod_affinity_required]
         self.required_anti_affinity_terms = [make_affinity_term(pod, t) for t in aff.pod_anti_affinity_required]

@@ -9,6 +9,7 @@ list, escaping strings with the same C function.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from json.encoder import encode_basestring_ascii
 from typing import Any
@@ -28,6 +29,17 @@ def to_json(data: Any) -> str:
     out: list[str] = []
     _value(data, out, 0, set())
     return "".join(out)
+
+
+def write_json(data: Any) -> None:
+    """``print(to_json(data))`` without joining the text first (a 15,000-node trace is 12 MB of it)."""
+    if isinstance(data, str):
+        print(encode_basestring_ascii(data))
+        return
+    out: list[str] = []
+    _value(data, out, 0, set())
+    out.append("\n")
+    sys.stdout.writelines(out)
 
 
 def _float(o: float) -> str:
@@ -147,7 +159,7 @@ def emit(
 ) -> None:
     """Print a plain result in the chosen format: json, yaml, markdown (when offered) or the table."""
     if fmt == "json":
-        print(to_json(data))
+        write_json(data)
     elif fmt == "yaml":
         print(to_yaml(data), end="")
     elif fmt == "markdown" and markdown is not None:

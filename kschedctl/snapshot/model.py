@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import marshal
 from dataclasses import dataclass
+from sys import intern
 from typing import Any
 
 from kschedctl.errors import InputError
@@ -44,9 +45,27 @@ def _list(raw: Any, where: str) -> list[Any]:
     return raw
 
 
+# The model keeps one string object per distinct text of the fields that repeat across pods (namespace,
+# node name, phase, priority class, container name and image, label values) with ``sys.intern``: JSON's
+# decoder makes a new string for each value, and a 150,000-pod snapshot repeats these a million times.
+
+#: The empty list, and the empty mapping, of every object without such items (a big snapshot holds
+#: 150,000 pods with a dozen such fields each, most empty): shared, so never changed in place (a field
+#: is replaced, not edited). Lists: a pod's init containers, tolerations, volumes, ... and a container's ports,
+#: an object's owner references; mappings: its annotations, a container's limits.
+NO_ITEMS: list[Any] = []
+NO_ENTRIES: dict[Any, Any] = {}
+
+
 def _str_map(raw: Any, where: str) -> dict[str, str]:
     m = _mapping(raw, where)
     return {str(k): "" if v is None else str(v) for k, v in m.items()}
+
+
+def _label_map(raw: Any, where: str) -> dict[str, str]:
+    """``_str_map`` of labels, each value one string object per distinct text (see ``intern``)."""
+    m = _mapping(raw, where)
+    return {str(k): "" if v is None else intern(str(v)) for k, v in m.items()}
 
 
 def _int(raw: Any, where: str, default: int = 0) -> int:
@@ -106,7 +125,7 @@ def parse_meta(raw: dict[str, Any], namespaced: bool) -> ObjectMeta:
     name = md.get("name")
     if not name:
         raise InputError("every object needs metadata.name", field="metadata.name")
-    ns = str(md.get("namespace") or ("default" if namespaced else ""))
+    ns = intern(str(md.get("namespace") or ("default" if namespaced else "")))
     uid = str(md.get("uid") or (f"{ns}/{name}" if namespaced else str(name)))
     labels = md.get("labels")
     annotations = md.get("annotations")
@@ -115,10 +134,10 @@ def parse_meta(raw: dict[str, Any], namespaced: bool) -> ObjectMeta:
         name=str(name),
         namespace=ns,
         uid=uid,
-        labels={} if labels is None else _str_map(labels, "metadata.labels"),
-        annotations={} if annotations is None else _str_map(annotations, "metadata.annotations"),
+        labels={} if labels is None else _label_map(labels, "metadata.labels"),
+        annotations=NO_ENTRIES if annotations is None else _str_map(annotations, "metadata.annotations"),
         creation_timestamp=str(md.get("creationTimestamp") or ""),
-        owner_references=[] if owners is None else [
+        owner_references=NO_ITEMS if owners is None else [
             r for r in _list(owners, "metadata.ownerReferences") if isinstance(r, dict)
         ],
         deletion_timestamp=md.get("deletionTimestamp"),
@@ -345,7 +364,7 @@ def _parse_requirements(res: Any, where: str) -> tuple[ResourceList, ResourceLis
     """A container's ``resources``: (requests, limits), requests defaulted from limits."""
     if type(res) is not dict:
         res = _mapping(res, where)
-    limits: ResourceList = {}
+    limits: ResourceList = NO_ENTRIES
     requests: ResourceList = {}
     if res.get("limits") is not None:
         limits = parse_resource_list(res.get("limits"), f"{where}.limits")
@@ -372,15 +391,15 @@ def _parse_container(raw: Any, where: str, host_network: bool) -> Container:
     if type(raw) is not dict:
         raw = _mapping(raw, where)
     res = raw.get("resources")
-    requests, limits = ({}, {}) if res is None else _parse_requirements(res, f"{where}.resources")
+    requests, limits = ({}, NO_ENTRIES) if res is None else _parse_requirements(res, f"{where}.resources")
     ports = raw.get("ports")
     rp = raw.get("restartPolicy")
     return Container(
-        name=str(raw.get("name") or ""),
-        image=str(raw.get("image") or ""),
+        name=intern(str(raw.get("name") or "")),
+        image=intern(str(raw.get("image") or "")),
         requests=requests,
         limits=limits,
-        ports=[] if ports is None else _parse_ports(ports, f"{where}.ports", host_network),
+        ports=NO_ITEMS if ports is None else _parse_ports(ports, f"{where}.ports", host_network),
         restart_policy=None if rp is None else str(rp),
     )
 
@@ -562,7 +581,7 @@ class Pod:
         host_network = self.host_network = bool(spec.get("hostNetwork"))
         self.containers = _parse_containers(spec.get("containers"), "spec.containers", host_network)
         inits = spec.get("initContainers")
-        self.init_containers = [] if inits is None else _parse_containers(inits, "spec.initContainers", host_network)
+        self.init_containers = NO_ITEMS if inits is None else _parse_containers(inits, "spec.initContainers", host_network)
 
     def _read_resources(self, spec: dict[str, Any]) -> None:
         """``spec.overhead`` and the pod-level ``spec.resources`` (None: not given)."""
@@ -580,21 +599,21 @@ class Pod:
     def _read_placement(self, spec: dict[str, Any]) -> None:
         """Where and when the pod may run: node name, scheduler, priority, selectors, affinity, tolerations..."""
         get = spec.get
-        self.node_name = str(get("nodeName") or "")
+        self.node_name = intern(str(get("nodeName") or ""))
         self.scheduler_name = str(get("schedulerName") or DEFAULT_SCHEDULER_NAME)
         pr = get("priority")
         self.priority = None if pr is None else _int(pr, "spec.priority")
-        self.priority_class_name = str(get("priorityClassName") or "")
+        self.priority_class_name = intern(str(get("priorityClassName") or ""))
         self.preemption_policy = str(get("preemptionPolicy") or "")
         selector = get("nodeSelector")
         self.node_selector = {} if selector is None else _str_map(selector, "spec.nodeSelector")
         affinity = get("affinity")
         self.affinity = None if affinity is None else parse_affinity(affinity)
         tolerations = get("tolerations")
-        self.tolerations = [] if tolerations is None else parse_tolerations(tolerations, "spec.tolerations")
+        self.tolerations = NO_ITEMS if tolerations is None else parse_tolerations(tolerations, "spec.tolerations")
         tscs = get("topologySpreadConstraints")
         self.topology_spread_constraints = (
-            [] if tscs is None else parse_spread_constraints(tscs, "spec.topologySpreadConstraints")
+            NO_ITEMS if tscs is None else parse_spread_constraints(tscs, "spec.topologySpreadConstraints")
         )
 
     def _read_lists(self, spec: dict[str, Any]) -> None:
@@ -602,22 +621,22 @@ class Pod:
         that read them look at the fields they need)."""
         # Absent fields are tested inline (see parse_meta), here and in _read_status.
         volumes = spec.get("volumes")
-        self.volumes = [] if volumes is None else _dicts(volumes, "spec.volumes")
+        self.volumes = NO_ITEMS if volumes is None else _dicts(volumes, "spec.volumes")
         gates = spec.get("schedulingGates")
-        self.scheduling_gates = [] if gates is None else [
+        self.scheduling_gates = NO_ITEMS if gates is None else [
             str(_mapping(g, "spec.schedulingGates").get("name", "")) for g in _list(gates, "spec.schedulingGates")
         ]
         claims = spec.get("resourceClaims")
-        self.resource_claims = [] if claims is None else _dicts(claims, "spec.resourceClaims")
+        self.resource_claims = NO_ITEMS if claims is None else _dicts(claims, "spec.resourceClaims")
 
     def _read_status(self, status: dict[str, Any]) -> None:
         get = status.get
-        self.phase = str(get("phase") or "")
+        self.phase = intern(str(get("phase") or ""))
         self.nominated_node_name = str(get("nominatedNodeName") or "")
         statuses = get("containerStatuses")
-        self.container_statuses = [] if statuses is None else _dicts(statuses, "status.containerStatuses")
+        self.container_statuses = NO_ITEMS if statuses is None else _dicts(statuses, "status.containerStatuses")
         statuses = get("initContainerStatuses")
-        self.init_container_statuses = [] if statuses is None else _dicts(statuses, "status.initContainerStatuses")
+        self.init_container_statuses = NO_ITEMS if statuses is None else _dicts(statuses, "status.initContainerStatuses")
         sres = get("resources")
         self.status_resources = None if sres is None else _mapping(sres, "status.resources")
         self.status_allocated = get("allocatedResources")
