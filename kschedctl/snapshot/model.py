@@ -52,7 +52,7 @@ def _list(raw: Any, where: str) -> list[Any]:
 #: The empty list, and the empty mapping, of every object without such items (a big snapshot holds
 #: 150,000 pods with a dozen such fields each, most empty): shared, so never changed in place (a field
 #: is replaced, not edited). Lists: a pod's init containers, tolerations, volumes, ... and a container's ports,
-#: an object's owner references; mappings: its annotations, a container's limits.
+#: an object's owner references; mappings: a container's limits.
 NO_ITEMS: list[Any] = []
 NO_ENTRIES: dict[Any, Any] = {}
 
@@ -135,7 +135,7 @@ def parse_meta(raw: dict[str, Any], namespaced: bool) -> ObjectMeta:
         namespace=ns,
         uid=uid,
         labels={} if labels is None else _label_map(labels, "metadata.labels"),
-        annotations=NO_ENTRIES if annotations is None else _str_map(annotations, "metadata.annotations"),
+        annotations={} if annotations is None else _str_map(annotations, "metadata.annotations"),
         creation_timestamp=str(md.get("creationTimestamp") or ""),
         owner_references=NO_ITEMS if owners is None else [
             r for r in _list(owners, "metadata.ownerReferences") if isinstance(r, dict)
