@@ -18,11 +18,15 @@ from contextlib import contextmanager
 
 #: Net new tracked objects above which a build is frozen once done.
 FREEZE_ABOVE = 200_000
+#: Documents above which a build is frozen whatever the net count says (a build that frees the
+#: documents as it goes can make millions of objects and still end with a net count near zero).
+FREEZE_DOCUMENTS = 20_000
 
 
 @contextmanager
-def bulk_build() -> Iterator[None]:
-    """Pause the cyclic collector for the block; freeze what it built when that is a lot."""
+def bulk_build(*, freeze: bool = False) -> Iterator[None]:
+    """Pause the cyclic collector for the block; freeze what it built when that is a lot (``freeze``:
+    in any case)."""
     was_enabled = gc.isenabled()
     before = gc.get_count()[0]
     gc.disable()
@@ -32,5 +36,5 @@ def bulk_build() -> Iterator[None]:
         made = gc.get_count()[0] - before
         if was_enabled:
             gc.enable()
-            if made > FREEZE_ABOVE:
+            if freeze or made > FREEZE_ABOVE:
                 gc.freeze()

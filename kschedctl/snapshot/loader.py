@@ -37,7 +37,7 @@ from kschedctl.snapshot.apiversions import (
     served_hint,
     version_refusal,
 )
-from kschedctl.snapshot.bulk import bulk_build
+from kschedctl.snapshot.bulk import FREEZE_DOCUMENTS, bulk_build
 from kschedctl.snapshot.cluster import KNOWN_KINDS, SYSTEM_PRIORITY_CLASSES, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
 
@@ -405,8 +405,12 @@ def load_documents(
 ) -> Cluster:
     """``load_cluster`` of documents already read (``keys``: their files' cache keys, complete once ``docs``
     is exhausted). A list of documents is emptied as the Cluster is built of them."""
-    with bulk_build():
-        cluster = build_cluster(_drained(docs) if isinstance(docs, list) else docs, warn=warn, features=features)
+    if isinstance(docs, list):
+        with bulk_build(freeze=len(docs) > FREEZE_DOCUMENTS):
+            cluster = build_cluster(_drained(docs), warn=warn, features=features)
+    else:
+        with bulk_build():
+            cluster = build_cluster(docs, warn=warn, features=features)
     for key in keys:
         cache.mark_validated(key)
     return cluster
