@@ -39,7 +39,9 @@ def write_json(data: Any) -> None:
     out: list[str] = []
     _value(data, out, 0, set())
     out.append("\n")
-    sys.stdout.writelines(out)
+    write = sys.stdout.write  # (write, not writelines: cli/streams.py's PipeGuard handles a closed pipe on write)
+    for i in range(0, len(out), 4096):
+        write("".join(out[i : i + 4096]))
 
 
 def _float(o: float) -> str:
