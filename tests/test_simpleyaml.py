@@ -280,7 +280,12 @@ def test_kubectl_style_constructs_are_read_here(text: str) -> None:
         "=: x\n",
         "? a\n: b\n",
         "s: !!str 1\n",
-        "m: |\n  line\n",
+        "m: |+\n  line\n",
+        "m: |2\n  line\n",
+        "m: |\n\n  leading blank line\n",
+        "m: |\n  spaces follow\n    \nn: 1\n",
+        "m: |\n  no final line break",
+        "- |\n  entry\n",
         "m: >\n  line\n",
         "p: two\n  lines\n",
         'd: "two\n  lines"\n',
@@ -304,6 +309,42 @@ def test_kubectl_style_constructs_are_read_here(text: str) -> None:
 )
 def test_other_yaml_is_left_to_pyyaml(text: str) -> None:
     assert load_simple(text) is None, text
+
+
+BLOCK_LINES = st.lists(
+    st.sampled_from(["x", "two words", "", " ", "  ", "#c", "- d", "k: v", "{\"j\": 1}", "'q'", "|", "a: |"]),
+    min_size=1,
+    max_size=6,
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.sampled_from(["|", "|-"]),
+    st.sampled_from([0, 2]),
+    st.lists(st.tuples(st.sampled_from([0, 1, 2, 3, 4, 6]), st.sampled_from(["x", "two words", "", " ", "#c", "- d", "k: v"])), max_size=6),
+    BLOCK_LINES,
+    st.sampled_from(["", "next: 1\n", "# after\nnext: 1\n", "  deeper: 1\n", "---\nb: 2\n", "tail"]),
+)
+def test_literal_block_scalars_are_read_as_pyyaml_reads_them(
+    header: str, parent: int, extra: list[tuple[int, str]], first: list[str], after: str
+) -> None:
+    pad = " " * parent
+    body = [f"{pad}  {first[0]}"] + [f"{pad}{' ' * n}{text}" if text else " " * n for n, text in extra]
+    text = (f"top:\n{pad}k: {header}\n" if parent else f"k: {header}\n") + "\n".join(body) + "\n" + (pad + after if after and parent and not after.startswith("---") else after)
+    assert_agrees(text)
+
+
+def test_literal_block_scalars_of_kubectl_are_read_here() -> None:
+    text = (
+        "metadata:\n  annotations:\n    kubectl.kubernetes.io/last-applied-configuration: |\n"
+        '      {"apiVersion":"v1","kind":"Pod"}\n  name: p\ndata:\n  script: |-\n    set -e\n\n    echo "a: b # c"\n'
+        "    - not an entry\n"
+    )
+    got = assert_agrees(text)
+    assert got is not None
+    assert got[0]["metadata"]["annotations"]["kubectl.kubernetes.io/last-applied-configuration"] == '{"apiVersion":"v1","kind":"Pod"}\n'
+    assert got[0]["data"]["script"] == 'set -e\n\necho "a: b # c"\n- not an entry'
 
 
 def test_equal_lines_do_not_share_mutable_objects() -> None:

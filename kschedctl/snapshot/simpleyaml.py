@@ -3,15 +3,17 @@
 On a large snapshot nearly all of the cold time went to PyYAML: libyaml scans fast, but every
 scalar, mapping and sequence then costs several Python calls (a node object, tag resolution,
 construction). Snapshots use a small part of YAML: block mappings and sequences laid out by
-indentation, one-line plain and quoted scalars, and small one-line flow collections
-(``{cpu: 100m, memory: 1Gi}``). ``load_simple`` reads exactly that part, a line at a time, and
-gives up (returns None) on anything else, so the caller parses the whole stream with PyYAML as
-before: anchors, aliases, tags, block scalars (``|``, ``>``), multi-line scalars and flow
-collections, comments after a value, tabs, CR line ends, directives, ``...``, complex keys, keys
-set twice, a scalar document, escapes it does not know. Within that part the result is the one
-PyYAML gives (``yamldocs.ReferenceLoader``: timestamps stay strings): every plain scalar is typed
-by PyYAML's own resolver and constructors (once per distinct text), and ``tests/test_simpleyaml.py``
-compares the two on random documents.
+indentation, one-line plain and quoted scalars, small one-line flow collections
+(``{cpu: 100m, memory: 1Gi}``) and literal block scalars (``|``, ``|-``: kubectl writes a
+multi-line string, such as a last-applied-configuration annotation, that way). ``load_simple``
+reads exactly that part, a line at a time, and gives up (returns None) on anything else, so the
+caller parses the whole stream with PyYAML as before: anchors, aliases, tags, folded and ``|+``
+block scalars or ones with an indentation indicator or leading blank lines, multi-line plain,
+quoted and flow scalars, comments after a value, tabs, CR line ends, directives, ``...``, complex
+keys, keys set twice, a scalar document, escapes it does not know, any error. Within that part
+the result is the one PyYAML gives (``yamldocs.ReferenceLoader``: timestamps stay strings): every
+plain scalar is typed by PyYAML's own resolver and constructors (once per distinct text), and
+``tests/test_simpleyaml.py`` compares the two on random documents.
 """
 
 from __future__ import annotations
@@ -65,6 +67,9 @@ _MAX_KEY = 1000
 #: that line's own reading, indented to where the key starts).
 _Op = tuple[int, int, Any, Any]
 _SCALAR, _FLOW, _OPEN, _DASH_SCALAR, _DASH_FLOW, _DASH_OPEN, _DASH_KEY = range(7)
+#: A key whose value is a literal block scalar (``|`` or ``|-``) starting on the next line: replaced by
+#: a _SCALAR line once ``_lines`` has read the block (never among a document's lines).
+_LITERAL = 7
 
 
 class _Unhandled(Exception):
@@ -140,16 +145,31 @@ class _Reader:
 
     def _lines(self, chunk: str) -> bool:
         """Take one document's lines, read (blank and comment lines left out); whether there are any.
-        Snapshots repeat most lines many times over: each distinct line is read once."""
+        Snapshots repeat most lines many times over: each distinct line is read once (a literal block
+        scalar's lines are the value of the line that starts it)."""
         known = self._ops
         ops: list[_Op] = []
-        for line in chunk.split("\n"):
+        lines = chunk.split("\n")
+        n = len(lines)
+        i = 0
+        while i < n:
+            line = lines[i]
+            i += 1
             try:
                 op = known[line]
             except KeyError:
                 op = known[line] = self._read_line(line)
-            if op is not None:
-                ops.append(op)
+            if op is None:
+                continue
+            code = op[1]
+            if code == _LITERAL:
+                text, i = _literal(lines, i, op[0], op[3] == "|-")
+                op = (op[0], _SCALAR, op[2], text)
+            elif code == _DASH_KEY and op[3][1] == _LITERAL:
+                inner = op[3]
+                text, i = _literal(lines, i, inner[0], inner[3] == "|-")
+                op = (op[0], _DASH_KEY, None, (inner[0], _SCALAR, inner[2], text))
+            ops.append(op)
         self.ops, self.i = ops, 0
         return bool(ops)
 
@@ -171,6 +191,8 @@ class _Reader:
             # it were indented to where the key starts
             return (indent, _DASH_KEY, None, self._mapping_line(indent + len(c) - len(rest), rest))
         code, value = self._inline(rest)
+        if code == _LITERAL:
+            raise _Unhandled  # a block scalar as a sequence entry
         return (indent, _DASH_SCALAR if code == _SCALAR else _DASH_FLOW, None, value)
 
     def _mapping_line(self, indent: int, c: str) -> _Op:
@@ -290,6 +312,8 @@ class _Reader:
         """A value written on its key's (or dash's) line, to the end of the line: (_SCALAR, the value) or
         (_FLOW, a flow collection to copy for each use)."""
         ch = s[0]
+        if ch == "|" and (s == "|" or s == "|-"):
+            return _LITERAL, s  # read with the lines after it (``_lines``)
         if ch == "{" or ch == "[":
             value, end = self._flow(s, 0)
             if end != len(s):
@@ -400,6 +424,42 @@ def _fresh(flow: tuple[Any, bool]) -> Any:
     if nested:
         return _copy(value)
     return value.copy()
+
+
+def _literal(lines: list[str], i: int, parent: int, strip: bool) -> tuple[str, int]:
+    """The text of a literal block scalar whose lines start at ``lines[i]`` under a key indented by
+    ``parent`` (``strip``: ``|-``, else ``|``: one final line break kept), and the index of the line after
+    it. Only the plain case: the first line holds text, no line holds spaces only beyond the block's
+    indentation, and the block ends before a last line without a line break (``_Unhandled`` otherwise:
+    PyYAML reads the stream)."""
+    end = len(lines) - 1  # the text after the chunk's last line break is not a line of the block
+    if i >= end:
+        raise _Unhandled
+    first = lines[i]
+    c = first.lstrip(" ")
+    indent = len(first) - len(c)
+    if not c or indent <= parent:
+        raise _Unhandled  # leading blank lines, or an empty block
+    body: list[str] = []
+    last = 0
+    j = i
+    while j < end:
+        line = lines[j]
+        c = line.lstrip(" ")
+        if c:
+            if len(line) - len(c) < indent:
+                break
+            body.append(line[indent:])
+            last = len(body)
+        elif len(line) > indent:
+            raise _Unhandled  # spaces beyond the indentation on a line of nothing else
+        else:
+            body.append("")
+        j += 1
+    if j == end and lines[end]:
+        raise _Unhandled  # the stream's last line, without a line break, may end the block
+    text = "\n".join(body[:last])
+    return (text if strip else text + "\n"), j
 
 
 def _holds_collections(value: Any) -> bool:
