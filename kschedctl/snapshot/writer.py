@@ -37,7 +37,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import IO, Any
 
-from kschedctl.snapshot.source import SERVER_VERSION_ANNOTATION, APIResource, Encoded, Page
+from kschedctl.snapshot.source import SERVER_VERSION_ANNOTATION, APIResource, Encoded, Page, Raw
 
 #: Characters written as \u escapes: not allowed raw in YAML, or line breaks to YAML (see above).
 _NOT_YAML_SAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
@@ -140,6 +140,8 @@ class SnapshotWriter:
             raise
 
     def _write(self, res: APIResource, items: Page) -> None:
+        if isinstance(items, Raw):
+            raise TypeError("a snapshot is written from objects or their lines, not undecoded pages")
         page = items if isinstance(items, Encoded) else Encoded(encode_items(items) if items else "", len(items))
         if not page.objects:
             return
