@@ -65,6 +65,30 @@ def test_the_page_encoder_writes_the_encoders_text(value: Any) -> None:
     assert writer._ENCODE_OBJECT(obj) == writer._ENCODE(obj) == json.dumps(obj, ensure_ascii=False)
 
 
+@pytest.mark.parametrize(
+    "value",
+    [*ODD_STRINGS, 0, -7, 2**63 - 1, -(2**63), 1.5, 1e300, -0.0, True, None, [], {}, [1, [2, {"a": None}]], 2**70],
+    ids=repr,
+)
+def test_a_page_reads_the_same_as_yaml_and_as_json(value: Any) -> None:
+    """A page's lines (compact JSON from orjson; json's text for what orjson cannot write, such as an
+    integer beyond 64 bits) read back to its objects, as YAML and as JSON, with no raw line break inside."""
+    items = [{**annotated("x"), "value": value, "list": [value, {"k": value}]}, annotated("second")]
+    data = writer.encode_items(items)
+    assert data.count(b"\n") == 1 and (b'"kind":"Pod"' in data) == (value != 2**70)
+    text = data.decode("utf-8")
+    assert json.loads(f"[{text}]") == items
+    if value != 1e300:  # (an exponent without a dot is a string to YAML 1.1, in json's text as in orjson's)
+        assert yaml.load(f"[{text}]", Loader=_Loader) == items
+
+
+def test_what_orjson_cannot_write_is_left_to_json() -> None:
+    from kschedctl.snapshot import jsoncodec
+
+    assert jsoncodec.dumps({"a": [1, "é"]}) == '{"a":[1,"é"]}'.encode()
+    assert jsoncodec.dumps({"big": 2**70}) is None and jsoncodec.dumps({"s": "\ud800"}) is None
+
+
 def write(path: Path, pages: dict[str, list[list[dict[str, Any]] | None]], *, as_json: bool = False) -> SnapshotWriter:
     with SnapshotWriter(str(path), header=["a header", "two lines"], server_version="v1.36.2", as_json=as_json) as w:
         for res in RESOURCES:

@@ -145,10 +145,10 @@ def redact(obj: dict[str, Any]) -> None:
 
 
 class Encoded(NamedTuple):
-    """A page's objects already as a snapshot file's lines (``writer.encode_items``, run by ``offload``'s
-    worker), and how many there are: only a sink whose ``takes_encoded`` is true is given these."""
+    """A page's objects already as a snapshot file's lines in UTF-8 (``writer.encode_items``, run by
+    ``offload``'s worker), and how many there are: only a sink whose ``takes_encoded`` is true is given these."""
 
-    text: str
+    data: bytes
     objects: int
 
 
