@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from kschedctl.errors import InputError
-from kschedctl.snapshot import loader, writer
+from kschedctl.snapshot import loader, vouch, writer
 from kschedctl.snapshot.loader import load_cluster, parse_documents
 from kschedctl.snapshot.source import POD, RESOURCES
 from kschedctl.snapshot.writer import SnapshotWriter, to_line
@@ -106,18 +106,47 @@ def test_the_file_is_one_list_for_yaml_json_and_the_loader(tmp_path: Path, as_js
     assert dict(w.counts) == {"Node": 3, "Pod": len(pods)}
     text = out.read_text(encoding="utf-8")
     assert text.startswith("{" if as_json else "# a header\n# two lines\n{")
-    want = {
-        "apiVersion": "v1",
-        "kind": "List",
-        "metadata": {"annotations": {"kschedctl.io/server-version": "v1.36.2"}},
-        "items": nodes + pods,
-    }
+    items = text[text.index(vouch.ITEMS) + len(vouch.ITEMS) :].encode()
+    annotations = {"kschedctl.io/server-version": "v1.36.2", vouch.ANNOTATION: vouch.digest(items)}
+    want = {"apiVersion": "v1", "kind": "List", "metadata": {"annotations": annotations}, "items": nodes + pods}
     assert yaml.load(text, Loader=_Loader) == want
     if as_json:
         assert json.loads(text) == want
     assert [d.obj for d in parse_documents(str(out), text)] == nodes + pods
     cluster = load_cluster([str(out)])
     assert len(cluster.nodes) == 3 and len(cluster.pods) == len(pods)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_the_written_file_is_known_valid_to_its_first_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, as_json: bool
+) -> None:
+    """The API server validated what a snapshot holds: the file's first load (no cache) does not validate it
+    again; an edited file no longer matches its digest and is validated as any other."""
+    monkeypatch.setenv("KSCHEDCTL_NO_CACHE", "1")
+    nodes = [make_node("n1").raw]
+    pods = [make_pod(f"p{i}").node("n1").raw for i in range(3)]
+    out = tmp_path / ("c.json" if as_json else "c.yaml")
+    write(out, {"Node": [nodes], "Pod": [pods[:2], None, pods, []]})  # (a list that started again)
+    text = out.read_text(encoding="utf-8")
+    assert vouch.vouched(text)
+    checked: list[str] = []
+    monkeypatch.setattr(loader, "check_object", lambda doc, **kw: checked.append(doc.obj["kind"]))
+    assert len(load_cluster([str(out)]).pods) == 3 and checked == []
+    edited = text.replace('"name":"p0"', '"name":"p-0"')
+    assert edited != text and not vouch.vouched(edited)
+    out.write_text(edited, encoding="utf-8")
+    assert len(load_cluster([str(out)]).pods) == 3 and checked == ["Node", "Pod", "Pod", "Pod"]
+
+
+def test_a_file_without_the_digest_or_with_another_is_validated() -> None:
+    items = '\n{"kind": "Pod"}\n]}\n'
+    good = f'{{"apiVersion": "v1", "kind": "List", "metadata": {{"annotations": {{"{vouch.ANNOTATION}": "{vouch.digest(items.encode())}"}}}}, "items": [{items}'
+    assert vouch.vouched(good) and vouch.vouched("# a comment\n" + good)
+    assert not vouch.vouched(good.replace('"Pod"', '"Node"'))
+    assert not vouch.vouched(good.replace(vouch.ANNOTATION, "other"))
+    assert not vouch.vouched(good.replace(vouch.digest(items.encode()), vouch.PLACEHOLDER))
+    assert not vouch.vouched(good.replace('"items": [', '"items":['))
 
 
 def test_a_list_that_starts_again_is_written_once(tmp_path: Path) -> None:

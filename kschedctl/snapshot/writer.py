@@ -19,13 +19,16 @@ as ``\\u`` escapes, which mean the same in both.
 A list that must start again (an expired ``continue`` token) is written again over its own
 items: the output is a real file (standard output gets a temporary file's text at the end), and
 ``-o FILE`` is written beside FILE and moved over it only when complete, so a failed read never
-leaves a truncated snapshot behind.
+leaves a truncated snapshot behind. The List's annotations end with the digest of the items'
+text (``vouch``): the API server validated the objects, and the file's first load does not
+validate them again unless the file was edited since.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
@@ -37,6 +40,7 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import IO, Any
 
+from kschedctl.snapshot import vouch
 from kschedctl.snapshot.source import SERVER_VERSION_ANNOTATION, APIResource, Encoded, Page, Raw
 
 #: Characters written as \u escapes: not allowed raw in YAML, or line breaks to YAML (see above).
@@ -121,11 +125,14 @@ class SnapshotWriter:
         self.counts: Counter[str] = Counter()
         self._first = True
         self._out, self._tmp = _open(path)
-        meta: dict[str, Any] = {}
-        if server_version:
-            meta["annotations"] = {SERVER_VERSION_ANNOTATION: server_version}
+        annotations = {SERVER_VERSION_ANNOTATION: server_version} if server_version else {}
+        annotations[vouch.ANNOTATION] = vouch.PLACEHOLDER
         head = "" if as_json else "".join(f"# {h}\n" for h in header)
-        self._out.write((head + '{"apiVersion": "v1", "kind": "List", "metadata": ' + to_line(meta) + ', "items": [').encode())
+        text = (head + '{"apiVersion": "v1", "kind": "List", "metadata": ' + to_line({"annotations": annotations})).encode()
+        #: Where the digest goes once the items are written, and where the items start (``vouch``).
+        self._digest_at = text.index(vouch.PLACEHOLDER.encode())
+        self._out.write(text + b", " + vouch.ITEMS.encode())
+        self._items_at = self._out.tell()
 
     def __enter__(self) -> SnapshotWriter:
         return self
@@ -174,6 +181,7 @@ class SnapshotWriter:
 
     def _finish(self) -> None:
         self._out.write(b"\n]}\n")
+        self._sign()
         if self._tmp is not None:
             self._out.close()
             os.replace(self._tmp, os.path.realpath(self.path))
@@ -187,6 +195,17 @@ class SnapshotWriter:
             with open(self.path, "wb") as dest:
                 shutil.copyfileobj(self._out, dest)
         self._out.close()
+
+    def _sign(self) -> None:
+        """The items' digest into the header (``vouch``): their objects were validated by the API server
+        that stored them, and the file's first load need not validate them again."""
+        self._out.seek(self._items_at)
+        h = hashlib.sha256()
+        while chunk := self._out.read(1 << 20):
+            h.update(chunk)
+        self._out.seek(self._digest_at)
+        self._out.write(h.hexdigest().encode())
+        self._out.seek(0, os.SEEK_END)
 
     def _discard(self) -> None:
         self._out.close()
