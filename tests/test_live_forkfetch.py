@@ -175,13 +175,12 @@ def test_an_error_that_does_not_pickle_comes_as_its_line() -> None:
     assert isinstance(e, ClusterAccessError) and str(e) == "no pickle"
 
 
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux only")
-def test_the_reader_is_used_only_when_a_core_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.6, 1.0, 1.0))
+def test_the_reader_is_used_only_when_the_cores_are_not_all_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
     assert forkfetch.available()
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.5, 1.0, 1.0))
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 1.0, 1.0))
     assert not forkfetch.available()
-    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert not forkfetch.available()
