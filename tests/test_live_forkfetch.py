@@ -164,6 +164,22 @@ def test_a_reader_that_dies_leaves_the_read_to_this_process(server: RecordedAPIS
     assert len(cluster.pods) == 150
 
 
+def test_a_reader_that_fails_on_its_own_leaves_the_read_to_this_process(
+    server: RecordedAPIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = os.getpid()
+    original = os.pwrite
+
+    def no_room(fd: int, data: bytes, at: int) -> int:
+        if os.getpid() != parent:
+            raise OSError(28, "No space left on device")
+        return original(fd, data, at)
+
+    monkeypatch.setattr(os, "pwrite", no_room)
+    cluster, _, _ = load(True, monkeypatch)
+    assert len(cluster.pods) == 150
+
+
 def test_an_error_that_does_not_pickle_comes_as_its_line() -> None:
     class Odd(Exception):
         def __init__(self, a: str, b: str) -> None:

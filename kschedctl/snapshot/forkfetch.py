@@ -11,14 +11,15 @@ the two processes share the decoding. On two cores the transfer and decoding the
 what they cost in one process, and they run beside the build.
 
 Everything the reader says goes through one pipe, in order: a page (the resource's index in
-``RESOURCES`` and its objects), a progress report, a list that started again (its ``continue`` token
-expired), the notes of the read at its end, or its error (pickled, re-raised here). A page goes to a
-temporary file, the pipe only saying where, so that the reader never waits for the build (the file
-starts again whenever every page written has been read). The count of pages read is shared memory
-the reader looks at to decide which page to hand over undecoded. When a list starts again after
-objects of it were built, or the reader dies, ``Restart`` tells the caller to read the cluster again
-without the reader. The reader needs fork (Linux) and two cores not all busy (``available``); elsewhere
-the caller reads in-process as before.
+``RESOURCES`` and its objects), a progress report, a list that started again (its ``continue``
+token expired), the notes of the read at its end, or its error (pickled, raised here when it is
+the cluster's answer). A page goes to a temporary file, the pipe only saying where, so that the
+reader never waits for the build (the file starts again whenever every page written has been
+read). The count of pages read is shared memory the reader looks at to decide which page to hand
+over undecoded. When a list starts again after objects of it were built, or the reader dies or
+fails on its own (no room for the file), ``Restart`` tells the caller to read the cluster again
+without the reader. The reader needs fork (Linux) and two cores not all busy (``available``);
+elsewhere the caller reads in-process as before.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from kschedctl.errors import ClusterAccessError
+from kschedctl.errors import ClusterAccessError, KschedctlError
 from kschedctl.snapshot.source import RESOURCES, APIResource, Encoded, Fetched, Page, Progress, Raw, Sink
 
 if TYPE_CHECKING:
@@ -209,7 +210,12 @@ class ForkedRead:
                 return
             else:
                 self._over = True
-                raise pickle.loads(message[1])
+                error = pickle.loads(message[1])
+                if isinstance(error, KschedctlError):  # the cluster's answer: the in-process read's error too
+                    raise error
+                # anything else (no room for the temporary file, a bug) is the reader's: read without it,
+                # which fails the same way if the cause is not the reader's
+                raise Restart(f"the reading process failed: {error}") from error
 
     def __enter__(self) -> ForkedRead:
         return self
