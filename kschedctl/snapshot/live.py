@@ -647,6 +647,9 @@ class LiveSource:
     """The ``Source`` for a live cluster: one in-memory snapshot of everything the scheduler reads."""
 
     def __init__(self, options: LiveOptions | None = None) -> None:
+        from kschedctl.snapshot import forkfetch
+
+        self._cpu_before = forkfetch.cpu_times()  # how busy the machine is while we connect (``load``)
         self.cluster = LiveCluster(options)
         self.description = self.cluster.describe()
 
@@ -698,7 +701,7 @@ class LiveSource:
         from kschedctl.snapshot import forkfetch
 
         with bulk_build():  # a million dicts from JSON, then the model: the collector would walk them again and again
-            if forkfetch.available():
+            if forkfetch.available(self._cpu_before):
                 with contextlib.suppress(forkfetch.Restart):
                     return self._load_forked(warn, progress, features)
             return self.fetch(progress=progress).to_cluster(warn, features)
