@@ -180,6 +180,19 @@ def test_a_reader_that_fails_on_its_own_leaves_the_read_to_this_process(
     assert len(cluster.pods) == 150
 
 
+def test_a_reader_that_cannot_start_leaves_the_read_to_this_process(
+    server: RecordedAPIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from multiprocessing.process import BaseProcess
+
+    def cannot_fork(self: BaseProcess) -> None:
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(BaseProcess, "start", cannot_fork)
+    cluster, _, _ = load(True, monkeypatch)
+    assert len(cluster.pods) == 150
+
+
 def test_an_error_that_does_not_pickle_comes_as_its_line() -> None:
     class Odd(Exception):
         def __init__(self, a: str, b: str) -> None:

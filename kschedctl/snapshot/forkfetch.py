@@ -189,7 +189,13 @@ class ForkedRead:
             daemon=True,
             name="kschedctl-read",
         )
-        self._proc.start()
+        try:
+            self._proc.start()
+        except OSError as e:  # (no memory or no process left to fork): the caller reads in-process
+            ours.close()
+            theirs.close()
+            self._pages.close()
+            raise Restart(f"cannot start the reading process: {e}") from e
         theirs.close()
         self._conn = ours
         self._over = False  # the reader said its last (done, or its error)
