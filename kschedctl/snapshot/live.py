@@ -712,7 +712,7 @@ class LiveSource:
         from kschedctl.snapshot import forkfetch
         from kschedctl.snapshot.loader import build_cluster
 
-        self.cluster.server_version()  # (asked here: shown_gates and the notes want it, and the reader's copy is lost)
+        self.cluster.server_version()  # (as fetch asks it; here, so that this process remembers the answer)
         notes: list[str] = []
         with forkfetch.ForkedRead(self.cluster.read_in_fork, self.cluster.decode_page, self.cluster.server) as reader:
             # the API server validated them
