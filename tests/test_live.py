@@ -685,7 +685,8 @@ def test_snapshot_records_the_server_version(server: RecordedAPIServer, tmp_path
         snap = tmp_path / name
         assert invoke("snapshot", "-o", str(snap)).exit_code == 0
         doc = load_yaml(snap.read_text())
-        assert doc["metadata"]["annotations"] == {"kschedctl.io/server-version": "v1.36.2"}
+        assert doc["metadata"]["annotations"]["kschedctl.io/server-version"] == "v1.36.2"
+        assert set(doc["metadata"]["annotations"]) == {"kschedctl.io/server-version", "kschedctl.io/items-sha256"}
         r = invoke("explain", "pod", PENDING, "-n", "shop", "--snapshot", str(snap), "-o", "json")
         assert json.loads(r.stdout)["kubeVersion"] == "v1.36.2"
         r = invoke("explain", "pod", PENDING, "-n", "shop", "--snapshot", str(snap), "-o", "json", "--kube-version", "v1.34.1")

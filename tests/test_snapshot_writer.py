@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from kschedctl.errors import InputError
-from kschedctl.snapshot import loader, writer
+from kschedctl.snapshot import loader, vouch, writer
 from kschedctl.snapshot.loader import load_cluster, parse_documents
 from kschedctl.snapshot.source import POD, RESOURCES
 from kschedctl.snapshot.writer import SnapshotWriter, to_line
@@ -65,6 +65,30 @@ def test_the_page_encoder_writes_the_encoders_text(value: Any) -> None:
     assert writer._ENCODE_OBJECT(obj) == writer._ENCODE(obj) == json.dumps(obj, ensure_ascii=False)
 
 
+@pytest.mark.parametrize(
+    "value",
+    [*ODD_STRINGS, 0, -7, 2**63 - 1, -(2**63), 1.5, 1e300, -0.0, True, None, [], {}, [1, [2, {"a": None}]], 2**70],
+    ids=repr,
+)
+def test_a_page_reads_the_same_as_yaml_and_as_json(value: Any) -> None:
+    """A page's lines (compact JSON from orjson; json's text for what orjson cannot write, such as an
+    integer beyond 64 bits) read back to its objects, as YAML and as JSON, with no raw line break inside."""
+    items = [{**annotated("x"), "value": value, "list": [value, {"k": value}]}, annotated("second")]
+    data = writer.encode_items(items)
+    assert data.count(b"\n") == 1 and (b'"kind":"Pod"' in data) == (value != 2**70)
+    text = data.decode("utf-8")
+    assert json.loads(f"[{text}]") == items
+    if value != 1e300:  # (an exponent without a dot is a string to YAML 1.1, in json's text as in orjson's)
+        assert yaml.load(f"[{text}]", Loader=_Loader) == items
+
+
+def test_what_orjson_cannot_write_is_left_to_json() -> None:
+    from kschedctl.snapshot import jsoncodec
+
+    assert jsoncodec.dumps({"a": [1, "é"]}) == '{"a":[1,"é"]}'.encode()
+    assert jsoncodec.dumps({"big": 2**70}) is None and jsoncodec.dumps({"s": "\ud800"}) is None
+
+
 def write(path: Path, pages: dict[str, list[list[dict[str, Any]] | None]], *, as_json: bool = False) -> SnapshotWriter:
     with SnapshotWriter(str(path), header=["a header", "two lines"], server_version="v1.36.2", as_json=as_json) as w:
         for res in RESOURCES:
@@ -82,18 +106,47 @@ def test_the_file_is_one_list_for_yaml_json_and_the_loader(tmp_path: Path, as_js
     assert dict(w.counts) == {"Node": 3, "Pod": len(pods)}
     text = out.read_text(encoding="utf-8")
     assert text.startswith("{" if as_json else "# a header\n# two lines\n{")
-    want = {
-        "apiVersion": "v1",
-        "kind": "List",
-        "metadata": {"annotations": {"kschedctl.io/server-version": "v1.36.2"}},
-        "items": nodes + pods,
-    }
+    items = text[text.index(vouch.ITEMS) + len(vouch.ITEMS) :].encode()
+    annotations = {"kschedctl.io/server-version": "v1.36.2", vouch.ANNOTATION: vouch.digest(items)}
+    want = {"apiVersion": "v1", "kind": "List", "metadata": {"annotations": annotations}, "items": nodes + pods}
     assert yaml.load(text, Loader=_Loader) == want
     if as_json:
         assert json.loads(text) == want
     assert [d.obj for d in parse_documents(str(out), text)] == nodes + pods
     cluster = load_cluster([str(out)])
     assert len(cluster.nodes) == 3 and len(cluster.pods) == len(pods)
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_the_written_file_is_known_valid_to_its_first_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, as_json: bool
+) -> None:
+    """The API server validated what a snapshot holds: the file's first load (no cache) does not validate it
+    again; an edited file no longer matches its digest and is validated as any other."""
+    monkeypatch.setenv("KSCHEDCTL_NO_CACHE", "1")
+    nodes = [make_node("n1").raw]
+    pods = [make_pod(f"p{i}").node("n1").raw for i in range(3)]
+    out = tmp_path / ("c.json" if as_json else "c.yaml")
+    write(out, {"Node": [nodes], "Pod": [pods[:2], None, pods, []]})  # (a list that started again)
+    text = out.read_text(encoding="utf-8")
+    assert vouch.vouched(text)
+    checked: list[str] = []
+    monkeypatch.setattr(loader, "check_object", lambda doc, **kw: checked.append(doc.obj["kind"]))
+    assert len(load_cluster([str(out)]).pods) == 3 and checked == []
+    edited = text.replace('"name":"p0"', '"name":"p-0"')
+    assert edited != text and not vouch.vouched(edited)
+    out.write_text(edited, encoding="utf-8")
+    assert len(load_cluster([str(out)]).pods) == 3 and checked == ["Node", "Pod", "Pod", "Pod"]
+
+
+def test_a_file_without_the_digest_or_with_another_is_validated() -> None:
+    items = '\n{"kind": "Pod"}\n]}\n'
+    good = f'{{"apiVersion": "v1", "kind": "List", "metadata": {{"annotations": {{"{vouch.ANNOTATION}": "{vouch.digest(items.encode())}"}}}}, "items": [{items}'
+    assert vouch.vouched(good) and vouch.vouched("# a comment\n" + good)
+    assert not vouch.vouched(good.replace('"Pod"', '"Node"'))
+    assert not vouch.vouched(good.replace(vouch.ANNOTATION, "other"))
+    assert not vouch.vouched(good.replace(vouch.digest(items.encode()), vouch.PLACEHOLDER))
+    assert not vouch.vouched(good.replace('"items": [', '"items":['))
 
 
 def test_a_list_that_starts_again_is_written_once(tmp_path: Path) -> None:

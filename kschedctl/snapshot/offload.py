@@ -5,7 +5,7 @@ JSON, redacting the objects and encoding them again as the snapshot's lines (``w
 None of that needs the main process, which meanwhile only asks for the next page and writes the
 file. So a big page's raw body is handed to one worker process (forked on Linux, spawned elsewhere;
 started when the snapshot's reading starts, before any other thread runs) that returns the page's
-lines as text, while the main process reads the ``continue`` token and ``remainingItemCount`` from
+lines (UTF-8), while the main process reads the ``continue`` token and ``remainingItemCount`` from
 the head of the body itself (a list's JSON puts ``kind``, ``apiVersion`` and ``metadata`` before
 ``items``: ``list_head``). A worker that fails on a page (not JSON, no items list) or dies leaves
 that page to the main process, which then fails as it always did, with the same one-line error.
@@ -64,7 +64,7 @@ def encode_page(res: APIResource, body: bytes, *, redacted: bool) -> Encoded:
 
 
 def _serve(conn: Connection, parents_end: Connection) -> None:
-    """The worker: (resource, redacted) and a body in, the page's count and text out; count -1 on failure.
+    """The worker: (resource, redacted) and a body in, the page's count and lines out; count -1 on failure.
     It ends when told (None) or when the main process is gone; Ctrl-C is the main process's to handle."""
     import signal
 
@@ -90,7 +90,7 @@ def _serve(conn: Connection, parents_end: Connection) -> None:
                 continue
             del body
             conn.send(page.objects)
-            conn.send_bytes(page.text.encode("utf-8"))
+            conn.send_bytes(page.data)
 
 
 class Offload:
@@ -150,7 +150,7 @@ class Offload:
             count = self._conn.recv()
             if count < 0:
                 return None
-            return Encoded(self._conn.recv_bytes().decode("utf-8"), count)
+            return Encoded(self._conn.recv_bytes(), count)
         except (OSError, EOFError):
             self._fail()
             return None

@@ -145,15 +145,25 @@ def redact(obj: dict[str, Any]) -> None:
 
 
 class Encoded(NamedTuple):
-    """A page's objects already as a snapshot file's lines (``writer.encode_items``, run by ``offload``'s
-    worker), and how many there are: only a sink whose ``takes_encoded`` is true is given these."""
+    """A page's objects already as a snapshot file's lines in UTF-8 (``writer.encode_items``, run by
+    ``offload``'s worker), and how many there are: only a sink whose ``takes_encoded`` is true is given these."""
 
-    text: str
+    data: bytes
     objects: int
 
 
-#: One page of a list: its objects, or (for a sink that ``takes_encoded``) their lines.
-Page = list[dict[str, Any]] | Encoded
+class Raw(NamedTuple):
+    """A page's body as the API server sent it, left for another process to decode: only ``forkfetch``'s
+    reader hands these on (``LiveCluster.list_pages(hand_over=...)``). ``objects``: the page's size asked
+    for (the server fills every page but the last, which is never handed on)."""
+
+    body: bytes
+    objects: int
+
+
+#: One page of a list: its objects, or (for a sink that ``takes_encoded``) their lines, or (for
+#: ``forkfetch``'s reader) its undecoded body.
+Page = list[dict[str, Any]] | Encoded | Raw
 
 
 class Sink(Protocol):
@@ -186,7 +196,7 @@ class Fetched:
         for page in pages:
             if page is None:
                 items = []
-            elif isinstance(page, Encoded):
+            elif isinstance(page, Encoded | Raw):
                 raise TypeError("Fetched keeps objects, not encoded pages")
             else:
                 items.extend(page)

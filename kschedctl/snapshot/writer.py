@@ -19,13 +19,16 @@ as ``\\u`` escapes, which mean the same in both.
 A list that must start again (an expired ``continue`` token) is written again over its own
 items: the output is a real file (standard output gets a temporary file's text at the end), and
 ``-o FILE`` is written beside FILE and moved over it only when complete, so a failed read never
-leaves a truncated snapshot behind.
+leaves a truncated snapshot behind. The List's annotations end with the digest of the items'
+text (``vouch``): the API server validated the objects, and the file's first load does not
+validate them again unless the file was edited since.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import json
 import os
 import re
@@ -37,10 +40,15 @@ from collections.abc import Callable, Iterable
 from types import TracebackType
 from typing import IO, Any
 
-from kschedctl.snapshot.source import SERVER_VERSION_ANNOTATION, APIResource, Encoded, Page
+from kschedctl.snapshot import vouch
+from kschedctl.snapshot.source import SERVER_VERSION_ANNOTATION, APIResource, Encoded, Page, Raw
 
 #: Characters written as \u escapes: not allowed raw in YAML, or line breaks to YAML (see above).
 _NOT_YAML_SAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+
+
+#: The same characters in UTF-8 (a lead byte starts each: UTF-8 never has one inside another character).
+_NOT_YAML_SAFE_UTF8 = re.compile(rb"\x7f|\xc2[\x80-\x9f]|\xe2\x80[\xa8\xa9]|\xef\xbb\xbf|\xef\xbf[\xbe\xbf]")
 
 
 def _escape(m: re.Match[str]) -> str:
@@ -72,28 +80,40 @@ def to_line(obj: Any) -> str:
     return _NOT_YAML_SAFE.sub(_escape, text) if _NOT_YAML_SAFE.search(text) else text
 
 
-def encode_items(items: list[dict[str, Any]]) -> str:
-    """A page's objects as the snapshot's lines, joined by ``,\\n``, YAML-safe."""
-    text = ",\n".join(map(_ENCODE_OBJECT, items))
-    if "\x7f" in text if text.isascii() else _NOT_YAML_SAFE.search(text):  # (isascii: a fast scan)
-        text = _NOT_YAML_SAFE.sub(_escape, text)
-    return text
+def _escape_utf8(m: re.Match[bytes]) -> bytes:
+    return f"\\u{ord(m.group().decode('utf-8')):04x}".encode()
 
 
-def _open(path: str) -> tuple[IO[str], str | None]:
+def encode_items(items: list[dict[str, Any]]) -> bytes:
+    """A page's objects as the snapshot's lines in UTF-8, joined by ``,\\n``, YAML-safe (compact JSON
+    from ``jsoncodec``; ``json``'s text, with spaces, for a page it cannot write)."""
+    from kschedctl.snapshot import jsoncodec  # (here: a command that writes no snapshot does without orjson)
+
+    lines = [line for line in map(jsoncodec.dumps, items) if line is not None]
+    if len(lines) == len(items):
+        data = b",\n".join(lines)
+        del lines
+    else:
+        data = ",\n".join(map(_ENCODE_OBJECT, items)).encode("utf-8")
+    if b"\x7f" in data if data.isascii() else _NOT_YAML_SAFE_UTF8.search(data):  # (isascii: a fast scan)
+        data = _NOT_YAML_SAFE_UTF8.sub(_escape_utf8, data)
+    return data
+
+
+def _open(path: str) -> tuple[IO[bytes], str | None]:
     """Where the snapshot is written as it streams, and the temporary file to move over ``path`` (the
     file it names, through a symbolic link) at the end. None: copied at the end, to standard output or
     to a path that is not a regular file, such as /dev/null."""
     if os.path.isdir(path):
         raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
     if path == "-" or (os.path.exists(path) and not os.path.isfile(path)):
-        return tempfile.TemporaryFile("w+", encoding="utf-8"), None
+        return tempfile.TemporaryFile("w+b"), None
     target = os.path.realpath(path)
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target), prefix=f".{os.path.basename(target)}.", suffix=".tmp")
     umask = os.umask(0)
     os.umask(umask)
     os.fchmod(fd, 0o666 & ~umask)  # the mode open() would have given it
-    return os.fdopen(fd, "w+", encoding="utf-8"), tmp
+    return os.fdopen(fd, "w+b"), tmp
 
 
 class SnapshotWriter:
@@ -105,11 +125,14 @@ class SnapshotWriter:
         self.counts: Counter[str] = Counter()
         self._first = True
         self._out, self._tmp = _open(path)
-        meta: dict[str, Any] = {}
-        if server_version:
-            meta["annotations"] = {SERVER_VERSION_ANNOTATION: server_version}
+        annotations = {SERVER_VERSION_ANNOTATION: server_version} if server_version else {}
+        annotations[vouch.ANNOTATION] = vouch.PLACEHOLDER
         head = "" if as_json else "".join(f"# {h}\n" for h in header)
-        self._out.write(head + '{"apiVersion": "v1", "kind": "List", "metadata": ' + to_line(meta) + ', "items": [')
+        text = (head + '{"apiVersion": "v1", "kind": "List", "metadata": ' + to_line({"annotations": annotations})).encode()
+        #: Where the digest goes once the items are written, and where the items start (``vouch``).
+        self._digest_at = text.index(vouch.PLACEHOLDER.encode())
+        self._out.write(text + b", " + vouch.ITEMS.encode())
+        self._items_at = self._out.tell()
 
     def __enter__(self) -> SnapshotWriter:
         return self
@@ -140,10 +163,13 @@ class SnapshotWriter:
             raise
 
     def _write(self, res: APIResource, items: Page) -> None:
-        page = items if isinstance(items, Encoded) else Encoded(encode_items(items) if items else "", len(items))
+        if isinstance(items, Raw):
+            raise TypeError("a snapshot is written from objects or their lines, not undecoded pages")
+        page = items if isinstance(items, Encoded) else Encoded(encode_items(items) if items else b"", len(items))
         if not page.objects:
             return
-        self._out.write(("\n" if self._first else ",\n") + page.text)
+        self._out.write(b"\n" if self._first else b",\n")
+        self._out.write(page.data)
         self._first = False
         self.counts[res.kind] += page.objects
 
@@ -154,18 +180,32 @@ class SnapshotWriter:
         self.counts[res.kind] = 0
 
     def _finish(self) -> None:
-        self._out.write("\n]}\n")
+        self._out.write(b"\n]}\n")
+        self._sign()
         if self._tmp is not None:
             self._out.close()
             os.replace(self._tmp, os.path.realpath(self.path))
             return
         self._out.seek(0)
         if self.path == "-":
-            shutil.copyfileobj(self._out, sys.stdout)
+            sys.stdout.flush()
+            shutil.copyfileobj(self._out, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
         else:
-            with open(self.path, "w", encoding="utf-8") as dest:
+            with open(self.path, "wb") as dest:
                 shutil.copyfileobj(self._out, dest)
         self._out.close()
+
+    def _sign(self) -> None:
+        """The items' digest into the header (``vouch``): their objects were validated by the API server
+        that stored them, and the file's first load need not validate them again."""
+        self._out.seek(self._items_at)
+        h = hashlib.sha256()
+        while chunk := self._out.read(1 << 20):
+            h.update(chunk)
+        self._out.seek(self._digest_at)
+        self._out.write(h.hexdigest().encode())
+        self._out.seek(0, os.SEEK_END)
 
     def _discard(self) -> None:
         self._out.close()

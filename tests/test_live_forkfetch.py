@@ -1,0 +1,227 @@
+"""A live read by a second process (snapshot/forkfetch.py) builds the Cluster the in-process read builds.
+
+Whichever pages the reader decodes itself and whichever it hands over undecoded, the objects, their
+order, the notes, the progress and the errors are the in-process read's; a list that starts again
+after objects of it were built, or a reader that dies, leaves the read to the main process.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from kschedctl.errors import ClusterAccessError
+from kschedctl.snapshot import forkfetch
+from kschedctl.snapshot.cluster import Cluster
+from kschedctl.snapshot.live import Forbidden, LiveCluster, LiveOptions, LiveSource
+from tests.apiserver import RecordedAPIServer, load_rules
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the reader is forked: Linux only")
+
+#: forkfetch.AHEAD: never hand a page over undecoded, hand over every page but the last, the default.
+NEVER, ALWAYS = 0, 10**9
+BENCH = Path(__file__).parent.parent / "bench" / "live.py"
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("bench_live", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_live"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture
+def generated(bench: ModuleType, isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+    """bench/live.py's server (it pages at any size) with 30 nodes and 205 pods: many pages of 20."""
+    with bench.FakeAPIServer(bench.generate(30, 200, 5)) as srv:
+        monkeypatch.setenv("KUBECONFIG", str(bench.kubeconfig(isolated / "kubeconfig", srv.url)))
+        yield srv
+
+
+@pytest.fixture
+def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "absent-kubeconfig"))
+    monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
+    return tmp_path
+
+
+def served(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, **modes: Any) -> Iterator[RecordedAPIServer]:
+    with RecordedAPIServer(**modes) as srv:
+        monkeypatch.setenv("KUBECONFIG", str(srv.kubeconfig(tmp_path / "kubeconfig")))
+        yield srv
+
+
+@pytest.fixture
+def server(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RecordedAPIServer]:
+    yield from served(monkeypatch, isolated)
+
+
+def load(forked: bool, monkeypatch: pytest.MonkeyPatch, chunk_size: int = 100) -> tuple[Cluster, list[str], list[Any]]:
+    """The cluster, warnings and progress events of one load, by the reader or in-process."""
+    monkeypatch.setattr(forkfetch, "available", lambda since=None: forked)
+    warnings: list[str] = []
+    events: list[Any] = []
+    cluster = LiveSource(LiveOptions(chunk_size=chunk_size)).load(
+        warn=warnings.append, progress=lambda *e: events.append(e)
+    )
+    return cluster, warnings, events
+
+
+def summary(cluster: Cluster) -> Any:
+    return (
+        [n.raw for n in cluster.nodes],
+        [p.raw for p in cluster.pods],
+        sorted((o.kind, o.namespace or "", o.name) for objs in cluster.objects.values() for o in objs),
+        cluster.notes,
+        cluster.pods_listed,
+    )
+
+
+@pytest.mark.parametrize("ahead", [NEVER, ALWAYS, forkfetch.AHEAD], ids=["decoded", "handed-over", "shared"])
+def test_the_forked_read_builds_the_in_process_cluster(ahead: int, generated: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    inproc, inproc_warnings, inproc_events = load(False, monkeypatch, chunk_size=20)
+    monkeypatch.setattr(forkfetch, "AHEAD", ahead)
+    forked, warnings, events = load(True, monkeypatch, chunk_size=20)
+    assert summary(forked) == summary(inproc)
+    assert len(forked.pods) == 205 and len(forked.nodes) == 30
+    assert warnings == inproc_warnings and events == inproc_events and ("pods", 205, 205) in events
+
+
+def test_the_recorded_server_reads_the_same_either_way(server: RecordedAPIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    inproc, inproc_warnings, _ = load(False, monkeypatch)
+    forked, warnings, _ = load(True, monkeypatch)
+    assert summary(forked) == summary(inproc) and warnings == inproc_warnings and len(forked.pods) == 150
+
+
+def test_a_page_handed_over_is_decoded_and_redacted_here(generated: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forkfetch, "AHEAD", ALWAYS)
+    decoded: list[str] = []
+    original = LiveCluster.decode_page
+
+    def spy(self: LiveCluster, res: Any, body: bytes) -> list[dict[str, Any]]:
+        decoded.append(res.kind)
+        return original(self, res, body)
+
+    monkeypatch.setattr(LiveCluster, "decode_page", spy)
+    cluster, _, _ = load(True, monkeypatch, chunk_size=20)
+    assert decoded.count("Pod") == 10  # 205 pods in pages of 20: all but the last handed over
+    assert all("managedFields" not in p.raw["metadata"] for p in cluster.pods)
+
+
+def test_the_read_notes_come_first_as_in_process(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for _ in served(monkeypatch, isolated, unserved=("/apis/resource.k8s.io/",)):
+        inproc, inproc_warnings, _ = load(False, monkeypatch)
+        forked, warnings, _ = load(True, monkeypatch)
+    assert warnings == inproc_warnings and forked.notes == inproc.notes
+    assert warnings[0].startswith("the server does not serve resourceslices.resource.k8s.io")
+
+
+def test_a_list_that_starts_again_is_read_again_in_process(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An expired continue token after pods were built: the main process reads the whole cluster again."""
+    for srv in served(monkeypatch, isolated, expire_continue_once=True):
+        cluster, _, _ = load(True, monkeypatch, chunk_size=100)
+        pod_lists = [("continue" in s.query) for s in srv.seen if s.path == "/api/v1/pods"]
+    assert len(cluster.pods) == len({p.key for p in cluster.pods}) == 150
+    # the reader's first page and its expired token, ..., then this process's two pages (the reader, stopped when
+    # it said its list started again, may or may not have asked for more)
+    assert pod_lists[:2] == [False, True] and pod_lists[-2:] == [False, True] and len(pod_lists) >= 4
+
+
+def test_the_readers_error_is_raised_here(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rules = load_rules()
+    for rule in rules:
+        if "pods" in (rule.get("resources") or []):
+            rule["resources"] = [r for r in rule["resources"] if r != "pods"]
+    for _ in served(monkeypatch, isolated, rules=rules):
+        with pytest.raises(Forbidden) as forked:
+            load(True, monkeypatch)
+        with pytest.raises(Forbidden) as inproc:
+            load(False, monkeypatch)
+    assert str(forked.value) == str(inproc.value) and 'cannot list resource "pods"' in str(forked.value)
+
+
+def test_a_reader_that_dies_leaves_the_read_to_this_process(server: RecordedAPIServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    parent = os.getpid()
+    original = LiveCluster.read_in_fork
+
+    def dies(self: LiveCluster, *args: Any) -> None:
+        if os.getpid() != parent:
+            os._exit(3)
+        original(self, *args)
+
+    monkeypatch.setattr(LiveCluster, "read_in_fork", dies)
+    cluster, _, _ = load(True, monkeypatch)
+    assert len(cluster.pods) == 150
+
+
+def test_a_reader_that_fails_on_its_own_leaves_the_read_to_this_process(
+    server: RecordedAPIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = os.getpid()
+    original = os.pwrite
+
+    def no_room(fd: int, data: bytes, at: int) -> int:
+        if os.getpid() != parent:
+            raise OSError(28, "No space left on device")
+        return original(fd, data, at)
+
+    monkeypatch.setattr(os, "pwrite", no_room)
+    cluster, _, _ = load(True, monkeypatch)
+    assert len(cluster.pods) == 150
+
+
+def test_a_reader_that_cannot_start_leaves_the_read_to_this_process(
+    server: RecordedAPIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from multiprocessing.process import BaseProcess
+
+    def cannot_fork(self: BaseProcess) -> None:
+        raise OSError(12, "Cannot allocate memory")
+
+    monkeypatch.setattr(BaseProcess, "start", cannot_fork)
+    cluster, _, _ = load(True, monkeypatch)
+    assert len(cluster.pods) == 150
+
+
+def test_an_error_that_does_not_pickle_comes_as_its_line() -> None:
+    class Odd(Exception):
+        def __init__(self, a: str, b: str) -> None:
+            super().__init__(f"{a} {b}")
+
+    import pickle
+
+    e = pickle.loads(forkfetch._pickled(Odd("no", "pickle")))
+    assert isinstance(e, ClusterAccessError) and str(e) == "no pickle"
+
+
+def test_the_reader_is_used_only_when_a_core_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(forkfetch, "cpu_times", lambda: (1000 + 18, 5000 + 40))  # 40 ticks since, 18 idle
+    assert forkfetch.available((1000, 5000))  # 0.9 of a core idle while this process connected
+    monkeypatch.setattr(forkfetch, "cpu_times", lambda: (1000 + 8, 5000 + 40))
+    assert not forkfetch.available((1000, 5000))  # 0.4: another process had the other core
+    # too short a look, or none: the load average, below the number of cores
+    monkeypatch.setattr(forkfetch, "cpu_times", lambda: (1000, 5000 + 4))
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
+    assert forkfetch.available((1000, 5000)) and forkfetch.available(None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 1.0, 1.0))
+    assert not forkfetch.available(None)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert not forkfetch.available(None)
+
+
+def test_cpu_times_reads_the_machines_counters() -> None:
+    times = forkfetch.cpu_times()
+    assert times is not None and 0 <= times[0] <= times[1]
