@@ -65,10 +65,10 @@ def generate(perf: Path, cache: Path, nodes: int, pods: int) -> tuple[Path, Path
             "from kschedctl.snapshot.loader import iter_documents\n"
             "from kschedctl.snapshot.writer import encode_items\n"
             "items = [d.obj for d in iter_documents([sys.argv[1]])]\n"
-            "with open(sys.argv[2], 'w', encoding='utf-8') as f:\n"
-            "    f.write('# kschedctl snapshot of ' + sys.argv[1] + ' (bench/big.py)\\n')\n"
-            "    f.write('{\"apiVersion\": \"v1\", \"kind\": \"List\", \"metadata\": {}, \"items\": [\\n')\n"
-            "    f.write(encode_items(items) + '\\n]}\\n')\n"
+            "with open(sys.argv[2], 'wb') as f:\n"
+            "    f.write(('# kschedctl snapshot of ' + sys.argv[1] + ' (bench/big.py)\\n').encode())\n"
+            "    f.write(b'{\"apiVersion\": \"v1\", \"kind\": \"List\", \"metadata\": {}, \"items\": [\\n')\n"
+            "    f.write(encode_items(items) + b'\\n]}\\n')\n"
         )
         tmp = snap_file.with_suffix(".tmp")
         env = {**os.environ, "PYTHONPATH": str(REPO), "KSCHEDCTL_NO_CACHE": "1"}
