@@ -137,6 +137,17 @@ def test_yaml_documents_keep_timestamps_as_text() -> None:
     assert yaml.safe_load("t: 2025-01-02T03:04:05Z")["t"] != "2025-01-02T03:04:05Z"  # what the loader avoids
 
 
+@pytest.mark.parametrize("text", [
+    "kind: Pod\nmetadata:\n  name: p\n  annotations:\n    x: =\n",  # the line reader's form
+    "kind: Pod\nmetadata: {name: p, annotations: {x: =}}  # a comment sends it to PyYAML\n",
+])
+def test_a_plain_equals_sign_is_a_string(text: str) -> None:
+    """YAML 1.1's "=" value key: PyYAML's safe loader has no constructor for it and refused the file;
+    Kubernetes' YAML reader takes it as the string "="."""
+    (doc,) = parse_documents("f.yaml", text)
+    assert doc.obj["metadata"]["annotations"] == {"x": "="}
+
+
 # --------------------------------------------------------------------------- a value of the wrong type anywhere
 
 

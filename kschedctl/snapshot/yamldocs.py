@@ -41,6 +41,9 @@ _NULL = "tag:yaml.org,2002:null"
 _MAP = "tag:yaml.org,2002:map"
 _SEQ = "tag:yaml.org,2002:seq"
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
+#: YAML 1.1's "=" (a "value" key) has no constructor in PyYAML's safe loader, which refused a plain
+#: ``x: =``; Kubernetes' YAML reader (sigs.k8s.io/yaml) takes it as the string "=".
+_VALUE = "tag:yaml.org,2002:value"
 
 #: Where an anchor can start: at the start of a line or after blank space or a flow/block indicator.
 _MAYBE_ANCHOR = re.compile(r"(?:^|[\s\[\]{},:?\-])&[^\s]", re.MULTILINE)
@@ -79,7 +82,7 @@ class ReferenceLoader(_BaseLoader):
 
 
 ReferenceLoader.yaml_implicit_resolvers = {
-    k: [r for r in v if r[0] != _TIMESTAMP] for k, v in _BaseLoader.yaml_implicit_resolvers.items()
+    k: [r for r in v if r[0] not in (_TIMESTAMP, _VALUE)] for k, v in _BaseLoader.yaml_implicit_resolvers.items()
 }
 
 
