@@ -15,17 +15,19 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from enum import StrEnum
+from enum import Enum, StrEnum
 from typing import IO, Annotated, Any
 
 import typer
 from typer._click.exceptions import NoArgsIsHelpError
 from typer._click.exceptions import UsageError as ClickUsageError
 from typer.core import TyperGroup
+from typer.core import _TyperParameter as TyperParameter
 
 from kschedctl import K8S_VERSION, __version__
 from kschedctl.errors import KschedctlError
@@ -75,8 +77,7 @@ debug = DebugFlag()
 
 def _plain_argument_help(command: Any) -> None:
     """Show arguments as options are shown, by their metavar alone (``NAME``, ``PATH...``), without
-    typer's ``<str>`` / ``<list[str]>`` type labels and ``{...}`` marks; and leave unset parameters
-    unconverted (``_unset_stays_unset``)."""
+    typer's ``<str>`` / ``<list[str]>`` type labels and ``{...}`` marks."""
     from typer.core import TyperArgument
 
     def no_type(ctx: Any) -> str | None:
@@ -87,28 +88,71 @@ def _plain_argument_help(command: Any) -> None:
             usage = param.metavar if param.required else f"[{param.metavar}]"
             param.display_type_rich = no_type  # type: ignore[method-assign]
             param._usage_display_name = functools.partial(str, usage)  # type: ignore[method-assign]
-        _unset_stays_unset(param)
     for sub in (getattr(command, "commands", None) or {}).values():
         _plain_argument_help(sub)
 
 
-def _unset_stays_unset(param: Any) -> None:
-    """A parameter left unset (value None) of a command is None, or ``()`` when it takes several values,
-    as typer's conversion makes it; but typer builds the parameter's pydantic converter first, for
-    every parameter of the command, which costs start-up time. Such a parameter skips the
-    conversion (one that is required or has a callback still goes through typer)."""
-    if param.required or param.callback is not None:
-        return
-    process = param.process_value
+def _plain_process_value(param: Any, ctx: Any, value: Any) -> Any:
+    """Every typer parameter's ``process_value``: a plain value skips typer's conversion. Typer builds a
+    pydantic converter for each parameter it converts, even one left unset (pydantic's import and the
+    converters' schemas: about a quarter of a second of start-up), but most values need none. Left unset
+    (None), a parameter that is not required is None, or ``()`` when it takes several values; a given
+    value that ``_plain_value`` can convert is converted there, to what typer's converter gives; then the
+    parameter's callback, as typer calls it. Anything else (a required parameter left unset, a value out
+    of its range, an unknown choice: whatever could fail, with typer's message) goes through typer."""
     several = bool(param.multiple or param.nargs == -1)
+    if value is None:
+        plain = _TYPER if param.required else (() if several else None)
+    else:
+        descriptor = param.type_descriptor
+        plain = _plain_value(descriptor.annotation, descriptor.parameter_info, value, several, ctx)
+    if plain is _TYPER or (plain == [] and param.required):
+        return _typer_process_value(param, ctx, value)
+    return param.callback(ctx, param, plain) if param.callback is not None else plain
 
-    def process_value(ctx: Any, value: Any) -> Any:
-        if value is None:
-            return () if several else None
-        return process(ctx, value)
 
-    param.process_value = process_value
+#: ``_plain_value``'s answer for a value it leaves to typer.
+_TYPER = object()
+#: Numbers as typed that any converter reads the same (digits, and for a float a decimal part).
+_DIGITS = {int: re.compile(r"[0-9]{1,18}"), float: re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,15})?")}
 
+
+def _plain_value(annotation: Any, info: Any, value: Any, several: bool, ctx: Any) -> Any:
+    """``value`` as typer's converter for ``annotation`` makes it, when that cannot fail: a string for a
+    str, strings for a list of str, a number (of its type, or as plain digits) within its bounds, a choice given as one
+    of its members or its exact value, a bool; else ``_TYPER``."""
+    if info.parser is not None or getattr(ctx, "token_normalize_func", None) is not None:
+        return _TYPER
+    if several:
+        strings = getattr(annotation, "__origin__", None) is list and annotation.__args__ == (str,)
+        if strings and isinstance(value, list | tuple) and all(type(v) is str for v in value):
+            return list(value)
+        return _TYPER
+    if annotation is str or annotation is bool:
+        return value if type(value) is annotation else _TYPER
+    if annotation is int or annotation is float:
+        return _plain_number(annotation, info, value)
+    if isinstance(annotation, type) and issubclass(annotation, Enum):
+        if isinstance(value, annotation):
+            return value
+        if type(value) is str and info.case_sensitive:
+            return next((m for m in annotation if str(m.value) == value), _TYPER)
+    return _TYPER
+
+
+def _plain_number(annotation: type[Any], info: Any, value: Any) -> Any:
+    """A number already of ``annotation``'s type, or typed as plain digits, inside the parameter's bounds."""
+    if type(value) is str and _DIGITS[annotation].fullmatch(value):
+        value = annotation(value)
+    if type(value) is not annotation:
+        return _TYPER
+    if (info.min is not None and value < info.min) or (info.max is not None and value > info.max):
+        return _TYPER
+    return value
+
+
+_typer_process_value = TyperParameter.process_value
+TyperParameter.process_value = _plain_process_value  # type: ignore[method-assign,assignment]
 
 PLUGIN_TIMEOUT = "--plugin-timeout"
 
