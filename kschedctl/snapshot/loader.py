@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -89,6 +90,11 @@ def _read_text(path: str) -> tuple[str, str]:
         raise InputError(e.strerror or str(e), source=path) from None
 
 
+#: The JSON decoder of a text whose keys are not checked, and JSON's whitespace (``json.loads``'s own).
+_DECODER = json.JSONDecoder()
+_WHITESPACE = re.compile(r"[ \t\n\r]*")
+
+
 class _Pairs(list[tuple[str, Any]]):
     """A JSON object's key/value pairs as written (to find where a key repeats)."""
 
@@ -140,13 +146,19 @@ def _repeated_key_error(source: str, text: str) -> InputError:
     raise AssertionError("a repeated key was noted but not found")
 
 
-def _parse_json(source: str, text: str, check_keys: bool = True) -> list[Any]:
-    """The objects of a JSON file. ``check_keys``: refuse a key set twice, as the API server's strict
-    decoder does (off for a text that passed validation before: it costs a call per object)."""
-    try:
-        data = json.loads(text, object_pairs_hook=_dict_noting_repeats) if check_keys else json.loads(text)
+def _parse_json(source: str, text: str, check_keys: bool = True, start: int = 0) -> list[Any]:
+    """The objects of a JSON file, its text from ``start`` on (what is before, ``#`` comment lines, is not
+    copied away: a line number in an error is still the file's). ``check_keys``: refuse a key set twice,
+    as the API server's strict decoder does (off for a text that passed validation before: it costs a
+    call per object)."""
+    decoder = json.JSONDecoder(object_pairs_hook=_dict_noting_repeats) if check_keys else _DECODER
+    try:  # json.loads, from ``start``
+        data, end = decoder.raw_decode(text, _WHITESPACE.match(text, start).end())  # type: ignore[union-attr]
+        end = _WHITESPACE.match(text, end).end()  # type: ignore[union-attr]
+        if end != len(text):
+            raise json.JSONDecodeError("Extra data", text, end)
     except _RepeatedKey:
-        raise _repeated_key_error(source, text) from None
+        raise _repeated_key_error(source, text[start:]) from None
     except json.JSONDecodeError as e:
         raise InputError(f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}", source=source) from None
     except RecursionError:
@@ -166,8 +178,8 @@ def _json_behind_comments(source: str, text: str, validated: bool) -> list[Any] 
         pos = end + 1
     if not text.startswith("{", pos):
         return None
-    try:  # the comments become blank lines: a line number in an error is the file's
-        return _parse_json(source, "\n" * text.count("\n", 0, pos) + text[pos:], check_keys=not validated)
+    try:
+        return _parse_json(source, text, check_keys=not validated, start=pos)
     except InputError:
         return None
 
