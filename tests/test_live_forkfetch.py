@@ -225,3 +225,28 @@ def test_the_reader_is_used_only_when_a_core_is_free(monkeypatch: pytest.MonkeyP
 def test_cpu_times_reads_the_machines_counters() -> None:
     times = forkfetch.cpu_times()
     assert times is not None and 0 <= times[0] <= times[1]
+
+
+def test_a_list_to_redact_is_decoded_without_its_managed_fields() -> None:
+    from kschedctl.snapshot.live import Request
+
+    req = Request("/api/v1/pods", "list", "pods")
+    managed = (
+        '"managedFields":[{"manager":"kubectl","operation":"Update","fieldsType":"FieldsV1","fieldsV1":{"f:metadata":'
+        '{"f:labels":{".":{},"f:a]b":{}}},"f:spec":{"k:{\\"name\\":\\"c\\"}":{"v:\\"]\\\\\\"":{}}}}},{"manager":"x"}]'
+    )
+    pod = (
+        '{"metadata":{"name":"p",' + managed + ',"annotations":{"note":",\\"managedFields\\":[1]"}},'
+        '"spec":{"template":{"metadata":{"name":"t",' + managed + '}}}}'
+    )
+    body = ('{"kind":"PodList","metadata":{},"items":[' + pod + "," + pod + "]}").encode()
+    whole = LiveCluster.decode(req, body)
+    lean = LiveCluster.decode_list(req, body)
+    for item in whole["items"]:  # what the cut leaves out: every ObjectMeta's managedFields, nothing else
+        del item["metadata"]["managedFields"]
+        del item["spec"]["template"]["metadata"]["managedFields"]
+    assert lean == whole
+    assert lean["items"][0]["metadata"]["annotations"]["note"] == ',"managedFields":[1]'
+    # entries holding an array (none do): the cut leaves no JSON, and the whole body is decoded
+    odd = b'{"items":[{"metadata":{"name":"p","managedFields":[{"a":["b"]}]}}]}'
+    assert LiveCluster.decode_list(req, odd) == LiveCluster.decode(req, odd)

@@ -50,6 +50,12 @@ if TYPE_CHECKING:
 DEFAULT_CHUNK_SIZE = 500
 SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
 
+#: An object's managedFields as the API server writes them (compact, after the metadata's first key): the
+#: array up to its first ``]`` outside a string. (Only ObjectMeta has a member of that name, so outside a string
+#: this text starts nothing else; entries hold no arrays, so that ``]`` closes it. Were one to, the cut would
+#: leave brackets unbalanced, no JSON, and ``decode_list`` decodes the whole body instead.)
+MANAGED_FIELDS = re.compile(rb',"managedFields":\[(?:[^\]"]++|"(?:[^"\\]++|\\.)*+")*+\]')
+
 _FORBIDDEN_RE = re.compile(
     r'(?:User "(?P<user>[^"]*)" )?cannot (?P<verb>\S+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"'
     r'(?P<scope> at the cluster scope| in the namespace "[^"]*")?'
@@ -309,6 +315,21 @@ class LiveCluster:
             raise ClusterAccessError(f"GET {req.path}: the server's answer is not a JSON object")
         return data
 
+    @classmethod
+    def decode_list(cls, req: Request, body: bytes) -> dict[str, Any]:
+        """``decode`` of a list whose objects are to be redacted: their managedFields (more than half of a
+        list's JSON, and redaction's to drop) cut from the body before it is decoded, the rest as ``decode``
+        gives it; the whole body decoded when the cut does not leave a JSON object (``MANAGED_FIELDS``)."""
+        cut = MANAGED_FIELDS.sub(b"", body)
+        if len(cut) < len(body):
+            try:
+                data = json.loads(cut)
+            except (ValueError, TypeError, RecursionError):
+                data = None
+            if isinstance(data, dict):
+                return data
+        return cls.decode(req, body)
+
     def get_body(self, req: Request, query: list[tuple[str, str]] | None = None) -> bytes:
         """GET one path; the body of a successful answer, undecoded, or a ClusterAccessError."""
         import urllib3
@@ -417,6 +438,7 @@ class LiveCluster:
         ``hand_over``: asked for each page but the last; when it says so, the page comes undecoded (``Raw``,
         for ``forkfetch``'s other process to decode), its continue token read from its head."""
         offload = self._offload_worker() if encoded else None
+        lean = self.options.redact and not encoded  # objects read into memory, not written: redacted anyway
         path = res.list_path(namespace)
         req = Request(path, "list", res.plural, res.group, namespace if res.namespaced else None)
         token: str | None = None
@@ -441,7 +463,7 @@ class LiveCluster:
                     body = ahead.result() if ahead is not None else get(token)
                     meta = offload.head(body) if offload is not None else None
                     raw = meta is None and hand_over is not None and (meta := _handed_over(body, hand_over)) is not None
-                    answer = self.decode(req, body) if meta is None else None
+                    answer = (self.decode_list(req, body) if lean else self.decode(req, body)) if meta is None else None
                 except NotFound:
                     if token is None:
                         raise NotServed(res.group_resource) from None
@@ -585,7 +607,8 @@ class LiveCluster:
     def decode_page(self, res: APIResource, body: bytes) -> list[dict[str, Any]]:
         """The objects of a page ``read_in_fork`` handed over undecoded (``Raw``), as ``list_pages`` gives them."""
         req = Request(res.list_path(), "list", res.plural, res.group)
-        return list_items(res, self.decode(req, body), redacted=self.options.redact)
+        answer = self.decode_list(req, body) if self.options.redact else self.decode(req, body)
+        return list_items(res, answer, redacted=self.options.redact)
 
     def stop_offload(self) -> None:
         """End the offload worker ``list_pages(encoded=True)`` started, if it did (``fetch`` does at its end)."""
