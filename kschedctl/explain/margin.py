@@ -15,7 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kschedctl.errors import UsageError
 from kschedctl.explain.trace import Trace
+from kschedctl.snapshot.cluster import Cluster
 
 EXTENDERS = "extenders"
 
@@ -83,6 +85,14 @@ def runner_up(trace: Trace) -> str | None:
     scored = trace.totals if trace.pod_group is None else [n for n in trace.totals if n in trace.feasible_nodes]
     ranked = sorted((n for n in scored if n != trace.selected_node), key=lambda n: (-trace.totals[n], n))
     return ranked[0] if ranked else None
+
+
+def annotate_margin(data: dict[str, Any], trace: Trace, cluster: Cluster, compare: str | None = None) -> None:
+    """Add "why this node" (``details.margin``) to a trace's dictionary (``compare``: a node of ``cluster``)."""
+    if compare is not None and cluster.node(compare) is None:
+        raise UsageError(f'--compare: node "{compare}" is not in the snapshot')
+    m = margin(trace, compare)
+    data["details"]["margin"] = m.to_dict() if m is not None else None
 
 
 def margin(trace: Trace, compare: str | None = None) -> Margin | None:

@@ -84,10 +84,10 @@ def _groups_note(request: ExplainPodRequest, pods: list[Pod]) -> str:
 def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> ExplainResult:
     """One scheduling cycle per pod, a bound pod explained as if it were pending, margin and remedies added."""
     from kschedctl.explain.cycle import explain_pod
+    from kschedctl.explain.margin import annotate_margin
     from kschedctl.explain.order import assess
     from kschedctl.explain.pending import as_pending
     from kschedctl.kube.versions import version_fields
-    from kschedctl.whatif.remedies import annotate_trace
 
     hooks = hooks or Hooks()
     result = ExplainResult()
@@ -107,8 +107,13 @@ def explain_pods(request: ExplainPodRequest, hooks: Hooks | None = None) -> Expl
             data["nodeOrder"] = order.to_dict()
         if request.fix or request.compare:
             hooks.progress.phase("verifying remedies")
-        annotate_trace(data, trace, request.cluster, pod, request.config, request.registry,
-                       fix=request.fix, compare=request.compare)
+        if request.fix:  # (the remedy search's modules are imported only then)
+            from kschedctl.whatif.remedies import annotate_trace
+
+            annotate_trace(data, trace, request.cluster, pod, request.config, request.registry,
+                           fix=True, compare=request.compare)
+        else:
+            annotate_margin(data, trace, request.cluster, request.compare)
         if request.scale_up:
             hooks.progress.phase("asking node groups")
             data["scaleUp"] = _scale_up(request, pod, trace)

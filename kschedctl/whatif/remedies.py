@@ -181,12 +181,9 @@ def annotate_trace(
     compare: str | None = None,
 ) -> None:
     """Add "why this node" (``details.margin``) and, with ``fix``, the remedies to a trace's dictionary."""
-    from kschedctl.explain.margin import margin
+    from kschedctl.explain.margin import annotate_margin
 
-    if compare is not None and cluster.node(compare) is None:
-        raise UsageError(f'--compare: node "{compare}" is not in the snapshot')
-    m = margin(trace, compare)
-    data["details"]["margin"] = m.to_dict() if m is not None else None
+    annotate_margin(data, trace, cluster, compare)
     if fix:
         report = find_remedies(cluster, pod, config, registry, trace=trace)
         data["remedies"] = [r.to_dict() for r in report.remedies]
