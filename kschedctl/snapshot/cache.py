@@ -28,6 +28,7 @@ import marshal
 import os
 import sys
 import tempfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,12 @@ def read(key: str | None) -> list[Any] | None:
     """The documents cached for the text with this key, or None (no entry, unreadable or failing its check)."""
     if key is None:
         return None
-    path = entry_path(key)
+    docs = read_entry(entry_path(key))
+    return docs if isinstance(docs, list) else None
+
+
+def read_entry(path: Path) -> Any:
+    """The value stored at ``path`` by ``write_entry``, or None (no entry, unreadable or failing its check)."""
     try:
         data = path.read_bytes()
     except OSError:
@@ -137,39 +143,106 @@ def read(key: str | None) -> list[Any] | None:
     if hashlib.sha256(payload).digest() != data[len(MAGIC) : head]:
         return None
     try:
-        docs = marshal.loads(payload)
+        value = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
         return None
-    if not isinstance(docs, list):
-        return None
+    del payload, data
     with contextlib.suppress(OSError):
         os.utime(path)  # recently used
-    return docs
+    return value
 
 
 def write(key: str | None, docs: list[Any]) -> None:
     """Store the documents parsed from the text with this key (silently skipped when that is not possible)."""
     if key is None:
         return
+    write_entry(entry_path(key), docs)
+
+
+def write_entry(path: Path, value: Any, pattern: str = "*.marshal") -> None:
+    """Store ``value`` at ``path`` (``marshal`` behind the magic string and the payload's SHA-256), then keep
+    the ``MAX_ENTRIES`` most recently used files of ``pattern`` there (silently skipped when not possible)."""
     try:
-        payload = marshal.dumps(docs)
+        payload = marshal.dumps(value)
     except ValueError:  # a type marshal cannot store (explicit !!timestamp, say): not cached
         return
-    path = entry_path(key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         try:
             with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC + hashlib.sha256(payload).digest() + payload)
+                fh.write(MAGIC)
+                fh.write(hashlib.sha256(payload).digest())
+                fh.write(payload)
             os.replace(tmp, path)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)
             raise
-        _prune(path.parent)
+        _prune(path.parent, pattern)
     except OSError:
         return
+
+
+def write_records(path: Path, records: Iterable[Any], pattern: str) -> None:
+    """Store ``records`` at ``path`` one ``marshal`` value after another (each after its length), as they come (none of them needs
+    to exist beside the others), behind the magic string and the payload's SHA-256; then keep the
+    ``MAX_ENTRIES`` most recently used files of ``pattern`` there. Silently skipped when not possible
+    (a value marshal cannot store: no entry)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(MAGIC + bytes(32))
+            digest = hashlib.sha256()
+            for record in records:
+                data = marshal.dumps(record)
+                size = len(data).to_bytes(8, "little")
+                digest.update(size)
+                digest.update(data)
+                fh.write(size)
+                fh.write(data)
+            fh.seek(len(MAGIC))
+            fh.write(digest.digest())
+        os.replace(tmp, path)
+    except BaseException as e:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(e, (OSError, ValueError)):
+            return
+        raise
+    with contextlib.suppress(OSError):
+        _prune(path.parent, pattern)
+
+
+def read_records(path: Path) -> Iterator[Any] | None:
+    """The values ``write_records`` stored at ``path``, one at a time, or None (no entry, unreadable or
+    failing its check; the check is made before the first value is read)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    head = len(MAGIC) + 32
+    if len(data) < head or not data.startswith(MAGIC):
+        return None
+    if hashlib.sha256(memoryview(data)[head:]).digest() != data[len(MAGIC) : head]:
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # recently used
+    return _records(data, head)
+
+
+def _records(data: bytes, pos: int) -> Iterator[Any]:
+    """Each value of ``data`` from ``pos`` on (8 bytes of length, then the value as ``marshal`` wrote it)."""
+    view = memoryview(data)
+    while pos < len(data):
+        size = int.from_bytes(view[pos : pos + 8], "little")
+        pos += 8
+        yield marshal.loads(view[pos : pos + size])
+        pos += size
 
 
 def _prune(directory: Path, pattern: str = "*.marshal") -> None:

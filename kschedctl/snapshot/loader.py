@@ -30,7 +30,7 @@ from kschedctl.apivalidation import (
 from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
-from kschedctl.snapshot import cache, simpleyaml, vouch, yamldocs
+from kschedctl.snapshot import cache, modelcache, simpleyaml, vouch, yamldocs
 from kschedctl.snapshot.apiversions import (
     drop_disabled_fields,
     dropped_field_note,
@@ -389,15 +389,46 @@ def check_object(doc: Document, *, workload: bool = False, features: Features = 
 
 
 def load_cluster(
-    paths: list[str], *, warn: Callable[[str], None] | None = None, features: Features = DEFAULT_FEATURES
+    paths: list[str],
+    *,
+    warn: Callable[[str], None] | None = None,
+    features: Features = DEFAULT_FEATURES,
+    read: tuple[list[Document], list[str | None]] | None = None,
+    files: modelcache.Files | None = None,
 ) -> Cluster:
     """Load every object of the given files/directories ("-" = stdin) into a Cluster.
 
     Every object passed validation once the cluster is built: that verdict is kept per file
-    content (``cache.mark_validated``) for the next load of the same text. ``features``: the
-    version whose API machinery reads the objects (``build_object``)."""
-    keys: list[str | None] = []
-    return load_documents(iter_documents(paths, keys), keys, warn=warn, features=features)
+    content (``cache.mark_validated``) for the next load of the same text, and so is the Cluster
+    (``snapshot/modelcache.py``: a load of the same texts with the same ``features`` reads no document).
+    ``features``: the version whose API machinery reads the objects (``build_object``). ``read``: the
+    documents ``read_documents`` gave for these paths, when a look at them came first; ``files``:
+    ``file_keys(paths)``, when the caller has it."""
+    if files is None:
+        files = file_keys(paths)
+    if read is None:
+        cluster = modelcache.read_cluster(files, features, warn)
+        if cluster is not None:
+            return cluster
+        keys: list[str | None] = []
+        cluster = load_documents(iter_documents(paths, keys), keys, warn=warn, features=features)
+    else:
+        cluster = load_documents(read[0], read[1], warn=warn, features=features)
+    modelcache.write_cluster(files, features, cluster)
+    return cluster
+
+
+def file_keys(paths: list[str]) -> modelcache.Files | None:
+    """Each file's (source name, key in the snapshot cache) in the order a load reads them; None when
+    one is standard input or the cache is off (nothing is kept of such a load)."""
+    if not cache.enabled() or "-" in paths:
+        return None
+    out: modelcache.Files = []
+    for path in iter_paths(paths):
+        source, text = _read_text(path)
+        out.append((source, cache.key_of(text)))
+        del text
+    return out
 
 
 def read_documents(paths: list[str]) -> tuple[list[Document], list[str | None]]:

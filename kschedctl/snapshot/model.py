@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import copy
 import marshal
+import pickle
 from dataclasses import dataclass
+from fractions import Fraction
 from sys import intern
 from typing import Any
 
@@ -643,6 +645,91 @@ class Pod:
         conditions = get("conditions")
         self.resize_infeasible = conditions is not None and _resize_infeasible(conditions)
 
+    # -- the snapshot cache's form (``snapshot/modelcache.py``) -------------------------
+    def state(self, quantities: dict[Fraction, int]) -> tuple[Any, ...] | None:
+        """The pod as plain values ``marshal`` stores (quantities as indexes into ``quantities``, which
+        grows; an empty field as None; affinity and spread constraints pickled), to be made again by
+        ``from_state`` without parsing the manifest; None for a pod with a cached PodInfo."""
+        if self._info is not None:
+            return None
+        packed = self._packed if self._packed is not None else marshal.dumps(self._raw)
+        shapes = None
+        if self.affinity is not None or self.topology_spread_constraints:
+            shapes = pickle.dumps((self.affinity, self.topology_spread_constraints), protocol=pickle.HIGHEST_PROTOCOL)
+        return (
+            packed,
+            meta_state(self.meta),
+            [_container_state(c, quantities) for c in self.containers],
+            [_container_state(c, quantities) for c in self.init_containers] or None,
+            self.host_network,
+            _resources_state(self.overhead, quantities) or None,
+            None if self.pod_requests is None else _resources_state(self.pod_requests, quantities),
+            None if self.pod_limits is None else _resources_state(self.pod_limits, quantities),
+            self.node_name,
+            self.scheduler_name,
+            self.priority,
+            self.priority_class_name,
+            self.preemption_policy,
+            self.node_selector or None,
+            [(t.key, t.operator, t.value, t.effect, t.toleration_seconds) for t in self.tolerations] or None,
+            self.scheduling_gates or None,
+            self.volumes or None,
+            self.resource_claims or None,
+            self.phase,
+            self.nominated_node_name,
+            self.container_statuses or None,
+            self.init_container_statuses or None,
+            self.status_resources,
+            self.status_allocated,
+            self.resize_infeasible,
+            self.queued_at_start,
+            shapes,
+        )
+
+    @classmethod
+    def from_state(cls, state: tuple[Any, ...], quantities: list[Fraction]) -> Pod:
+        """The pod ``state`` describes (``quantities``: the fractions its indexes name), its manifest packed."""
+        (packed, meta, containers, inits, host_network, overhead, requests, limits, node_name, scheduler_name,
+         priority, priority_class_name, preemption_policy, node_selector, tolerations, gates, volumes, claims, phase,
+         nominated, statuses, init_statuses, status_resources, status_allocated, resize_infeasible, queued,
+         shapes) = state
+        pod = cls.__new__(cls)
+        pod._raw = None
+        pod._packed = packed
+        pod._info = None
+        pod.meta = meta_of(meta)
+        pod.containers = [_container_of(c, quantities) for c in containers]
+        pod.init_containers = [_container_of(c, quantities) for c in inits] if inits else NO_ITEMS
+        pod.host_network = host_network
+        pod.overhead = {k: quantities[v] for k, v in overhead.items()} if overhead else {}
+        pod.pod_requests = None if requests is None else {k: quantities[v] for k, v in requests.items()}
+        pod.pod_limits = None if limits is None else {k: quantities[v] for k, v in limits.items()}
+        pod.node_name = node_name
+        pod.scheduler_name = scheduler_name
+        pod.priority = priority
+        pod.priority_class_name = priority_class_name
+        pod.preemption_policy = preemption_policy
+        pod.node_selector = node_selector or {}
+        pod.tolerations = [Toleration(*t) for t in tolerations] if tolerations else NO_ITEMS
+        if shapes is None:
+            pod.affinity = None
+            pod.topology_spread_constraints = NO_ITEMS
+        else:
+            pod.affinity, spread = pickle.loads(shapes)  # the cache's own entry, its digest checked
+            pod.topology_spread_constraints = spread or NO_ITEMS
+        pod.scheduling_gates = gates or NO_ITEMS
+        pod.volumes = volumes or NO_ITEMS
+        pod.resource_claims = claims or NO_ITEMS
+        pod.phase = phase
+        pod.nominated_node_name = nominated
+        pod.container_statuses = statuses or NO_ITEMS
+        pod.init_container_statuses = init_statuses or NO_ITEMS
+        pod.status_resources = status_resources
+        pod.status_allocated = status_allocated
+        pod.resize_infeasible = resize_infeasible
+        pod.queued_at_start = queued
+        return pod
+
     # -- convenience -----------------------------------------------------------------
     @property
     def name(self) -> str:
@@ -671,6 +758,45 @@ class Pod:
 
     def __repr__(self) -> str:
         return f"Pod({self.key})"
+
+
+def meta_state(meta: ObjectMeta) -> tuple[Any, ...]:
+    """An object's metadata as plain values (``Pod.state``; empty mappings and lists as None)."""
+    return (meta.name, meta.namespace, meta.uid, meta.labels or None, meta.annotations or None,
+            meta.creation_timestamp, meta.owner_references or None, meta.deletion_timestamp, meta.resource_version)
+
+
+def meta_of(state: tuple[Any, ...]) -> ObjectMeta:
+    """The metadata ``meta_state`` gave."""
+    name, namespace, uid, labels, annotations, created, owners, deleted, version = state
+    return ObjectMeta(name, namespace, uid, labels or {}, annotations or {}, created, owners or NO_ITEMS, deleted, version)
+
+
+def _resources_state(resources: ResourceList, quantities: dict[Fraction, int]) -> dict[str, int]:
+    return {name: quantities.setdefault(q, len(quantities)) for name, q in resources.items()}
+
+
+def _container_state(c: Container, quantities: dict[Fraction, int]) -> tuple[Any, ...]:
+    return (
+        c.name,
+        c.image,
+        _resources_state(c.requests, quantities),
+        _resources_state(c.limits, quantities) or None,
+        [(p.container_port, p.host_port, p.host_ip, p.protocol) for p in c.ports] or None,
+        c.restart_policy,
+    )
+
+
+def _container_of(state: tuple[Any, ...], quantities: list[Fraction]) -> Container:
+    name, image, requests, limits, ports, restart_policy = state
+    return Container(
+        name,
+        image,
+        {k: quantities[v] for k, v in requests.items()},
+        {k: quantities[v] for k, v in limits.items()} if limits else NO_ENTRIES,
+        [ContainerPort(*p) for p in ports] if ports else NO_ITEMS,
+        restart_policy,
+    )
 
 
 # --------------------------------------------------------------------------- nodes

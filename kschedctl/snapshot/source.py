@@ -26,6 +26,7 @@ from kschedctl.kube.versions import DEFAULT_FEATURES
 if TYPE_CHECKING:  # the model and the loader are imported where a Cluster is built: ``snapshot`` does without
     from kschedctl.snapshot.cluster import Cluster
     from kschedctl.snapshot.loader import Document
+    from kschedctl.snapshot.modelcache import Files
 
 #: A progress report while listing: (resource, items so far, expected total or None when unknown).
 Progress = Callable[[str, int, int | None], None]
@@ -310,6 +311,8 @@ class FileSource:
         self.description = ", ".join(self.paths)
         #: The documents, once read to see which gates they show (``load`` then builds the Cluster of them).
         self._read: tuple[list[Document], list[str | None]] | None = None
+        #: ``loader.file_keys`` of the paths, once asked (in a 1-tuple: None is an answer).
+        self._files: tuple[Files | None] | None = None
 
     def default_namespace(self) -> str:
         return "default"
@@ -329,26 +332,37 @@ class FileSource:
 
     def shown_gates(self, features: Features) -> dict[str, str]:
         """What the files' objects show of the gates of the API server that stored them (read once: ``load``
-        builds the Cluster of the same documents)."""
+        builds the Cluster of the same documents; found again in the snapshot cache for the same texts)."""
+        from kschedctl.snapshot import modelcache
         from kschedctl.snapshot.apiversions import candidate_gates, gates_shown
         from kschedctl.snapshot.loader import read_documents
 
         if not candidate_gates(features):
             return {}
-        if self._read is None:
-            self._read = read_documents(self.paths)
-        return gates_shown((d.obj for d in self._read[0]), features)
+        files = self._file_keys()
+        shown = modelcache.read_gates(files, features)
+        if shown is None:
+            if self._read is None:
+                self._read = read_documents(self.paths)
+            shown = gates_shown((d.obj for d in self._read[0]), features)
+            modelcache.write_gates(files, features, shown)
+        return shown
+
+    def _file_keys(self) -> Files | None:
+        """The files' keys in the snapshot cache, read once per command (``loader.file_keys``)."""
+        from kschedctl.snapshot.loader import file_keys
+
+        if self._files is None:
+            self._files = (file_keys(self.paths),)
+        return self._files[0]
 
     def load(
         self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
     ) -> Cluster:
-        from kschedctl.snapshot.loader import load_cluster, load_documents
+        from kschedctl.snapshot.loader import load_cluster
 
-        if self._read is not None:
-            (docs, keys), self._read = self._read, None
-            cluster = load_documents(docs, keys, warn=warn, features=features)
-        else:
-            cluster = load_cluster(self.paths, warn=warn, features=features)
+        read, self._read = self._read, None
+        cluster = load_cluster(self.paths, warn=warn, features=features, read=read, files=self._file_keys())
         if not cluster.nodes:
             raise InputError(
                 "the snapshot has no Node objects: there is nothing to schedule onto "
