@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kschedctl.errors import InputError
-from kschedctl.snapshot import cache, yamldocs
+from kschedctl.snapshot import cache, modelcache, yamldocs
 from kschedctl.snapshot.loader import load_cluster
 
 NODES = "".join(
@@ -21,6 +21,7 @@ NODES = "".join(
 def snapshot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(cache, "MIN_SIZE", 100)  # cache this small file too
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.setattr(modelcache, "_code_digest", lambda: "")  # the documents' layer alone (the Cluster's: below)
     f = tmp_path / "snap" / "cluster.yaml"
     f.parent.mkdir()
     f.write_text(NODES)

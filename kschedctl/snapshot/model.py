@@ -646,7 +646,7 @@ class Pod:
         self.resize_infeasible = conditions is not None and _resize_infeasible(conditions)
 
     # -- the snapshot cache's form (``snapshot/modelcache.py``) -------------------------
-    def state(self, quantities: dict[Fraction, int]) -> tuple[Any, ...] | None:
+    def state(self, quantities: dict[int, tuple[int, Fraction]]) -> tuple[Any, ...] | None:
         """The pod as plain values ``marshal`` stores (quantities as indexes into ``quantities``, which
         grows; an empty field as None; affinity and spread constraints pickled), to be made again by
         ``from_state`` without parsing the manifest; None for a pod with a cached PodInfo."""
@@ -662,9 +662,9 @@ class Pod:
             [_container_state(c, quantities) for c in self.containers],
             [_container_state(c, quantities) for c in self.init_containers] or None,
             self.host_network,
-            _resources_state(self.overhead, quantities) or None,
-            None if self.pod_requests is None else _resources_state(self.pod_requests, quantities),
-            None if self.pod_limits is None else _resources_state(self.pod_limits, quantities),
+            _resources_state(self.overhead, quantities),
+            None if self.pod_requests is None else _resources_state(self.pod_requests, quantities) or {},
+            None if self.pod_limits is None else _resources_state(self.pod_limits, quantities) or {},
             self.node_name,
             self.scheduler_name,
             self.priority,
@@ -772,16 +772,26 @@ def meta_of(state: tuple[Any, ...]) -> ObjectMeta:
     return ObjectMeta(name, namespace, uid, labels or {}, annotations or {}, created, owners or NO_ITEMS, deleted, version)
 
 
-def _resources_state(resources: ResourceList, quantities: dict[Fraction, int]) -> dict[str, int]:
-    return {name: quantities.setdefault(q, len(quantities)) for name, q in resources.items()}
+def _resources_state(resources: ResourceList, quantities: dict[int, tuple[int, Fraction]]) -> dict[str, int] | None:
+    """A resource list as indexes into ``quantities`` (by the quantity's ``id``: parsing shares one object per
+    text, and a Fraction's hash is slow); None when empty."""
+    if not resources:
+        return None
+    out = {}
+    for name, q in resources.items():
+        known = quantities.get(id(q))
+        if known is None:
+            known = quantities[id(q)] = (len(quantities), q)
+        out[name] = known[0]
+    return out
 
 
-def _container_state(c: Container, quantities: dict[Fraction, int]) -> tuple[Any, ...]:
+def _container_state(c: Container, quantities: dict[int, tuple[int, Fraction]]) -> tuple[Any, ...]:
     return (
         c.name,
         c.image,
         _resources_state(c.requests, quantities),
-        _resources_state(c.limits, quantities) or None,
+        _resources_state(c.limits, quantities),
         [(p.container_port, p.host_port, p.host_ip, p.protocol) for p in c.ports] or None,
         c.restart_policy,
     )
@@ -792,7 +802,7 @@ def _container_of(state: tuple[Any, ...], quantities: list[Fraction]) -> Contain
     return Container(
         name,
         image,
-        {k: quantities[v] for k, v in requests.items()},
+        {k: quantities[v] for k, v in requests.items()} if requests else {},
         {k: quantities[v] for k, v in limits.items()} if limits else NO_ENTRIES,
         [ContainerPort(*p) for p in ports] if ports else NO_ITEMS,
         restart_policy,

@@ -118,12 +118,12 @@ def _encode(cluster: Cluster) -> Iterator[tuple[Any, ...]]:
     """The entry's records: a header; the pods in chunks, each with the quantities first named in it;
     the nodes; the other objects by kind; the notes; an end mark."""
     yield HEADER
-    quantities: dict[Fraction, int] = {}
+    quantities: dict[int, tuple[int, Fraction]] = {}
     for part, pods in (("pods", cluster.pods), ("terminal", cluster.terminal_pods)):
         for start in range(0, len(pods), CHUNK):
             known = len(quantities)
             states = [_pod_state(p, quantities) for p in pods[start : start + CHUNK]]
-            new = [(q.numerator, q.denominator) for q in list(quantities)[known:]]
+            new = [(q.numerator, q.denominator) for _, q in list(quantities.values())[known:]]
             yield (part, new, states)
     for start in range(0, len(cluster.nodes), CHUNK):
         yield ("nodes", [(n.raw, meta_state(n.meta)) for n in cluster.nodes[start : start + CHUNK]])
@@ -133,7 +133,7 @@ def _encode(cluster: Cluster) -> Iterator[tuple[Any, ...]]:
     yield ("end",)
 
 
-def _pod_state(pod: Pod, quantities: dict[Fraction, int]) -> tuple[Any, ...]:
+def _pod_state(pod: Pod, quantities: dict[int, tuple[int, Fraction]]) -> tuple[Any, ...]:
     state = pod.state(quantities)
     if state is None:
         raise TypeError("a pod with a PodInfo")  # not one a build makes: nothing is kept
