@@ -170,3 +170,35 @@ def test_a_big_cluster_is_stored_by_a_forked_writer(tmp_path: Path, monkeypatch:
     assert len(models(tmp_path)) == 1
     forbid_documents(monkeypatch)
     assert described(load_cluster([str(f)])) == expected
+
+
+BIND_MOUNT_POD = """
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default}
+spec:
+  containers:
+  - name: app
+    image: app
+    volumeMounts: [{name: d, mountPath: /d, bindMountOptions: [noexec]}]
+  volumes: [{name: d, emptyDir: {}}]
+"""
+
+
+def test_the_gates_a_file_shows_are_kept_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kschedctl.snapshot.source import FileSource
+
+    f = tmp_path / "pods.yaml"
+    f.write_text(BIND_MOUNT_POD)
+    v137 = resolve_features(37)
+    shown = FileSource([str(f)]).shown_gates(v137)
+    assert set(shown) == {"VolumeBindMountOptions"}
+
+    def fail(paths: list[str]) -> None:
+        raise AssertionError("documents read although the cache holds what they show")
+
+    monkeypatch.setattr(loader, "read_documents", fail)
+    assert FileSource([str(f)]).shown_gates(v137) == shown
+    other = resolve_features(37, {"VolumeBindMountOptions": True})
+    with pytest.raises(AssertionError):
+        FileSource([str(f)]).shown_gates(other)  # other features: looked at again
