@@ -162,16 +162,6 @@ def test_stdin_and_a_disabled_cache_keep_nothing(tmp_path: Path, monkeypatch: py
     assert models(tmp_path) == []
 
 
-def test_a_big_cluster_is_stored_by_a_forked_writer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(modelcache, "BACKGROUND_PODS", 0)
-    f = write_snapshot(tmp_path)
-    expected = described(load_cluster([str(f)]))
-    modelcache.wait_for_writers()
-    assert len(models(tmp_path)) == 1
-    forbid_documents(monkeypatch)
-    assert described(load_cluster([str(f)])) == expected
-
-
 BIND_MOUNT_POD = """
 apiVersion: v1
 kind: Pod

@@ -15,11 +15,9 @@ again from the files). Beside it, the gates a files' objects show (``Source.show
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import functools
 import hashlib
-import os
 import pickle
 from collections.abc import Callable, Iterator
 from fractions import Fraction
@@ -36,10 +34,6 @@ FORMAT = 1
 HEADER = ("kschedctl-model", FORMAT)
 #: The packages whose code decides what Cluster a text builds (parsing, defaulting, validation).
 MODEL_PACKAGES = ("snapshot", "kube", "apivalidation")
-#: Pods from which a Cluster is stored by a forked process (``write_cluster``).
-BACKGROUND_PODS = 20_000
-#: The forked processes storing Clusters, waited for at exit.
-_writers: list[int] = []
 #: Pods per stored chunk: a chunk is decoded, made into pods and let go of before the next.
 CHUNK = 5000
 
@@ -113,42 +107,11 @@ def read_cluster(files: Files | None, features: Features, warn: Callable[[str], 
 
 def write_cluster(files: Files | None, features: Features, cluster: Cluster) -> None:
     """Store what ``cluster`` holds for the next load of the same files with ``features`` (a cluster
-    holding a value that cannot be stored is not). A big cluster is stored by a forked process while
-    this one goes on (the command's own work on the second core; its memory is not the command's):
-    the command waits for it before it exits."""
+    holding a value that cannot be stored is not)."""
     key = None if files is None else _key("model", files, features)
-    if key is None:
-        return
-    path = _path(key, "model")
-    if len(cluster.pods) + len(cluster.terminal_pods) < BACKGROUND_PODS or not hasattr(os, "fork"):
-        _write(path, cluster)
-        return
-    try:
-        pid = os.fork()
-    except OSError:
-        _write(path, cluster)
-        return
-    if pid == 0:  # the writer: stores the entry and leaves without running anything of the command's
-        try:
-            _write(path, cluster)
-        finally:
-            os._exit(0)
-    if not _writers:
-        atexit.register(wait_for_writers)
-    _writers.append(pid)
-
-
-def wait_for_writers() -> None:
-    """Wait until the processes storing Clusters (``write_cluster``) are done."""
-    while _writers:
-        with contextlib.suppress(ChildProcessError, InterruptedError):
-            os.waitpid(_writers[-1], 0)
-        _writers.pop()
-
-
-def _write(path: Path, cluster: Cluster) -> None:
-    with contextlib.suppress(TypeError, pickle.PicklingError):
-        cache.write_records(path, _encode(cluster), "*.model")
+    if key is not None:
+        with contextlib.suppress(TypeError, pickle.PicklingError):
+            cache.write_records(_path(key, "model"), _encode(cluster), "*.model")
 
 
 def _encode(cluster: Cluster) -> Iterator[tuple[Any, ...]]:
