@@ -110,7 +110,7 @@ def write_cluster(files: Files | None, features: Features, cluster: Cluster) -> 
     holding a value that cannot be stored is not)."""
     key = None if files is None else _key("model", files, features)
     if key is not None:
-        with contextlib.suppress(TypeError, pickle.PicklingError):
+        with bulk_build(), contextlib.suppress(TypeError, pickle.PicklingError):  # (what it makes lives briefly)
             cache.write_records(_path(key, "model"), _encode(cluster), "*.model")
 
 
