@@ -413,8 +413,10 @@ def load_cluster(
         keys: list[str | None] = []
         cluster = load_documents(iter_documents(paths, keys), keys, warn=warn, features=features)
     else:
-        cluster = load_documents(read[0], read[1], warn=warn, features=features)
-    modelcache.write_cluster(files, features, cluster)
+        keys = read[1]
+        cluster = load_documents(read[0], keys, warn=warn, features=features)
+    if files is not None and [key for _, key in files] == keys:  # (a file changed since: nothing kept)
+        modelcache.write_cluster(files, features, cluster)
     return cluster
 
 

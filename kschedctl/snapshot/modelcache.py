@@ -5,9 +5,10 @@ pod into the model: on 150,000 pods that was most of a warm explain. Once a Clus
 from files whose texts all have cache keys, what it holds is stored too, under a key made of those
 texts' keys, the files' names, the ``Features`` the objects were read with and a digest of the code
 that reads them (``MODEL_PACKAGES``: a change of it is a new key, never a stale model): pods as the
-plain values ``Pod.state`` gives (quantities as indexes into one table; a pod with affinity or spread
-constraints as its manifest, parsed again), nodes and other objects as their manifests and metadata,
-and the notes the build made. Read back, the same Cluster is made without reading a document. The
+plain values ``Pod.state`` gives (quantities as indexes into one table, a pod's affinity and spread
+constraints pickled: the entry is the user's own file, in a directory only they can write, and its
+digest is checked before anything of it is read), nodes and other objects as their manifests and
+metadata, and the notes the build made. Read back, the same Cluster is made without reading a document. The
 entry is checked like any cache entry (magic string, the payload's SHA-256; anything wrong: built
 again from the files). Beside it, the gates a files' objects show (``Source.shown_gates``) per
 ``Features``, so that a warm load does not read the documents for that either.
@@ -43,6 +44,8 @@ Files = list[tuple[str, str | None]]
 
 @functools.lru_cache(maxsize=1)
 def _code_digest() -> str:
+    """A digest of the code that builds a Cluster (and of the versions the document cache's key names);
+    "" when the sources cannot be read."""
     package = Path(__file__).resolve().parent.parent
     h = hashlib.sha256(f"{FORMAT}|{cache.entry_path('x').name}".encode())
     files = [package / "errors.py"]
