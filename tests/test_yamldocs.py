@@ -15,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedctl.snapshot import yamldocs
+from tests.yaml_objects import objects
 
 
 def same(a: Any, b: Any) -> bool:
@@ -56,28 +57,6 @@ def assert_same_outcome(text: str) -> None:
 
 
 #: Texts whose YAML 1.1 implicit type is easy to get wrong.
-TRICKY = [
-    "yes", "No", "on", "OFF", "y", "n", "true", "False", "~", "null", "Null", "", " ", "0", "-0", "+12",
-    "0x1F", "0o17", "017", "0b101", "1_000", "1:30", "-1:30:00", "1.5e3", "1e3", "6.8523015e+5", ".5", "1.",
-    ".inf", "-.Inf", ".NaN", "2001-12-14", "2001-12-14t21:59:43.10-05:00", "2001-12-14 21:59:43.10 -5",
-    "=", "<<", "a: b", "- x", "&a", "*a", "!tag", "#c", "x #y", "'q'", '"dq"', "500m", "1Gi", "app-007",
-    "é", "line\nbreak", "tab\there", "trailing ",
-]
-
-scalars = st.one_of(
-    st.sampled_from(TRICKY),
-    st.text(max_size=12),
-    st.integers(min_value=-(2**70), max_value=2**70),
-    st.floats(allow_nan=True, allow_infinity=True),
-    st.booleans(),
-    st.none(),
-)
-keys = st.one_of(st.sampled_from(TRICKY), st.text(max_size=8), st.integers(-5, 5), st.booleans(), st.none())
-objects = st.recursive(
-    scalars,
-    lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(keys, children, max_size=4)),
-    max_leaves=25,
-)
 
 
 @settings(max_examples=300, deadline=None)

@@ -38,6 +38,8 @@ from kschedctl import __version__
 
 FORMAT = 1
 MAGIC = b"kschedctl-snapshot-cache\n"
+#: An entry's header: MAGIC, then the SHA-256 of the payload that follows.
+HEAD = len(MAGIC) + 32
 MIN_SIZE = 1 << 20
 MAX_ENTRIES = 8
 DISABLE_ENV = "KSCHEDCTL_NO_CACHE"
@@ -132,16 +134,10 @@ def read(key: str | None) -> list[Any] | None:
 
 def read_entry(path: Path) -> Any:
     """The value stored at ``path`` by ``write_entry``, or None (no entry, unreadable or failing its check)."""
-    try:
-        data = path.read_bytes()
-    except OSError:
+    data = _checked(path)
+    if data is None:
         return None
-    head = len(MAGIC) + 32
-    if len(data) < head or not data.startswith(MAGIC):
-        return None
-    payload = memoryview(data)[head:]
-    if hashlib.sha256(payload).digest() != data[len(MAGIC) : head]:
-        return None
+    payload = memoryview(data)[HEAD:]
     try:
         value = marshal.loads(payload)
     except (ValueError, EOFError, TypeError):
@@ -221,18 +217,26 @@ def write_records(path: Path, records: Iterable[Any], pattern: str) -> None:
 def read_records(path: Path) -> Iterator[Any] | None:
     """The values ``write_records`` stored at ``path``, one at a time, or None (no entry, unreadable or
     failing its check; the check is made before the first value is read)."""
+    data = _checked(path)
+    if data is None:
+        return None
+    with contextlib.suppress(OSError):
+        os.utime(path)  # recently used
+    return _records(data, HEAD)
+
+
+def _checked(path: Path) -> bytes | None:
+    """The bytes of an entry (its header, then its payload from ``HEAD`` on) when it starts with MAGIC and
+    its payload has the SHA-256 the header records; None when it cannot be read or fails that check."""
     try:
         data = path.read_bytes()
     except OSError:
         return None
-    head = len(MAGIC) + 32
-    if len(data) < head or not data.startswith(MAGIC):
+    if len(data) < HEAD or not data.startswith(MAGIC):
         return None
-    if hashlib.sha256(memoryview(data)[head:]).digest() != data[len(MAGIC) : head]:
+    if hashlib.sha256(memoryview(data)[HEAD:]).digest() != data[len(MAGIC) : HEAD]:
         return None
-    with contextlib.suppress(OSError):
-        os.utime(path)  # recently used
-    return _records(data, head)
+    return data
 
 
 def _records(data: bytes, pos: int) -> Iterator[Any]:
