@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
+import sys
 from collections import defaultdict
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -61,3 +65,15 @@ def _completion_not_timed(monkeypatch: pytest.MonkeyPatch) -> None:
     """Shell completion asks the (local, recorded) API server with a limit of 2 s by default: a loaded
     machine would make it offer nothing. The tests give it a limit no answer comes near."""
     monkeypatch.setenv("KSCHEDCTL_COMPLETION_TIMEOUT", "120")
+
+
+@pytest.fixture(scope="module")
+def live_bench() -> ModuleType:
+    """bench/live.py as a module: its generated cluster and paging API server serve the live tests too."""
+    path = Path(__file__).parent.parent / "bench" / "live.py"
+    spec = importlib.util.spec_from_file_location("bench_live", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["bench_live"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module

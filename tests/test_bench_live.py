@@ -5,9 +5,7 @@ Nothing here is timed; the figures are the bench's business (docs/benchmark.md).
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 import urllib.request
 from pathlib import Path
 from types import ModuleType
@@ -18,27 +16,15 @@ import pytest
 from kschedctl.snapshot.live import LiveCluster, LiveOptions
 from kschedctl.snapshot.source import POD
 
-BENCH = Path(__file__).parent.parent / "bench" / "live.py"
-
-
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_live", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_live"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
 
 def get(url: str) -> dict[str, Any]:
     with urllib.request.urlopen(url) as r:
         return dict(json.loads(r.read()))
 
 
-def test_the_server_pages_like_a_kube_apiserver(bench: ModuleType) -> None:
-    cluster = bench.generate(5, 12, 2)
-    with bench.FakeAPIServer(cluster) as srv:
+def test_the_server_pages_like_a_kube_apiserver(live_bench: ModuleType) -> None:
+    cluster = live_bench.generate(5, 12, 2)
+    with live_bench.FakeAPIServer(cluster) as srv:
         pages = [get(f"{srv.url}/api/v1/pods?limit=5")]
         while pages[-1]["metadata"].get("continue"):
             token = pages[-1]["metadata"]["continue"]
@@ -52,10 +38,10 @@ def test_the_server_pages_like_a_kube_apiserver(bench: ModuleType) -> None:
         assert get(f"{srv.url}/api/v1/namespaces/{ns}/pods/{name}")["metadata"]["name"] == name
 
 
-def test_the_pending_pods_fit_nowhere_for_several_causes(bench: ModuleType) -> None:
+def test_the_pending_pods_fit_nowhere_for_several_causes(live_bench: ModuleType) -> None:
     """Each pending workload has its own cause (``--fix`` has a different search to run for each); the
     drained node is cordoned and has no other taint, so uncordoning it is the pinned pod's whole remedy."""
-    cluster = bench.generate(40, 20, 6)
+    cluster = live_bench.generate(40, 20, 6)
     pending = [p for p in cluster.lists["/api/v1/pods"] if "nodeName" not in p["spec"]]
     assert [p["metadata"]["name"].split("-")[0] for p in pending] == ["render", "cache", "gpu", "ingress", "local", "big"]
     drained = [n for n in cluster.lists["/api/v1/nodes"] if n["spec"].get("unschedulable")]
@@ -65,23 +51,23 @@ def test_the_pending_pods_fit_nowhere_for_several_causes(bench: ModuleType) -> N
 
 
 def test_kschedctl_reads_the_generated_pods_through_the_pages(
-    bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    live_bench: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    cluster = bench.generate(5, 12, 2)
-    with bench.FakeAPIServer(cluster) as srv:
-        monkeypatch.setenv("KUBECONFIG", str(bench.kubeconfig(tmp_path / "kubeconfig", srv.url)))
+    cluster = live_bench.generate(5, 12, 2)
+    with live_bench.FakeAPIServer(cluster) as srv:
+        monkeypatch.setenv("KUBECONFIG", str(live_bench.kubeconfig(tmp_path / "kubeconfig", srv.url)))
         items = LiveCluster(LiveOptions(chunk_size=5)).list_items(POD)
     assert items is not None
     assert [i["metadata"]["uid"] for i in items] == [p["metadata"]["uid"] for p in cluster.lists["/api/v1/pods"]]
     assert all("managedFields" not in i["metadata"] for i in items)
 
 
-def test_the_bench_runs_at_a_tiny_size(bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
-    assert bench.main(["--nodes", "4", "--pods", "10", "--pending", "1", "--json"]) == 0
+def test_the_bench_runs_at_a_tiny_size(live_bench: ModuleType, capsys: pytest.CaptureFixture[str]) -> None:
+    assert live_bench.main(["--nodes", "4", "--pods", "10", "--pending", "1", "--json"]) == 0
     results = json.loads(capsys.readouterr().out)
     assert results["raw"]["objects"] == results["generated"]["objects"]
-    assert {row["command"] for row in results["targets"]} == {t.command for t in bench.TARGETS.values()}
-    for key in bench.TARGETS:
+    assert {row["command"] for row in results["targets"]} == {t.command for t in live_bench.TARGETS.values()}
+    for key in live_bench.TARGETS:
         assert results[key]["seconds"] > 0 and results[key]["rss_mb"] > 0
     assert results["snapshot"]["file_bytes"] > 0
     fix = results["explain-pending-fix"]

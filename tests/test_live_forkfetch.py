@@ -7,7 +7,6 @@ after objects of it were built, or a reader that dies, leaves the read to the ma
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import sys
 from collections.abc import Iterator
@@ -27,24 +26,15 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="th
 
 #: forkfetch.AHEAD: never hand a page over undecoded, hand over every page but the last, the default.
 NEVER, ALWAYS = 0, 10**9
-BENCH = Path(__file__).parent.parent / "bench" / "live.py"
 
 
-@pytest.fixture(scope="module")
-def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_live", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_live"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture
-def generated(bench: ModuleType, isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+def generated(live_bench: ModuleType, isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
     """bench/live.py's server (it pages at any size) with 30 nodes and 205 pods: many pages of 20."""
-    with bench.FakeAPIServer(bench.generate(30, 200, 5)) as srv:
-        monkeypatch.setenv("KUBECONFIG", str(bench.kubeconfig(isolated / "kubeconfig", srv.url)))
+    with live_bench.FakeAPIServer(live_bench.generate(30, 200, 5)) as srv:
+        monkeypatch.setenv("KUBECONFIG", str(live_bench.kubeconfig(isolated / "kubeconfig", srv.url)))
         yield srv
 
 
