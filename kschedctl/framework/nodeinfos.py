@@ -20,10 +20,11 @@ Upstream model: ``pkg/scheduler/backend/cache/snapshot.go and backend/cache/node
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from operator import attrgetter
 from typing import Any, TypeVar
 
 from kschedctl.framework.podindex import MatchCounts, PodIndex
-from kschedctl.framework.resources import resize_rule
+from kschedctl.framework.resources import PodResourceMemo, resize_rule
 from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo
 from kschedctl.kube.features import Features
 from kschedctl.kube.topology import zone_key
@@ -80,7 +81,10 @@ def _shareable(base: Snapshot, cluster: Cluster, excluded: set[str]) -> dict[str
 def list_order(pods: list[Pod]) -> list[Pod]:
     """Pods in the order a list of them comes back (namespace, then name), as the informer hands
     them to the scheduler's cache at start-up."""
-    return sorted(pods, key=lambda p: (p.meta.namespace, p.meta.name))
+    return sorted(pods, key=_LIST_KEY)
+
+
+_LIST_KEY = attrgetter("meta.namespace", "meta.name")
 
 
 T = TypeVar("T")
@@ -119,13 +123,21 @@ class Snapshot:
         # read is that list already; the pods of files are ordered as a list of them would be.
         listed = [p for p in cluster.pods if p.node_name not in shared] if shared else cluster.pods
         pods = listed if cluster.pods_listed else list_order(listed)
+        memo = PodResourceMemo(self.resize_rule)  # (most pods repeat a few shapes of requests)
+        rule = self.resize_rule
+        node_info = by_name.get
         for pod in pods:
-            if not pod.node_name or pod.uid in excluded:
+            node_name = pod.node_name
+            if not node_name or (excluded and pod.uid in excluded):
                 continue
-            ni = by_name.get(pod.node_name)
+            ni = node_info(node_name)
             if ni is None:
                 continue  # a pod on a node the snapshot does not have: not listed, as upstream
-            ni.add_pod(pod)
+            pi = PodInfo.of(pod)
+            pi.use_resource(memo.of(pod), rule)
+            ni.add_pod_info(pi)
+            if not pod.volumes:
+                continue
             for v in pod.volumes:
                 pvc = v.get("persistentVolumeClaim")
                 if isinstance(pvc, dict):

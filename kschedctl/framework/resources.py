@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kschedctl.kube.quantity import milli_value, value
 from kschedctl.snapshot.requests import (
@@ -52,6 +52,7 @@ __all__ = [
     "NON_ZERO_DEFAULTS",
     "PODS",
     "PodResource",
+    "PodResourceMemo",
     "ResizeRule",
     "Resource",
     "aggregate_container_requests",
@@ -159,6 +160,49 @@ class PodResource:
     non0_mem: int
 
 
+def _simple_requests(pod: Pod) -> bool:
+    """Whether the pod's resources are its regular containers' requests alone: no init containers,
+    overhead, pod-level requests, or resize status of any kind (every version's rule then agrees)."""
+    if pod.init_containers or pod.overhead or pod.pod_requests or pod.resize_infeasible:
+        return False
+    if pod.init_container_statuses or pod.status_resources is not None or pod.status_allocated is not None:
+        return False
+    for st in pod.container_statuses:
+        if isinstance(st.get("resources"), dict) or st.get("allocatedResources"):
+            return False
+    return True
+
+
+class PodResourceMemo:
+    """``calculate_pod_resource`` for the many pods of one build, computed once per request shape.
+
+    Most pods of a cluster repeat a few shapes of requests, and a loaded cluster holds one quantity
+    object per distinct amount. A pod whose resources are its containers' requests alone
+    (``_simple_requests``) is keyed by its containers' request names and the identity of their
+    quantities (alive as long as the pods, so an equal key means equal requests); pods with the same
+    key get the same PodResource, which nobody changes in place. Other pods are computed each."""
+
+    __slots__ = ("_memo", "rule")
+
+    def __init__(self, rule: ResizeRule) -> None:
+        self.rule = rule
+        self._memo: dict[tuple[Any, ...], PodResource] = {}
+
+    def of(self, pod: Pod) -> PodResource:
+        if not _simple_requests(pod):
+            return calculate_pod_resource(pod, self.rule)
+        containers = pod.containers
+        key: tuple[Any, ...]
+        if len(containers) == 1:  # (a pair per request; with more containers, a tuple of pairs each)
+            key = tuple([(n, id(q)) for n, q in containers[0].requests.items()])
+        else:
+            key = tuple([tuple([(n, id(q)) for n, q in c.requests.items()]) for c in containers])
+        res = self._memo.get(key)
+        if res is None:
+            res = self._memo[key] = calculate_pod_resource(pod, self.rule)
+        return res
+
+
 def _fast_pod_resource(pod: Pod) -> PodResource | None:
     """The common case in integer arithmetic, or None when the exact slow path is needed.
 
@@ -167,13 +211,8 @@ def _fast_pod_resource(pod: Pod) -> PodResource | None:
     whole number of its unit (millicores for cpu, units otherwise): then every version's resize
     rule gives the spec, and per-container rounding equals rounding the sum.
     """
-    if pod.init_containers or pod.overhead or pod.pod_requests or pod.resize_infeasible:
+    if not _simple_requests(pod):
         return None
-    if pod.init_container_statuses or pod.status_resources is not None or pod.status_allocated is not None:
-        return None
-    for st in pod.container_statuses:
-        if isinstance(st.get("resources"), dict) or st.get("allocatedResources"):
-            return None
     res = Resource()
     non0_cpu = 0
     non0_mem = 0

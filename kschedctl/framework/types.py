@@ -114,6 +114,12 @@ class PodInfo:
             pod._info = pi
         return pi
 
+    def use_resource(self, res: PodResource, rule: ResizeRule) -> None:
+        """Keep ``res`` as what the pod adds under ``rule`` (computed elsewhere, e.g. once for many
+        pods of the same requests: ``PodResourceMemo``); it must be ``calculate_pod_resource``'s answer."""
+        self._resource = res
+        self._resource_rule = rule
+
     @property
     def resource(self) -> PodResource:
         """What the pod adds to a node's aggregates under v1.35's resize rule (``resource_under``: another's).
@@ -247,10 +253,11 @@ class NodeInfo:
 
     def add_pod_info(self, pi: PodInfo) -> None:
         self.pods.append(pi)
-        if pi.has_affinity:
-            self.pods_with_affinity.append(pi)
-        if pi.has_required_anti_affinity:
-            self.pods_with_required_anti_affinity.append(pi)
+        if pi.pod.affinity is not None:
+            if pi.has_affinity:
+                self.pods_with_affinity.append(pi)
+            if pi.has_required_anti_affinity:
+                self.pods_with_required_anti_affinity.append(pi)
         self._update(pi, 1)
 
     def remove_pod(self, pod: Pod) -> bool:
@@ -268,22 +275,41 @@ class NodeInfo:
         return True
 
     def _update(self, pi: PodInfo, sign: int) -> None:
-        res = pi.resource_under(self.resize_rule)
+        res = pi._resource
+        if res is None or pi._resource_rule is not self.resize_rule:
+            res = pi.resource_under(self.resize_rule)
         r = res.resource
         req = self.requested
         req.milli_cpu += sign * r.milli_cpu
         req.memory += sign * r.memory
         req.ephemeral_storage += sign * r.ephemeral_storage
-        for name, q in r.scalar.items():
-            req.scalar[name] = req.scalar.get(name, 0) + sign * q
-        self.non_zero_requested.milli_cpu += sign * res.non0_cpu
-        self.non_zero_requested.memory += sign * res.non0_mem
+        if r.scalar:
+            scalar = req.scalar
+            for name, q in r.scalar.items():
+                scalar[name] = scalar.get(name, 0) + sign * q
+        non0 = self.non_zero_requested
+        non0.milli_cpu += sign * res.non0_cpu
+        non0.memory += sign * res.non0_mem
         pod = pi.pod
+        for c in pod.containers:  # (most pods have no ports: host_ports only for those that may)
+            if c.ports:
+                self._update_ports(pod, sign)
+                break
+        else:
+            if pod.init_containers:
+                self._update_ports(pod, sign)
+        if pod.volumes:
+            self._update_pvcs(pod, sign)
+        self.generation += 1
+
+    def _update_ports(self, pod: Pod, sign: int) -> None:
         for ip, proto, port in host_ports(pod):
             if sign > 0:
                 self.used_ports.add(ip, proto, port)
             else:
                 self.used_ports.remove(ip, proto, port)
+
+    def _update_pvcs(self, pod: Pod, sign: int) -> None:
         for v in pod.volumes:
             pvc = v.get("persistentVolumeClaim")
             if not isinstance(pvc, dict):
@@ -297,7 +323,6 @@ class NodeInfo:
                     self.pvc_ref_counts.pop(key, None)
                 else:
                     self.pvc_ref_counts[key] = n
-        self.generation += 1
 
     def snapshot(self) -> NodeInfo:
         """A copy whose pod lists and aggregates can change without touching this one."""
