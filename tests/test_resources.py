@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kschedctl.framework.resources import _exact_pod_resource, calculate_pod_resource
+from kschedctl.framework.resources import (
+    DEFAULT_RESIZE_RULE,
+    PodResourceMemo,
+    _exact_pod_resource,
+    calculate_pod_resource,
+)
 from tests.builders import make_pod
 
 
@@ -51,3 +58,35 @@ def test_fast_path_equals_exact(containers: list[tuple[str | None, str | None]])
         b.container(f"c{i}", **req)
     pod = b.build()
     assert calculate_pod_resource(pod) == _exact_pod_resource(pod)
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.tuples(st.sampled_from([None, "100m", "1", "0.5m"]), st.sampled_from([None, "1Gi", "0.5", "0"])),
+            min_size=1,
+            max_size=3,
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.booleans(),
+)
+def test_memo_gives_each_pod_its_own_resource(pods: list[list[tuple[str | None, str | None]]], init: bool) -> None:
+    """Pods whose quantities are the same objects (as in a loaded cluster) share a shape's sums; every
+    pod still gets exactly ``calculate_pod_resource``'s answer, whatever the order and the containers' split."""
+    canonical: dict[Fraction, Fraction] = {}
+    built = []
+    for containers in pods:
+        b = make_pod()
+        for i, (cpu, mem) in enumerate(containers):
+            b.container(f"c{i}", **{k: v for k, v in (("cpu", cpu), ("memory", mem)) if v is not None})
+        if init:
+            b.init_container("i", cpu="2")
+        pod = b.build()
+        for c in pod.containers:
+            c.requests.update({k: canonical.setdefault(q, q) for k, q in c.requests.items()})
+        built.append(pod)
+    memo = PodResourceMemo(DEFAULT_RESIZE_RULE)
+    for pod in built + built[::-1]:
+        assert memo.of(pod) == calculate_pod_resource(pod)
