@@ -29,7 +29,6 @@ import argparse
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -39,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import REPO, Run, find_oracle, find_perf_dir, machine_line, run_kschedctl
+from run import REPO, Run, find_oracle, find_perf_dir, machine_line, oracle_bench, run_kschedctl
 
 #: Go's load + cycle on gen_cluster 15000 150000 as issue 29 measured it on this machine kind (2 cores):
 #: {nodes: (seconds low, seconds high, peak RSS, source)}.
@@ -94,22 +93,9 @@ def explain(perf: Path, snapshot: Path, cache_home: Path) -> tuple[Run, str]:
 
 def time_go(oracle: Path, perf: Path, cluster: Path, cache: Path) -> tuple[float, float] | None:
     """(load s, cycle median ms) of ``ksched-oracle -bench 5`` on the cluster."""
-    d = cache / "go-big"
-    d.mkdir(parents=True, exist_ok=True)
-    for name, src in (("pod.yaml", perf / SCENARIO / "pod.yaml"), ("config.yaml", perf / SCENARIO / "config.yaml"),
-                      ("cluster.yaml", cluster)):
-        link = d / name
-        if link.is_symlink() or link.exists():
-            link.unlink()
-        link.symlink_to(src.resolve())
-    p = subprocess.run([str(oracle), "-bench", "5", "-o", os.devnull, str(d)], capture_output=True, text=True)
-    out = p.stdout + p.stderr
-    load = re.search(r"load:\s*([\d.]+)\s*s", out)
-    median = re.search(r"median\s*([\d.]+)\s*ms", out)
-    if load is None or median is None:
-        print(f"note: ksched-oracle printed no timing: {out.strip()[:200]}", file=sys.stderr)
-        return None
-    return float(load.group(1)), float(median.group(1))
+    files: dict[str, Path | None] = {"pod.yaml": perf / SCENARIO / "pod.yaml", "config.yaml": perf / SCENARIO / "config.yaml",
+                                     "cluster.yaml": cluster}
+    return oracle_bench(oracle, cache / "go-big", files, 5, "ksched-oracle")
 
 
 def measure(perf: Path, files: dict[str, Path], repeat: int) -> tuple[dict[str, list[dict[str, Any]]], set[str]]:

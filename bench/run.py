@@ -148,9 +148,15 @@ def find_oracle(given: str | None) -> Path | None:
 
 def time_go(oracle: Path, s: Scenario, cache: Path, runs: int) -> tuple[float, float] | None:
     """(load s, cycle median ms) of ``ksched-oracle -bench`` on the scenario's files."""
-    d = cache / "go" / s.name
+    files = {"pod.yaml": s.directory / "pod.yaml", "config.yaml": s.config, "cluster.yaml": s.yaml_file}
+    return oracle_bench(oracle, cache / "go" / s.name, files, runs, f"ksched-oracle on {s.name}")
+
+
+def oracle_bench(oracle: Path, d: Path, files: dict[str, Path | None], runs: int, what: str) -> tuple[float, float] | None:
+    """(load s, cycle median ms) of ``ksched-oracle -bench RUNS`` on a directory ``d`` holding links to
+    ``files`` (name -> file; None: left out); None, with a note, when it printed no timing."""
     d.mkdir(parents=True, exist_ok=True)
-    for name, src in (("pod.yaml", s.directory / "pod.yaml"), ("config.yaml", s.config), ("cluster.yaml", s.yaml_file)):
+    for name, src in files.items():
         link = d / name
         if link.is_symlink() or link.exists():
             link.unlink()
@@ -161,7 +167,7 @@ def time_go(oracle: Path, s: Scenario, cache: Path, runs: int) -> tuple[float, f
     load = re.search(r"load:\s*([\d.]+)\s*s", out)
     median = re.search(r"median\s*([\d.]+)\s*ms", out)
     if load is None or median is None:
-        print(f"note: ksched-oracle on {s.name} printed no timing: {out.strip()[:200]}", file=sys.stderr)
+        print(f"note: {what} printed no timing: {out.strip()[:200]}", file=sys.stderr)
         return None
     return float(load.group(1)), float(median.group(1))
 
