@@ -13,6 +13,7 @@ from kschedctl.snapshot import cache, loader, modelcache
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import load_cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod
+from tests.plugins.test_v137_rules import BIND_MOUNT_POD
 
 CONFORMANCE = Path(__file__).parent / "conformance"
 
@@ -162,17 +163,6 @@ def test_stdin_and_a_disabled_cache_keep_nothing(tmp_path: Path, monkeypatch: py
     assert models(tmp_path) == []
 
 
-BIND_MOUNT_POD = """
-apiVersion: v1
-kind: Pod
-metadata: {name: p, namespace: default}
-spec:
-  containers:
-  - name: app
-    image: app
-    volumeMounts: [{name: d, mountPath: /d, bindMountOptions: [noexec]}]
-  volumes: [{name: d, emptyDir: {}}]
-"""
 
 
 def test_the_gates_a_file_shows_are_kept_too(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from kschedctl.snapshot import yamldocs
 from kschedctl.snapshot.simpleyaml import load_simple
-from tests.yaml_objects import objects
+from tests.yaml_objects import YAMLISH, objects
 
 GEN_CLUSTER = Path(__file__).resolve().parent.parent / "bench" / "perf" / "gen_cluster.py"
 
@@ -100,7 +100,6 @@ def test_block_dumps_of_plain_objects_are_read_here(docs: list[Any]) -> None:
         assert got is not None, text
 
 
-YAMLISH = st.text(alphabet=list("ab01:-?[]{},&*!<=~#'\"|>. \n\t%@`\\"), max_size=60)
 LINES = st.lists(
     st.sampled_from(
         [

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedctl.snapshot import yamldocs
-from tests.yaml_objects import objects
+from tests.yaml_objects import YAMLISH, objects
 
 
 def same(a: Any, b: Any) -> bool:
@@ -70,7 +70,6 @@ def test_dumped_objects_load_the_same(docs: list[Any], flow: bool | None, style:
     assert_same_outcome(text)
 
 
-YAMLISH = st.text(alphabet=list("ab01:-?[]{},&*!<=~#'\"|>. \n\t%@`"), max_size=60)
 DUPLICATES = st.lists(st.sampled_from(["a: 1\n", "a: 2\n", "b:\n  c: 1\n  c: 2\n", "d: {e: 1, e: 1}\n", "---\n"]), max_size=8)
 
 

@@ -94,3 +94,6 @@ objects = st.recursive(
     lambda children: st.one_of(st.lists(children, max_size=4), st.dictionaries(keys, children, max_size=4)),
     max_leaves=25,
 )
+
+#: Short texts of YAML's indicator characters: most are not YAML, some are, in odd ways.
+YAMLISH = st.text(alphabet=list("ab01:-?[]{},&*!<=~#'\"|>. \n\t%@`\\"), max_size=60)
