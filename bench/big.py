@@ -3,8 +3,8 @@
 Issue 29's table: a cluster of ``--nodes`` nodes and ten pods a node (``--pods``) built by
 ``gen_cluster.py`` (the perf corpus's, seed 1) into ``--cache`` (``~/.cache/kschedctl-bench``), in
 both file forms kschedctl reads: the plain YAML ``kubectl get -o yaml``-style output, and a
-``kschedctl snapshot`` file (JSON behind ``#`` comment lines, written with the snapshot writer's own
-encoder). For each, ``kschedctl explain pod -f pod.yaml --config config.yaml -o json`` of the perf
+``kschedctl snapshot`` file (JSON behind ``#`` comment lines, one object a line, written by the
+snapshot writer itself and so signed as a live snapshot is: ``snapshot/vouch.py``). For each, ``kschedctl explain pod -f pod.yaml --config config.yaml -o json`` of the perf
 corpus's ``c5000-plain-p100`` pod (``percentageOfNodesToScore: 100``: every node filtered and
 scored) runs as a subprocess ``--repeat`` times:
 
@@ -52,22 +52,27 @@ def generate(perf: Path, cache: Path, nodes: int, pods: int) -> tuple[Path, Path
     """The cluster as gen_cluster.py writes it (YAML) and as a ``kschedctl snapshot`` file of the same objects."""
     cache.mkdir(parents=True, exist_ok=True)
     yaml_file = cache / f"cluster-{nodes}-{pods}.yaml"
-    snap_file = cache / f"cluster-{nodes}-{pods}.snapshot.yaml"
+    snap_file = cache / f"cluster-{nodes}-{pods}.signed-snapshot.yaml"
     if not yaml_file.is_file():
         tmp = yaml_file.with_suffix(".yaml.tmp")
         subprocess.run([sys.executable, str(perf / "gen_cluster.py"), str(nodes), str(pods), str(tmp)], check=True,
                        stdout=subprocess.DEVNULL)
         tmp.replace(yaml_file)
     if not snap_file.is_file():
+        # What `kschedctl snapshot` writes: its writer, one list per resource in its order, the header signed.
         code = (
             "import sys\n"
             "from kschedctl.snapshot.loader import iter_documents\n"
-            "from kschedctl.snapshot.writer import encode_items\n"
-            "items = [d.obj for d in iter_documents([sys.argv[1]])]\n"
-            "with open(sys.argv[2], 'wb') as f:\n"
-            "    f.write(('# kschedctl snapshot of ' + sys.argv[1] + ' (bench/big.py)\\n').encode())\n"
-            "    f.write(b'{\"apiVersion\": \"v1\", \"kind\": \"List\", \"metadata\": {}, \"items\": [\\n')\n"
-            "    f.write(encode_items(items) + b'\\n]}\\n')\n"
+            "from kschedctl.snapshot.source import RESOURCES\n"
+            "from kschedctl.snapshot.writer import SnapshotWriter\n"
+            "by_kind = {}\n"
+            "for d in iter_documents([sys.argv[1]]):\n"
+            "    by_kind.setdefault(d.obj['kind'], []).append(d.obj)\n"
+            "header = ['kschedctl snapshot of ' + sys.argv[1] + ' (bench/big.py)']\n"
+            "with SnapshotWriter(sys.argv[2], header=header, server_version=None, as_json=False) as w:\n"
+            "    for res in RESOURCES:\n"
+            "        w.take(res, [by_kind.pop(res.kind, [])])\n"
+            "assert not by_kind, sorted(by_kind)\n"
         )
         tmp = snap_file.with_suffix(".tmp")
         env = {**os.environ, "PYTHONPATH": str(REPO), "KSCHEDCTL_NO_CACHE": "1"}

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kschedctl.snapshot import vouch
+
 BIG = Path(__file__).parent.parent / "bench" / "big.py"
 
 
@@ -24,5 +26,6 @@ def test_the_bench_runs_at_a_tiny_size(tmp_path: Path) -> None:
     figures = json.loads(out.read_text())
     assert figures["nodes"] == 20 and figures["pods"] == 200
     assert set(figures["rows"]) == {"yaml", "snapshot"}
-    snapshot = (tmp_path / "cache" / "cluster-20-200.snapshot.yaml").read_text()
+    snapshot = (tmp_path / "cache" / "cluster-20-200.signed-snapshot.yaml").read_text()
     assert snapshot.startswith("# kschedctl snapshot") and '"kind": "List"' in snapshot.splitlines()[1]
+    assert vouch.vouched(snapshot)  # as `kschedctl snapshot` writes it: signed

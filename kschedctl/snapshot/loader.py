@@ -30,7 +30,7 @@ from kschedctl.apivalidation import (
 from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
-from kschedctl.snapshot import cache, modelcache, simpleyaml, vouch, yamldocs
+from kschedctl.snapshot import cache, jsonlines, modelcache, simpleyaml, vouch, yamldocs
 from kschedctl.snapshot.apiversions import (
     drop_disabled_fields,
     dropped_field_note,
@@ -166,22 +166,50 @@ def _parse_json(source: str, text: str, check_keys: bool = True, start: int = 0)
     return data if isinstance(data, list) else [data]
 
 
-def _json_behind_comments(source: str, text: str, validated: bool) -> list[Any] | None:
-    """The objects of a YAML file that is JSON after its ``#`` comment lines (what ``kschedctl snapshot``
-    writes: JSON is YAML's flow style), parsed as JSON; None for any other file, or one that is not
-    valid JSON after all (the YAML parser reads it, and says what is wrong in YAML's terms)."""
+def _after_comments(text: str) -> int | None:
+    """Where a text starts after its ``#`` comment lines (and empty lines); None: it is all comments."""
     pos = 0
     while text.startswith("#", pos) or text.startswith("\n", pos):
         end = text.find("\n", pos)
         if end < 0:
             return None
         pos = end + 1
-    if not text.startswith("{", pos):
+    return pos
+
+
+def _json_behind_comments(source: str, text: str, validated: bool) -> list[Any] | None:
+    """The objects of a YAML file that is JSON after its ``#`` comment lines (what ``kschedctl snapshot``
+    writes: JSON is YAML's flow style), parsed as JSON; None for any other file, or one that is not
+    valid JSON after all (the YAML parser reads it, and says what is wrong in YAML's terms)."""
+    pos = _after_comments(text)
+    if pos is None or not text.startswith("{", pos):
         return None
     try:
         return _parse_json(source, text, check_keys=not validated, start=pos)
     except InputError:
         return None
+
+
+def _streamed(source: str, text: str, key: str | None) -> Iterator[dict[str, Any]] | None:
+    """The objects of a snapshot file kschedctl wrote (``key``: its text's), decoded a line at a time as
+    they are taken (``jsonlines``); None when the text is not such a List."""
+    pos = _after_comments(text)
+    if pos is None:
+        return None
+    pos = _WHITESPACE.match(text, pos).end()  # type: ignore[union-attr]
+
+    def whole() -> list[Any]:
+        docs = _parse_json(source, text, check_keys=False, start=pos)
+        items = docs[0].get("items") if len(docs) == 1 and isinstance(docs[0], dict) else None
+        if not isinstance(items, list):
+            raise InputError("the List's items must be a list of objects", source=source, document=1)
+        return items
+
+    found = jsonlines.listed_items(text, pos, whole, lambda: _fact(key, "long", text, jsonlines.has_long_run))
+    if found is None:
+        return None
+    head, items = found
+    return _flattened(head["kind"], items, source, 1, "items")
 
 
 def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
@@ -234,7 +262,12 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
     text's key in the snapshot cache, ``cache.key_of``, when the caller has it)."""
     if key is None:
         key = cache.key_of(text)
-    validated = cache.validated(key) or vouch.vouched(text)
+    validated = _trusted(key, text)
+    streamed = _streamed(source, text, key) if validated else None
+    if streamed is not None:
+        for obj in streamed:
+            yield Document(source, 1, obj, True)
+        return
     stripped = text.lstrip()
     docs: Iterable[Any]
     if stripped.startswith("{") or stripped.startswith("["):
@@ -260,15 +293,19 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
 def _list_items(doc: dict[str, Any], source: str, n: int, where: str = "") -> Iterator[dict[str, Any]]:
     """The items of a ``kind: List`` (``*List``) document, Lists inside it flattened as kubectl flattens
     them (``where``: the path of a nested List's items)."""
-    kind = doc["kind"]
     items = doc.get("items")
     path = f"{where}items"
     if not isinstance(items, list):
         if items is None:
             return  # an empty List
         raise InputError(
-            f"must be a list of objects, not {json_kind_name(items)}", source=source, document=n, obj=kind, field=path
+            f"must be a list of objects, not {json_kind_name(items)}", source=source, document=n, obj=doc["kind"], field=path
         )
+    yield from _flattened(doc["kind"], items, source, n, path)
+
+
+def _flattened(kind: str, items: Iterable[Any], source: str, n: int, path: str) -> Iterator[dict[str, Any]]:
+    """The objects of a ``kind`` List's ``items`` (at ``path``), inner Lists flattened."""
     item_kind = kind[: -len("List")] if kind != "List" else None
     for i, item in enumerate(items):
         if not isinstance(item, dict):
@@ -431,6 +468,40 @@ def file_keys(paths: list[str]) -> modelcache.Files | None:
         out.append((source, cache.key_of(text)))
         del text
     return out
+
+
+def streamable(paths: list[str]) -> bool:
+    """Whether every file of ``paths`` is a snapshot kschedctl wrote that is read a line at a time
+    (``_streamed``): reading it again costs little, and its documents need not be kept between two reads."""
+    for path in iter_paths(paths):
+        if path == "-":
+            return False
+        source, text = _read_text(path)
+        key = cache.key_of(text)
+        if _streamed(source, text, key) is None or not _trusted(key, text):
+            return False
+    return True
+
+
+#: What was found of the texts read in this process (``_fact``), by text key and question.
+_FACTS: dict[tuple[str, str], bool] = {}
+
+
+def _fact(key: str | None, question: str, text: str, answer: Callable[[str], bool]) -> bool:
+    """``answer(text)``, found once per text in this process (``key``: its cache key; None: not kept).
+    Commands that look at the objects before they load them read a text twice."""
+    if key is None:
+        return answer(text)
+    found = _FACTS.get((key, question))
+    if found is None:
+        found = _FACTS[key, question] = answer(text)
+    return found
+
+
+def _trusted(key: str | None, text: str) -> bool:
+    """Whether the objects of ``text`` (its cache key ``key``) need no validation: they passed it before, or
+    the text is a signed snapshot (``vouch``)."""
+    return cache.validated(key) or _fact(key, "vouched", text, vouch.vouched)
 
 
 def read_documents(paths: list[str]) -> tuple[list[Document], list[str | None]]:

@@ -335,16 +335,19 @@ class FileSource:
         builds the Cluster of the same documents; found again in the snapshot cache for the same texts)."""
         from kschedctl.snapshot import modelcache
         from kschedctl.snapshot.apiversions import candidate_gates, gates_shown
-        from kschedctl.snapshot.loader import read_documents
+        from kschedctl.snapshot.loader import iter_documents, read_documents, streamable
 
         if not candidate_gates(features):
             return {}
         files = self._file_keys()
         shown = modelcache.read_gates(files, features)
         if shown is None:
-            if self._read is None:
-                self._read = read_documents(self.paths)
-            shown = gates_shown((d.obj for d in self._read[0]), features)
+            if self._read is None and streamable(self.paths):  # read again by ``load``, never all held at once
+                shown = gates_shown((d.obj for d in iter_documents(self.paths)), features)
+            else:
+                if self._read is None:
+                    self._read = read_documents(self.paths)
+                shown = gates_shown((d.obj for d in self._read[0]), features)
             modelcache.write_gates(files, features, shown)
         return shown
 
