@@ -15,6 +15,8 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kschedctl.errors import ClusterAccessError
 from kschedctl.snapshot import forkfetch
@@ -240,3 +242,28 @@ def test_a_list_to_redact_is_decoded_without_its_managed_fields() -> None:
     # entries holding an array (none do): the cut leaves no JSON, and the whole body is decoded
     odd = b'{"items":[{"metadata":{"name":"p","managedFields":[{"a":["b"]}]}}]}'
     assert LiveCluster.decode_list(req, odd) == LiveCluster.decode(req, odd)
+
+
+#: Strings a managedFields entry or an object may hold: brackets, quotes, backslashes and the key itself.
+_TRICKY = st.lists(st.sampled_from(['"', "\\", "]", "[", "a", "\\\\", '\\"', "\n", ',"managedFields":[', "é"]),
+                   max_size=8).map("".join)
+_ENTRY = st.dictionaries(_TRICKY, st.one_of(_TRICKY, st.dictionaries(_TRICKY, st.just({}), max_size=3)), max_size=3)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_TRICKY, st.lists(_ENTRY, max_size=3), _TRICKY), min_size=1, max_size=4), st.booleans())
+def test_the_managed_fields_cut_is_the_regular_expressions(objects: list[tuple[str, list[Any], str]], ascii: bool) -> None:
+    """On a list as a server writes it (compact JSON), the cut found by searching the bytes is the
+    regular expression's, and leaves every object but its managedFields."""
+    import json
+
+    from kschedctl.snapshot.live import MANAGED_FIELDS, Request, cut_managed_fields
+
+    items = [{"metadata": {"name": name, "managedFields": managed, "labels": {"x": label}}, "spec": {"note": label}}
+             for name, managed, label in objects]
+    body = json.dumps({"kind": "PodList", "items": items}, separators=(",", ":"), ensure_ascii=ascii).encode()
+    assert cut_managed_fields(body) == MANAGED_FIELDS.sub(b"", body)
+    lean = LiveCluster.decode_list(Request("/api/v1/pods", "list", "pods"), body)
+    for item in items:
+        del item["metadata"]["managedFields"]
+    assert lean["items"] == items

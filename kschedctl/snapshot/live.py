@@ -55,6 +55,49 @@ SERVICE_ACCOUNT_NAMESPACE = "/var/run/secrets/kubernetes.io/serviceaccount/names
 #: this text starts nothing else; entries hold no arrays, so that ``]`` closes it. Were one to, the cut would
 #: leave brackets unbalanced, no JSON, and ``decode_list`` decodes the whole body instead.)
 MANAGED_FIELDS = re.compile(rb',"managedFields":\[(?:[^\]"]++|"(?:[^"\\]++|\\.)*+")*+\]')
+_MANAGED_KEY = b',"managedFields":['
+
+
+def cut_managed_fields(body: bytes) -> bytes:
+    """``MANAGED_FIELDS.sub(b"", body)`` for a JSON body, found with the bytes' own searches instead of
+    the regular expression's walk over every character (that walk took longer than decoding what is left).
+
+    From each ``,"managedFields":[``, the array ends at the first ``]`` with an even number of string
+    quotes before it: a quote behind a backslash is escaped (in JSON a backslash stands only in a string),
+    as long as no backslash is itself escaped; where one is (a ``\\\\`` in the array), the regular
+    expression decides that array. (A body that is not JSON may be cut differently.)"""
+    parts: list[bytes] = []
+    pos = 0
+    while (start := body.find(_MANAGED_KEY, pos)) >= 0:
+        end = _managed_fields_end(body, start + len(_MANAGED_KEY))
+        if end is None:  # no end found here: the regular expression's answer at this place
+            m = MANAGED_FIELDS.match(body, start)
+            if m is None:
+                parts.append(body[pos : start + 1])
+                pos = start + 1
+                continue
+            end = m.end()
+        parts.append(body[pos:start])
+        pos = end
+    if not parts:
+        return body
+    parts.append(body[pos:])
+    return b"".join(parts)
+
+
+def _managed_fields_end(body: bytes, i: int) -> int | None:
+    """Where the managedFields array opened before ``i`` ends (just after its ``]``); None when a
+    backslash escapes a backslash before it, or no ``]`` closes it."""
+    quotes = 0
+    j = i
+    while (k := body.find(b"]", j)) >= 0:
+        if body.find(b"\\\\", j, k) >= 0:
+            return None
+        quotes += body.count(b'"', j, k) - body.count(b'\\"', j, k)
+        if quotes % 2 == 0:
+            return k + 1
+        j = k + 1
+    return None
 
 _FORBIDDEN_RE = re.compile(
     r'(?:User "(?P<user>[^"]*)" )?cannot (?P<verb>\S+) resource "(?P<resource>[^"]+)" in API group "(?P<group>[^"]*)"'
@@ -320,7 +363,7 @@ class LiveCluster:
         """``decode`` of a list whose objects are to be redacted: their managedFields (more than half of a
         list's JSON, and redaction's to drop) cut from the body before it is decoded, the rest as ``decode``
         gives it; the whole body decoded when the cut does not leave a JSON object (``MANAGED_FIELDS``)."""
-        cut = MANAGED_FIELDS.sub(b"", body)
+        cut = cut_managed_fields(body)
         if len(cut) < len(body):
             try:
                 data = json.loads(cut)
