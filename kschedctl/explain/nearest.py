@@ -47,20 +47,51 @@ class NodeRejections:
         return [r.plugin for r in self.rejections]
 
 
-@dataclass
 class FilterAnalysis:
-    """Per node (in kube-scheduler's node order), every Filter plugin that rejects the pod."""
+    """Per node (in kube-scheduler's node order), every Filter plugin that rejects the pod.
 
-    nodes: list[NodeRejections] = field(default_factory=list)
-    #: Set when PreFilter rejected the pod for every node, so no Filter ran.
-    pre_filter_rejection: Status | None = None
+    Kept as each rejecting plugin's reasons per node (a column); ``nodes`` is made of them when first
+    read, and ``nearest`` makes only the nearest nodes' (``explain pending`` reads no other)."""
+
+    def __init__(self, names: list[str] | None = None, pre_filter_rejection: Status | None = None) -> None:
+        #: The nodes asked about, in node order.
+        self.names: list[str] = names or []
+        #: Set when PreFilter rejected the pod for every node, so no Filter ran.
+        self.pre_filter_rejection = pre_filter_rejection
+        #: (plugin, its reasons per node: None where it passes the node), in plugin order.
+        self.columns: list[tuple[str, list[list[str] | None]]] = []
+        self._nodes: list[NodeRejections] | None = None
+
+    @property
+    def nodes(self) -> list[NodeRejections]:
+        if self._nodes is None:
+            self._nodes = [self._node(i) for i in range(len(self.names))]
+        return self._nodes
+
+    def _node(self, i: int) -> NodeRejections:
+        return NodeRejections(self.names[i], [Rejection(p, list(why)) for p, col in self.columns if (why := col[i]) is not None])
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, FilterAnalysis):
+            return NotImplemented
+        return (self.nodes, self.pre_filter_rejection) == (other.nodes, other.pre_filter_rejection)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"FilterAnalysis(nodes={self.nodes!r}, pre_filter_rejection={self.pre_filter_rejection!r})"
 
     def nearest(self) -> list[NodeRejections]:
         """The nodes rejected by the fewest plugins (several when they tie), in node order."""
-        if not self.nodes:
+        if not self.names:
             return []
-        fewest = min(len(n.rejections) for n in self.nodes)
-        return [n for n in self.nodes if len(n.rejections) == fewest]
+        counts = [0] * len(self.names)
+        for _, col in self.columns:
+            for i, reasons in enumerate(col):
+                if reasons is not None:
+                    counts[i] += 1
+        fewest = min(counts)
+        return [self._node(i) for i, c in enumerate(counts) if c == fewest]
 
 
 def analyse_filters(
@@ -92,17 +123,20 @@ def analyse_filters(
     allowed = pre.result.node_names if pre.result is not None else None
     narrowed_by = " ".join(sorted(pre.unschedulable_plugins))
     nodes = snapshot.node_info_list
-    out = FilterAnalysis([NodeRejections(ni.name) for ni in nodes])
+    out = FilterAnalysis([ni.name for ni in nodes])
     if allowed is not None:
-        for ni, verdict in zip(nodes, out.nodes, strict=True):
-            if ni.name not in allowed:
-                verdict.rejections.append(Rejection("PreFilter", [f"node(s) didn't satisfy plugin(s) [{narrowed_by}]"]))
+        narrowed = [f"node(s) didn't satisfy plugin(s) [{narrowed_by}]"]
+        out.columns.append(("PreFilter", [None if ni.name in allowed else narrowed for ni in nodes]))
+    success = Code.SUCCESS
     for pl, batch in fw.plugins.filter_paths:
         if pl.name in state.skip_filter_plugins or (only is not None and pl.name not in only):
             continue
-        for verdict, st in zip(out.nodes, _plugin_statuses(fw, pl, batch, state, pod, nodes), strict=True):
-            if st is not None and not st.is_success():
-                verdict.rejections.append(Rejection(pl.name, list(st.reasons) or [st.message()]))
+        statuses = _plugin_statuses(fw, pl, batch, state, pod, nodes)
+        if statuses.count(None) == len(statuses):  # passed every node (the usual answer: one C-level count)
+            continue
+        column = [None if st is None or st.code == success else (st.reasons or [st.message()]) for st in statuses]
+        if column.count(None) < len(column):
+            out.columns.append((pl.name, column))
     return out
 
 
@@ -118,7 +152,7 @@ def _plugin_statuses(
         except Exception:  # the per-node path records it against the right node
             statuses = None
         if statuses is not None and len(statuses) == len(nodes) and all(
-            st is None or (type(st) is Status and (st.code == Code.SUCCESS or st.is_rejected())) for st in statuses
+            type(st) is Status and (st.code == Code.SUCCESS or st.is_rejected()) for st in statuses if st is not None
         ):
             return list(statuses)
     return [fw.filtering.run_filter_plugin(pl, state, pod, ni) for ni in nodes]

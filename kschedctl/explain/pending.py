@@ -9,7 +9,6 @@ shows them.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -116,12 +115,9 @@ def dominant_reason(trace: Trace) -> tuple[str | None, int | None]:
     held = _held_by_pod_group(trace)
     if held is not None:
         return held, None
-    counts: Counter[str] = Counter()
-    for verdict in trace.filter.values():
-        if not verdict.status.is_success():
-            counts.update(verdict.status.reasons)
-    if trace.pre_filter_node_names is not None and trace.num_all_nodes > len(trace.filter):
-        counts["excluded by PreFilter"] += trace.num_all_nodes - len(trace.filter)
+    counts, evaluated = trace.filter_reasons()
+    if trace.pre_filter_node_names is not None and trace.num_all_nodes > evaluated:
+        counts["excluded by PreFilter"] += trace.num_all_nodes - evaluated
     if not counts:
         rejected = [r for r in trace.pre_filter if r.status.is_rejected()]
         if rejected:
@@ -192,7 +188,7 @@ def pending_row(
         row.nominated_node = trace.post_filter.nominated_node_name
         row.preemption = row.nominated_node is not None
         row.victims = list(trace.post_filter.victims)
-    if trace.outcome == "unschedulable" and trace.filter:
+    if trace.outcome == "unschedulable" and trace.has_filter_verdicts():
         own = snapshots.without(pod) if snapshots is not None else None
         nearest = analyse_filters(cluster, pod, config, registry, snapshot=own).nearest()
         row.nearest_nodes = [n.node for n in nearest]

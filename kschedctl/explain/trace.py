@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
+from itertools import chain
 from typing import Any
 
 from kschedctl import K8S_VERSION
@@ -15,7 +17,7 @@ from kschedctl.explain.uncertainty import OrderDependence
 from kschedctl.framework.batch import BatchRecord
 from kschedctl.framework.extender import ExtenderCall
 from kschedctl.framework.failures import PluginFailure
-from kschedctl.framework.status import PluginStatus, Status
+from kschedctl.framework.status import Code, PluginStatus, Status
 
 
 @dataclass(slots=True)
@@ -200,6 +202,26 @@ class Trace:
     def filter(self, verdicts: dict[str, NodeVerdict]) -> None:
         self._pending.clear()
         self._verdicts = verdicts
+
+    def filter_reasons(self) -> tuple[Counter[str], int]:
+        """How many of ``filter``'s verdicts give each reason (every verdict but Success), and how many
+        verdicts there are; counted from the recorded statuses without making the verdicts when each
+        node was recorded once (the Filter pass's way), else from ``filter``."""
+        chunks = self._pending
+        evaluated = sum(len(names) for names, _ in chunks)
+        if self._verdicts or len(set().union(*(names for names, _ in chunks))) != evaluated:
+            verdicts = self.filter.values()
+            counts = Counter(chain.from_iterable(v.status.reasons for v in verdicts if not v.status.is_success()))
+            return counts, len(verdicts)
+        success = Code.SUCCESS
+        counts = Counter(chain.from_iterable(
+            st.reasons for _, statuses in chunks for st in statuses if st is not None and st.code != success
+        ))
+        return counts, evaluated
+
+    def has_filter_verdicts(self) -> bool:
+        """``bool(self.filter)``, without making the verdicts."""
+        return bool(self._verdicts) or any(names for names, _ in self._pending)
 
     def record_filter(self, names: list[str], statuses: list[Status | None]) -> None:
         """The verdicts of these nodes, in this order (None: Success), after those recorded so far."""

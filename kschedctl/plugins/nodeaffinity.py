@@ -178,6 +178,20 @@ def pre_filter_node_names(required: NodeSelector) -> tuple[set[str] | None, bool
     return (names or None), False
 
 
+def _selector_verdict(selector: tuple[tuple[str, str], ...]) -> NodeVerdict:
+    """The verdict of a pod with only a nodeSelector (no required terms, none added by the profile):
+    ``RequiredNodeAffinity.matches`` on the node's labels, without its calls (pending pods at 5,000 nodes)."""
+
+    def verdict(node_info: NodeInfo) -> Status | None:
+        labels = node_info.node.labels
+        for k, v in selector:
+            if labels.get(k) != v:
+                return Status.unresolvable(ERR_REASON_POD)
+        return None
+
+    return verdict
+
+
 class NodeAffinity(NodeVerdictFilter):
     name = NAME
 
@@ -209,6 +223,8 @@ class NodeAffinity(NodeVerdictFilter):
         req = state.get(PRE_FILTER_KEY)
         if req is None:
             req = RequiredNodeAffinity.of(pod)
+        if added is None and req.required is None:
+            return _selector_verdict(req.node_selector)
 
         def verdict(node_info: NodeInfo) -> Status | None:
             node = node_info.node

@@ -261,7 +261,7 @@ class Fit:
         req = state.get(_PRE_FILTER_KEY)
         if req is None:
             return [self.filter(state, pod, ni) for ni in nodes]
-        return fit_statuses(req, nodes, self._verdict)
+        return fit_statuses(req, nodes, self._verdict, self.unresolvable)
 
     def score_nodes(self, state: CycleState, pod: Pod, nodes: list[NodeInfo]) -> tuple[list[int], Status]:
         reqs = state.get(_PRE_SCORE_KEY)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from operator import truediv
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from kschedctl.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
+from kschedctl.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, Resource, is_scalar_resource_name
 from kschedctl.framework.status import MAX_NODE_SCORE, Code, Status
 from kschedctl.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
@@ -58,25 +58,51 @@ class PodTotals(Protocol):
 R = TypeVar("R", bound=PodTotals)
 
 
-def fit_statuses(req: R, nodes: list[NodeInfo], verdict: Callable[[R, NodeInfo], Status | None]) -> list[Status | None]:
-    """NodeResourcesFit's Filter for each node (None: fits); ``verdict`` is Fit's per-node one."""
+def fit_statuses(
+    req: R, nodes: list[NodeInfo], verdict: Callable[[R, NodeInfo], Status | None], unresolvable: bool = True
+) -> list[Status | None]:
+    """NodeResourcesFit's Filter for each node (None: fits); ``verdict`` is Fit's per-node one, and
+    ``unresolvable`` its rule for a request above the whole allocatable (``fit.insufficiency_status``).
+
+    Without scalar requests (the ignored resources and groups are about those), a node short of room
+    gets its status here, with the verdict's reasons in its order and its code; any other goes through
+    ``verdict``."""
+    if req.scalar:
+        return [verdict(req, ni) for ni in nodes]
     cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
-    no_scalars = not req.scalar
     out: list[Status | None] = []
+    append = out.append
     for ni in nodes:
         a = ni.allocatable
         u = ni.requested
-        if (
-            no_scalars
-            and len(ni.pods) < a.allowed_pod_number
-            and (cpu <= 0 or cpu <= a.milli_cpu - u.milli_cpu)
-            and (mem <= 0 or mem <= a.memory - u.memory)
-            and (eph <= 0 or eph <= a.ephemeral_storage - u.ephemeral_storage)
-        ):
-            out.append(None)
+        room = len(ni.pods) < a.allowed_pod_number
+        cpu_short = cpu > 0 and cpu > a.milli_cpu - u.milli_cpu
+        mem_short = mem > 0 and mem > a.memory - u.memory
+        eph_short = eph > 0 and eph > a.ephemeral_storage - u.ephemeral_storage
+        if room and not (cpu_short or mem_short or eph_short):
+            append(None)
             continue
-        out.append(verdict(req, ni))
+        append(_shortage_status(req, a, room, cpu_short, mem_short, eph_short, unresolvable))
     return out
+
+
+def _shortage_status(
+    req: PodTotals, a: Resource, room: bool, cpu_short: bool, mem_short: bool, eph_short: bool, unresolvable: bool
+) -> Status:
+    """The status ``fit.insufficiency_status(fit.fits_request(...))`` gives a node short of these."""
+    reasons: list[str] = [] if room else ["Too many pods"]
+    worst = False
+    if cpu_short:
+        reasons.append("Insufficient cpu")
+        worst = req.milli_cpu > a.milli_cpu
+    if mem_short:
+        reasons.append("Insufficient memory")
+        worst = worst or req.memory > a.memory
+    if eph_short:
+        reasons.append("Insufficient ephemeral-storage")
+        worst = worst or req.ephemeral_storage > a.ephemeral_storage
+    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if worst and unresolvable else Code.UNSCHEDULABLE
+    return Status(code, *reasons)
 
 
 def allocation_columns(scorer: ResourceAllocationScorer, nodes: list[NodeInfo], pod_request_list: list[int]) -> Columns:
