@@ -51,7 +51,7 @@ class FilterAnalysis:
     """Per node (in kube-scheduler's node order), every Filter plugin that rejects the pod.
 
     Kept as each rejecting plugin's reasons per node (a column); ``nodes`` is made of them when first
-    read, and ``nearest`` makes only the nearest nodes' (``explain pending`` reads no other)."""
+    read, and ``nearest_indexes`` counts without them (``explain pending`` makes only the first nearest node's)."""
 
     def __init__(self, names: list[str] | None = None, pre_filter_rejection: Status | None = None) -> None:
         #: The nodes asked about, in node order.
@@ -65,10 +65,11 @@ class FilterAnalysis:
     @property
     def nodes(self) -> list[NodeRejections]:
         if self._nodes is None:
-            self._nodes = [self._node(i) for i in range(len(self.names))]
+            self._nodes = [self.node(i) for i in range(len(self.names))]
         return self._nodes
 
-    def _node(self, i: int) -> NodeRejections:
+    def node(self, i: int) -> NodeRejections:
+        """The ``i``-th node's rejections (a new object each time)."""
         return NodeRejections(self.names[i], [Rejection(p, list(why)) for p, col in self.columns if (why := col[i]) is not None])
 
     def __eq__(self, other: object) -> bool:
@@ -81,17 +82,22 @@ class FilterAnalysis:
     def __repr__(self) -> str:
         return f"FilterAnalysis(nodes={self.nodes!r}, pre_filter_rejection={self.pre_filter_rejection!r})"
 
-    def nearest(self) -> list[NodeRejections]:
-        """The nodes rejected by the fewest plugins (several when they tie), in node order."""
-        if not self.names:
-            return []
+    def nearest_indexes(self) -> list[int]:
+        """The indexes of the nodes rejected by the fewest plugins, in node order."""
         counts = [0] * len(self.names)
         for _, col in self.columns:
-            for i, reasons in enumerate(col):
-                if reasons is not None:
-                    counts[i] += 1
+            if None in col:  # (a plugin that rejects every node adds the same to each count)
+                for i, why in enumerate(col):
+                    if why is not None:
+                        counts[i] += 1
+        if not counts:
+            return []
         fewest = min(counts)
-        return [self._node(i) for i, c in enumerate(counts) if c == fewest]
+        return [i for i, c in enumerate(counts) if c == fewest]
+
+    def nearest(self) -> list[NodeRejections]:
+        """The nodes rejected by the fewest plugins (several when they tie), in node order."""
+        return [self.node(i) for i in self.nearest_indexes()]
 
 
 def analyse_filters(

@@ -190,10 +190,11 @@ def pending_row(
         row.victims = list(trace.post_filter.victims)
     if trace.outcome == "unschedulable" and trace.has_filter_verdicts():
         own = snapshots.without(pod) if snapshots is not None else None
-        nearest = analyse_filters(cluster, pod, config, registry, snapshot=own).nearest()
-        row.nearest_nodes = [n.node for n in nearest]
+        analysis = analyse_filters(cluster, pod, config, registry, snapshot=own)
+        nearest = analysis.nearest_indexes()
+        row.nearest_nodes = [analysis.names[i] for i in nearest]
         if nearest:
-            row.nearest_rejections = nearest[0].rejections
+            row.nearest_rejections = analysis.node(nearest[0]).rejections
     return row
 
 

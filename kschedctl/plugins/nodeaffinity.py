@@ -31,7 +31,7 @@ from kschedctl.framework import signers
 from kschedctl.framework.cycle_state import CycleState, StateKey
 from kschedctl.framework.interfaces import Handle, NodeScore, NodeVerdict, PreFilterResult
 from kschedctl.framework.signers import SignFragment
-from kschedctl.framework.status import MAX_NODE_SCORE, Status
+from kschedctl.framework.status import MAX_NODE_SCORE, Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.framework.verdict import NodeVerdictFilter
 from kschedctl.kube.selectors import (
@@ -186,7 +186,7 @@ def _selector_verdict(selector: tuple[tuple[str, str], ...]) -> NodeVerdict:
         labels = node_info.node.labels
         for k, v in selector:
             if labels.get(k) != v:
-                return Status.unresolvable(ERR_REASON_POD)
+                return Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ERR_REASON_POD)
         return None
 
     return verdict
