@@ -71,6 +71,10 @@ def num_feasible_nodes_to_find(percentage: int | None, global_percentage: int, n
     return max(n, MIN_FEASIBLE_NODES_TO_FIND)
 
 
+#: The codes whose plugin ``Diagnosis`` counts among the unschedulable plugins.
+UNSCHEDULABLE_CODES = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE})
+
+
 class Diagnosis:
     """Why the pod did not fit: per-node statuses and messages of PreFilter/PostFilter."""
 
@@ -81,7 +85,7 @@ class Diagnosis:
         self.post_filter_msg = ""
 
     def add_plugin_status(self, status: Status) -> None:
-        if status.plugin and status.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE):
+        if status.plugin and status.code in UNSCHEDULABLE_CODES:
             self.unschedulable_plugins.add(status.plugin)
 
 
@@ -738,6 +742,7 @@ def _walk_verdicts(
     """Read a chunk's verdicts in node order as the node-by-node loop does: how many nodes it took,
     and why it stopped there (an Error status; a Success status for the feasible node beyond
     ``num_to_find``, which is dropped), or None when it went through the chunk."""
+    unschedulable = diagnosis.unschedulable_plugins  # (Diagnosis.add_plugin_status, inline: thousands of nodes)
     for k, st in enumerate(statuses):
         if st is None or st.code == Code.SUCCESS:
             if len(feasible) >= num_to_find:
@@ -750,7 +755,8 @@ def _walk_verdicts(
             return k + 1, st
         else:
             failed[chunk[k].name] = st
-            diagnosis.add_plugin_status(st)
+            if st.plugin and st.code in UNSCHEDULABLE_CODES:
+                unschedulable.add(st.plugin)
     return len(statuses), None
 
 

@@ -22,7 +22,7 @@ from kschedctl.framework.nodeinfos import Snapshot
 from kschedctl.framework.pluginlists import FilterNodes
 from kschedctl.framework.registry import Registry
 from kschedctl.framework.runtime import Framework
-from kschedctl.framework.status import Code, Status
+from kschedctl.framework.status import REJECTED_CODES, Code, Status
 from kschedctl.framework.types import NodeInfo
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.model import Pod
@@ -158,7 +158,7 @@ def _plugin_statuses(
         except Exception:  # the per-node path records it against the right node
             statuses = None
         if statuses is not None and len(statuses) == len(nodes) and all(
-            type(st) is Status and (st.code == Code.SUCCESS or st.is_rejected()) for st in statuses if st is not None
+            type(st) is Status and (st.code == Code.SUCCESS or st.code in REJECTED_CODES) for st in statuses if st is not None
         ):
             return list(statuses)
     return [fw.filtering.run_filter_plugin(pl, state, pod, ni) for ni in nodes]

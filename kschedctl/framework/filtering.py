@@ -28,7 +28,7 @@ from kschedctl.framework.plugincalls import (
     no_result,
 )
 from kschedctl.framework.pluginlists import PluginLists
-from kschedctl.framework.status import Code, PluginStatus, Status, quote_name
+from kschedctl.framework.status import REJECTED_CODES, Code, PluginStatus, Status, quote_name
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.snapshot.model import Pod
 
@@ -200,7 +200,7 @@ class FilterPoints:
                 for i, st in zip(alive, statuses, strict=True):
                     if st is None or (type(st) is Status and st.code == Code.SUCCESS):
                         still.append(i)
-                    elif type(st) is Status and st.is_rejected():
+                    elif type(st) is Status and st.code in REJECTED_CODES:
                         st.plugin = pl.name
                         out[i] = st
                     else:

@@ -37,6 +37,10 @@ _LABELS = {
 }
 
 
+#: The codes of a rejection (``Status.is_rejected``), for loops over thousands of statuses.
+REJECTED_CODES = frozenset({Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING})
+
+
 class Status:
     """The result of running one plugin. ``None`` is never used: success is ``Status()``."""
 
@@ -80,7 +84,7 @@ class Status:
         return self.code == Code.WAIT
 
     def is_rejected(self) -> bool:
-        return self.code in (Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE, Code.PENDING)
+        return self.code in REJECTED_CODES
 
     def message(self) -> str:
         return ", ".join(self.reasons)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from operator import truediv
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from kschedctl.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, Resource, is_scalar_resource_name
+from kschedctl.framework.resources import CPU, EPHEMERAL_STORAGE, MEMORY, is_scalar_resource_name
 from kschedctl.framework.status import MAX_NODE_SCORE, Code, Status
 from kschedctl.plugins.noderesources.resource_allocation import (
     LEAST_ALLOCATED,
@@ -72,6 +72,7 @@ def fit_statuses(
     cpu, mem, eph = req.milli_cpu, req.memory, req.ephemeral_storage
     out: list[Status | None] = []
     append = out.append
+    shapes: dict[tuple[bool, bool, bool, bool, bool], tuple[Code, tuple[str, ...]]] = {}  # the nodes short alike
     for ni in nodes:
         a = ni.allocatable
         u = ni.requested
@@ -82,27 +83,28 @@ def fit_statuses(
         if room and not (cpu_short or mem_short or eph_short):
             append(None)
             continue
-        append(_shortage_status(req, a, room, cpu_short, mem_short, eph_short, unresolvable))
+        worst = unresolvable and (
+            (cpu_short and cpu > a.milli_cpu) or (mem_short and mem > a.memory) or (eph_short and eph > a.ephemeral_storage)
+        )
+        key = (room, cpu_short, mem_short, eph_short, worst)
+        shape = shapes.get(key)
+        if shape is None:
+            shape = shapes[key] = _shortage(*key)
+        append(Status(shape[0], *shape[1]))
     return out
 
 
-def _shortage_status(
-    req: PodTotals, a: Resource, room: bool, cpu_short: bool, mem_short: bool, eph_short: bool, unresolvable: bool
-) -> Status:
-    """The status ``fit.insufficiency_status(fit.fits_request(...))`` gives a node short of these."""
-    reasons: list[str] = [] if room else ["Too many pods"]
-    worst = False
+def _shortage(room: bool, cpu_short: bool, mem_short: bool, eph_short: bool, worst: bool) -> tuple[Code, tuple[str, ...]]:
+    """The code and reasons ``fit.insufficiency_status(fit.fits_request(...))`` gives a node short of these
+    (``worst``: a request above the node's whole allocatable, under the rule that makes it unresolvable)."""
+    reasons = [] if room else ["Too many pods"]
     if cpu_short:
         reasons.append("Insufficient cpu")
-        worst = req.milli_cpu > a.milli_cpu
     if mem_short:
         reasons.append("Insufficient memory")
-        worst = worst or req.memory > a.memory
     if eph_short:
         reasons.append("Insufficient ephemeral-storage")
-        worst = worst or req.ephemeral_storage > a.ephemeral_storage
-    code = Code.UNSCHEDULABLE_AND_UNRESOLVABLE if worst and unresolvable else Code.UNSCHEDULABLE
-    return Status(code, *reasons)
+    return (Code.UNSCHEDULABLE_AND_UNRESOLVABLE if worst else Code.UNSCHEDULABLE), tuple(reasons)
 
 
 def allocation_columns(scorer: ResourceAllocationScorer, nodes: list[NodeInfo], pod_request_list: list[int]) -> Columns:
