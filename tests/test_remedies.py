@@ -21,6 +21,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rich.console import Console
 from typer.testing import CliRunner
 
@@ -886,3 +888,54 @@ def test_no_shared_fix_says_when_a_search_was_cut_short() -> None:
     assert group_cells(group, True)[-1] == "none shared by every pod (the search was cut short for 1: its budget ran out)"
     rows[0]["remediesSearch"] = {"notTried": []}
     assert group_cells(group, True)[-1] == "none shared by every pod"
+
+
+_REASONS = st.one_of(st.none(), st.lists(st.sampled_from(["a", "b", ""]), min_size=1, max_size=2))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(min_value=0, max_value=6).flatmap(
+    lambda n: st.lists(st.tuples(st.sampled_from(["P1", "P2", "PreFilter"]), st.lists(_REASONS, min_size=n, max_size=n)),
+                       max_size=4).map(lambda cols: (n, cols))))
+def test_the_nearest_nodes_are_counted_from_the_columns(shape: tuple[int, list[tuple[str, list[Any]]]]) -> None:
+    """``FilterAnalysis.nearest_indexes`` (counted from the plugins' columns) names the nodes ``nearest``
+    would pick from every node's rejections, and ``node`` gives each its rejections in plugin order."""
+    from kschedctl.explain.nearest import FilterAnalysis, NodeRejections, Rejection
+
+    n, cols = shape
+    analysis = FilterAnalysis([f"n{i}" for i in range(n)])
+    analysis.columns.extend(cols)
+    nodes = [NodeRejections(f"n{i}", [Rejection(p, list(col[i])) for p, col in cols if col[i] is not None])
+             for i in range(n)]
+    assert analysis.nodes == nodes
+    fewest = min((len(x.rejections) for x in nodes), default=0)
+    assert analysis.nearest() == [x for x in nodes if len(x.rejections) == fewest]
+    assert [analysis.names[i] for i in analysis.nearest_indexes()] == [x.node for x in analysis.nearest()]
+
+
+_STATUS = st.one_of(st.none(), st.builds(lambda code, reasons: Status(code, *reasons),
+                                         st.sampled_from([Code.SUCCESS, Code.UNSCHEDULABLE, Code.UNSCHEDULABLE_AND_UNRESOLVABLE]),
+                                         st.lists(st.sampled_from(["x", "y"]), max_size=2)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.tuples(st.sampled_from(["a", "b", "c", "d"]), _STATUS), max_size=4), max_size=3),
+       st.booleans())
+def test_filter_reasons_count_what_the_verdicts_say(chunks: list[list[tuple[str, Status | None]]], read_first: bool) -> None:
+    """``Trace.filter_reasons`` counts the reasons and the verdicts ``Trace.filter`` holds, made or not, a node
+    recorded twice included."""
+    from collections import Counter
+
+    def recorded() -> Trace:
+        t = Trace(pod="ns/p", profile="default-scheduler")
+        for chunk in chunks:
+            t.record_filter([n for n, _ in chunk], [s for _, s in chunk])
+        return t
+
+    trace = recorded()
+    if read_first:
+        _ = trace.filter
+    verdicts = recorded().filter.values()
+    want = Counter(r for v in verdicts if not v.status.is_success() for r in v.status.reasons)
+    assert trace.filter_reasons() == (want, len(verdicts))
+    assert trace.has_filter_verdicts() == bool(verdicts)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kschedctl.config.args import NodeResourcesFitArgs
 from kschedctl.framework.cycle_state import CycleState
@@ -465,3 +467,43 @@ def test_defaults_applied() -> None:
 @pytest.mark.parametrize(("x", "want"), [(0.5, 1), (1.5, 2), (2.5, 3), (2.4999, 2), (0.0, 0), (-0.5, -1), (7.0, 7)])
 def test_go_round(x: float, want: int) -> None:
     assert go_round(x) == want
+
+
+_AMOUNTS = st.sampled_from(["", "0", "100m", "1", "3500m", "4", "5", "64"])
+_MEMORY = st.sampled_from(["", "0", "1Gi", "15Gi", "16Gi", "17Gi", "1Ti"])
+_STORAGE = st.sampled_from(["", "1Gi", "95Gi", "200Gi"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.tuples(st.sampled_from(["1", "2", "110"]), st.lists(st.tuples(_AMOUNTS, _MEMORY), max_size=3)),
+             min_size=1, max_size=6),
+    st.tuples(_AMOUNTS, _MEMORY, _STORAGE),
+    st.booleans(),
+)
+def test_the_whole_list_filter_words_each_shortage_as_the_per_node_verdict(
+    nodes: list[tuple[str, list[tuple[str, str]]]], request: tuple[str, str, str], unresolvable: bool
+) -> None:
+    """``fit_statuses`` gives a node short of room the status the per-node verdict gives it (reasons,
+    their order, the code under either rule for a request above the whole allocatable)."""
+    from kschedctl.plugins.noderesources.indexed import fit_statuses
+
+    infos = [
+        node_info(make_node(f"n{i}").set("status.allocatable", {"cpu": "4", "memory": "16Gi", "pods": pods,
+                                                               "ephemeral-storage": "100Gi"}),
+                  *[existing(cpu, mem).set("metadata.name", f"e{i}-{j}") for j, (cpu, mem) in enumerate(on)])
+        for i, (pods, on) in enumerate(nodes)
+    ]
+    cpu, mem, eph = request
+    pod = make_pod("p").req(**{k: v for k, v in (("cpu", cpu), ("memory", mem), ("ephemeral_storage", eph)) if v})
+    pl = _plugin()
+    pl.unresolvable = unresolvable
+    state = CycleState()
+    pl.pre_filter(state, pod.build(), infos)
+    req = state.get(fit._PRE_FILTER_KEY)
+    assert req is not None
+    got = fit_statuses(req, infos, pl._verdict, unresolvable)
+    want = [pl._verdict(req, ni) for ni in infos]
+    assert [None if s is None else (s.code, s.reasons) for s in got] == [
+        None if s is None else (s.code, s.reasons) for s in want
+    ]
