@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedctl.errors import ClusterAccessError
-from kschedctl.snapshot import forkfetch
+from kschedctl.snapshot import forked, forkfetch
 from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.live import Forbidden, LiveCluster, LiveOptions, LiveSource
 from tests.apiserver import RecordedAPIServer, load_rules
@@ -58,9 +58,9 @@ def server(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Recorded
     yield from served(monkeypatch, isolated)
 
 
-def load(forked: bool, monkeypatch: pytest.MonkeyPatch, chunk_size: int = 100) -> tuple[Cluster, list[str], list[Any]]:
+def load(by_reader: bool, monkeypatch: pytest.MonkeyPatch, chunk_size: int = 100) -> tuple[Cluster, list[str], list[Any]]:
     """The cluster, warnings and progress events of one load, by the reader or in-process."""
-    monkeypatch.setattr(forkfetch, "available", lambda since=None: forked)
+    monkeypatch.setattr(forked, "available", lambda since=None: by_reader)
     warnings: list[str] = []
     events: list[Any] = []
     cluster = LiveSource(LiveOptions(chunk_size=chunk_size)).load(
@@ -194,29 +194,6 @@ def test_an_error_that_does_not_pickle_comes_as_its_line() -> None:
 
     e = pickle.loads(forkfetch._pickled(Odd("no", "pickle")))
     assert isinstance(e, ClusterAccessError) and str(e) == "no pickle"
-
-
-def test_the_reader_is_used_only_when_a_core_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(forkfetch, "cpu_times", lambda: (1000 + 18, 5000 + 40))  # 40 ticks since, 18 idle
-    assert forkfetch.available((1000, 5000))  # 0.9 of a core idle while this process connected
-    monkeypatch.setattr(forkfetch, "cpu_times", lambda: (1000 + 8, 5000 + 40))
-    assert not forkfetch.available((1000, 5000))  # 0.4: another process had the other core
-    # too short a look, or none: the load average, below the number of cores
-    monkeypatch.setattr(forkfetch, "cpu_times", lambda: (1000, 5000 + 4))
-    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
-    assert forkfetch.available((1000, 5000)) and forkfetch.available(None)
-    monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 1.0, 1.0))
-    assert not forkfetch.available(None)
-    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
-    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    assert not forkfetch.available(None)
-
-
-def test_cpu_times_reads_the_machines_counters() -> None:
-    times = forkfetch.cpu_times()
-    assert times is not None and 0 <= times[0] <= times[1]
 
 
 def test_a_list_to_redact_is_decoded_without_its_managed_fields() -> None:

@@ -18,7 +18,7 @@ reader never waits for the build (the file starts again whenever every page writ
 read). The count of pages read is shared memory the reader looks at to decide which page to hand
 over undecoded. When a list starts again after objects of it were built, or the reader dies or
 fails on its own (no room for the file), ``Restart`` tells the caller to read the cluster again
-without the reader. The reader needs fork (Linux) and a second core that is free (``available``);
+without the reader. The reader needs fork (Linux) and a second core that is free (``forked.available``);
 elsewhere, or on a busy machine, the caller reads in-process as before.
 """
 
@@ -29,7 +29,6 @@ import marshal
 import os
 import pickle
 import signal
-import sys
 from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -54,46 +53,6 @@ AHEAD = 2
 
 class Restart(Exception):
     """The objects handed over so far cannot be used (a list started again, the reader died): read again."""
-
-
-#: Idle cores, on average over the look, from which a reader pays (a busy machine's idle time is noise).
-IDLE_CORES = 0.75
-
-
-def cpu_times() -> tuple[int, int] | None:
-    """The machine's idle and total CPU time so far (clock ticks, all cores: ``/proc/stat``); None where
-    there is no such file."""
-    try:
-        with open("/proc/stat", "rb") as f:
-            fields = f.readline().split()
-    except OSError:
-        return None
-    if len(fields) < 9 or fields[0] != b"cpu":
-        return None
-    ticks = [int(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
-    return ticks[3] + ticks[4], sum(ticks)
-
-
-def available(since: tuple[int, int] | None = None) -> bool:
-    """Whether a reader pays here: fork works (Linux; it is unsafe or missing elsewhere), this process may
-    run on two cores or more, and one of them is free. Free: idle for three quarters of the time since
-    ``since`` (``cpu_times()`` taken while this process connected, so that its own work is not counted as
-    another's), or, without that, the last minute's load average below the number of cores. On a
-    machine whose cores are busy the reader would only add its own work (handing the pages over, about
-    a quarter more CPU than reading in-process) to what they have to do, for no gain."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        cores = len(os.sched_getaffinity(0))
-        if cores < 2:
-            return False
-        now = cpu_times()
-        if since is not None and now is not None and now[1] - since[1] >= 10:
-            idle = (now[0] - since[0]) / (now[1] - since[1]) * (os.cpu_count() or cores)
-            return idle >= IDLE_CORES
-        return os.getloadavg()[0] < cores
-    except OSError:
-        return False
 
 
 class _Forward:

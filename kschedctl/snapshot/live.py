@@ -713,9 +713,9 @@ class LiveSource:
     """The ``Source`` for a live cluster: one in-memory snapshot of everything the scheduler reads."""
 
     def __init__(self, options: LiveOptions | None = None) -> None:
-        from kschedctl.snapshot import forkfetch
+        from kschedctl.snapshot import forked
 
-        self._cpu_before = forkfetch.cpu_times()  # how busy the machine is while we connect (``load``)
+        self._cpu_before = forked.cpu_times()  # how busy the machine is while we connect (``load``)
         self.cluster = LiveCluster(options)
         self.description = self.cluster.describe()
 
@@ -764,10 +764,10 @@ class LiveSource:
     def load(
         self, *, warn: Warn | None = None, progress: Progress | None = None, features: Features = DEFAULT_FEATURES
     ) -> Cluster:
-        from kschedctl.snapshot import forkfetch
+        from kschedctl.snapshot import forked, forkfetch
 
         with bulk_build():  # a million dicts from JSON, then the model: the collector would walk them again and again
-            if forkfetch.available(self._cpu_before):
+            if forked.available(self._cpu_before):
                 with contextlib.suppress(forkfetch.Restart):
                     return self._load_forked(warn, progress, features)
             return self.fetch(progress=progress).to_cluster(warn, features)

@@ -1,0 +1,231 @@
+"""Work handed to a forked process on the second core: whether that pays, and the process itself.
+
+Loading a big snapshot does several things in a row that need not wait for each other (reading a live
+cluster's lists beside the build, ``forkfetch``; checking a file's objects beside the build, storing the
+built Cluster in the cache while the command goes on, ``loader``). A forked child sees this process's
+memory as it was at the fork, so nothing has to be sent to it; what it answers comes back pickled
+through a pipe. It pays only where fork is safe (Linux), with a second core that is free and no thread
+of this process running (a fork copies only the thread that forks: a lock another thread holds would
+stay held in the child); elsewhere the caller does the same work in-process.
+
+A child that goes on working after this process no longer needs its answer (a cache write) is kept in
+``background`` until ``settle`` reaps it: every command does so before it exits (``cli.common.guarded``;
+an ``atexit`` hook too, for other callers), and a load does before it reads the cache. Such a child
+never outlives its work, ignores Ctrl-C (the main process's to handle) and ends cleanly, removing any
+half-written file, when ``settle(stop=True)`` terminates it.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import gc
+import os
+import pickle
+import signal
+import sys
+import threading
+from collections.abc import Callable
+from types import FrameType
+from typing import Any
+
+#: Idle cores, on average over the look, from which a second process pays (a busy machine's idle time is noise).
+IDLE_CORES = 0.75
+#: Objects (documents, pods) from which a load hands work to a second process: below, a fork costs more
+#: than the work it would take over.
+MANY = 20_000
+
+
+def cpu_times() -> tuple[int, int] | None:
+    """The machine's idle and total CPU time so far (clock ticks, all cores: ``/proc/stat``); None where
+    there is no such file."""
+    try:
+        with open("/proc/stat", "rb") as f:
+            fields = f.readline().split()
+    except OSError:
+        return None
+    if len(fields) < 9 or fields[0] != b"cpu":
+        return None
+    ticks = [int(v) for v in fields[1:9]]  # user nice system idle iowait irq softirq steal
+    return ticks[3] + ticks[4], sum(ticks)
+
+
+def available(since: tuple[int, int] | None = None) -> bool:
+    """Whether a second process pays here: fork works (Linux; it is unsafe or missing elsewhere), this
+    process may run on two cores or more, and one of them is free. Free: idle for three quarters of the
+    time since ``since`` (``cpu_times()`` taken while this process worked alone, so that its own work is
+    not counted as another's), or, without that, the last minute's load average below the number of
+    cores. On a machine whose cores are busy the second process would only add its own work (handing
+    things over) to what they have to do, for no gain."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        cores = len(os.sched_getaffinity(0))
+        if cores < 2:
+            return False
+        now = cpu_times()
+        if since is not None and now is not None and now[1] - since[1] >= 10:
+            idle = (now[0] - since[0]) / (now[1] - since[1]) * (os.cpu_count() or cores)
+            return idle >= IDLE_CORES
+        return os.getloadavg()[0] < cores
+    except OSError:
+        return False
+
+
+def pays(since: tuple[int, int] | None = None) -> bool:
+    """``available`` (``since``: by default when this module was imported, near the process's start), and
+    no other thread of this process runs (what a fork would copy half of)."""
+    return threading.active_count() == 1 and available(_STARTED if since is None else since)
+
+
+class _Stopped(BaseException):
+    """The child was told to stop (SIGTERM): what it was writing is removed on the way out."""
+
+
+def _stop(signum: int, frame: FrameType | None) -> None:
+    raise _Stopped
+
+
+class Child:
+    """``Child(work)``: ``work(answer)`` run in a forked process; ``answer(value)`` sends ``value`` (pickled)
+    to this process, which takes it with ``answer()``. The child may go on working after it answered;
+    it ends with ``work`` (an exception ``work`` raises is its answer, when it has not answered yet).
+    ``OSError`` when no process can be forked."""
+
+    def __init__(self, work: Callable[[Callable[[Any], None]], None]) -> None:
+        read_end, write_end = os.pipe()
+        # Ctrl-C and SIGTERM wait until the child has its own handlers (before, they would raise in it
+        # the exception meant for this process, and it would go on as this process)
+        mask = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            pid = os.fork()
+        except OSError:
+            signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            os.close(read_end)
+            os.close(write_end)
+            raise
+        if pid == 0:  # pragma: no cover (the child: coverage of it is not collected)
+            try:
+                os.close(read_end)
+                _run(work, write_end, mask)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        self.pid = pid
+        self._pipe = os.fdopen(read_end, "rb")
+        self._answer: tuple[bool, Any] | None = None
+        self._ended = False
+        signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+
+    def answer(self) -> Any:
+        """What the child answered (the exception it answered with is returned, not raised); ``ChildLost``
+        when it ended, or died, without answering."""
+        if self._answer is None:
+            try:
+                size = int.from_bytes(self._read(8), "little")
+                self._answer = (True, pickle.loads(self._read(size)))
+            except (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError, AttributeError, ImportError):
+                self._answer = (False, None)
+        if not self._answer[0]:
+            raise ChildLost("the forked process ended without answering")
+        return self._answer[1]
+
+    def _read(self, size: int) -> bytes:
+        data = self._pipe.read(size)
+        if data is None or len(data) < size:
+            raise EOFError
+        return data
+
+    def wait(self, stop: bool = False) -> None:
+        """Wait for the child's end (``stop``: tell it to stop first)."""
+        if self._ended:
+            return
+        if stop:
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGTERM)
+        try:
+            os.waitpid(self.pid, 0)
+        except ChildProcessError:  # (reaped already)
+            pass
+        except BaseException:  # interrupted while waiting: the child is stopped, then waited for
+            with contextlib.suppress(OSError):
+                os.kill(self.pid, signal.SIGTERM)
+            with contextlib.suppress(OSError):
+                os.waitpid(self.pid, 0)
+            raise
+        finally:
+            self._ended = True
+            self._pipe.close()
+
+
+class ChildLost(Exception):
+    """A forked process ended without answering (killed, out of memory)."""
+
+
+def _run(work: Callable[[Callable[[Any], None]], None], fd: int, mask: set[int | signal.Signals]) -> None:  # pragma: no cover
+    """The child's life: ``work``, its answer to ``fd``, then ``os._exit`` (never this process's exit
+    handlers, nor a flush of a copy of its buffered output). No collector: it would walk, and so copy,
+    every page of the memory shared with this process, for a short life's little garbage."""
+    gc.disable()
+    background.clear()  # (this process's children, not the child's)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop)
+    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+    answered = False
+
+    def answer(value: Any) -> None:
+        nonlocal answered
+        answered = True
+        data = _pickled(value)
+        with contextlib.suppress(OSError):
+            os.write(fd, len(data).to_bytes(8, "little"))
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view) :]
+        with contextlib.suppress(OSError):
+            os.close(fd)
+
+    try:
+        work(answer)
+    except BaseException as e:
+        if not answered and not isinstance(e, _Stopped):
+            with contextlib.suppress(BaseException):
+                answer(e)
+    finally:
+        os._exit(0)
+
+
+def _pickled(value: Any) -> bytes:
+    """``value`` pickled; an exception that does not survive pickling as a ``ChildLost`` naming it."""
+    try:
+        data = pickle.dumps(value)
+        pickle.loads(data)
+        return data
+    except Exception:
+        return pickle.dumps(ChildLost(f"the forked process's answer could not be sent: {type(value).__name__}"))
+
+
+#: Children at work that nobody waits for an answer from (cache writes): reaped by ``settle``.
+background: list[Child] = []
+
+
+def settle(stop: bool = False) -> None:
+    """Reap every background child: wait for its work to end, or (``stop``) stop it first."""
+    while background:
+        background.pop().wait(stop)
+
+
+def run_in_background(work: Callable[[], None]) -> None:
+    """``work()`` in a forked background child when that pays (``pays``), else here, now."""
+    if pays():
+        try:
+            background.append(Child(lambda answer: work()))
+            return
+        except OSError:  # no process to fork: done here
+            pass
+    work()
+
+
+#: The machine's CPU times when this module was imported (``pays``).
+_STARTED = cpu_times()
+atexit.register(settle)

@@ -1,0 +1,119 @@
+"""Work in a forked process (``snapshot/forked.py``): when it pays, its answer, and no process left behind."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kschedctl.errors import InputError
+from kschedctl.snapshot import forked
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork: Linux only")
+
+
+def reaped(pid: int) -> bool:
+    """Whether the process ``pid`` is no child of this one any more (ended and waited for)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_a_second_process_is_used_only_when_a_core_is_free(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(forked, "cpu_times", lambda: (1000 + 18, 5000 + 40))  # 40 ticks since, 18 idle
+    assert forked.available((1000, 5000))  # 0.9 of a core idle while this process worked alone
+    monkeypatch.setattr(forked, "cpu_times", lambda: (1000 + 8, 5000 + 40))
+    assert not forked.available((1000, 5000))  # 0.4: another process had the other core
+    # too short a look, or none: the load average, below the number of cores
+    monkeypatch.setattr(forked, "cpu_times", lambda: (1000, 5000 + 4))
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))
+    assert forked.available((1000, 5000)) and forked.available(None)
+    monkeypatch.setattr(os, "getloadavg", lambda: (2.0, 1.0, 1.0))
+    assert not forked.available(None)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    assert not forked.available(None)
+
+
+def test_cpu_times_reads_the_machines_counters() -> None:
+    times = forked.cpu_times()
+    assert times is not None and 0 <= times[0] <= times[1]
+
+
+def test_no_fork_while_a_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "available", lambda since=None: True)
+    assert forked.pays()
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        assert not forked.pays()
+    finally:
+        stop.set()
+        thread.join()
+
+
+@linux_only
+def test_the_childs_answer_and_its_error_come_back() -> None:
+    child = forked.Child(lambda answer: answer({"seen": [1, 2, 3]}))
+    assert child.answer() == {"seen": [1, 2, 3]}
+    child.wait()
+    assert reaped(child.pid)
+
+    def fail(answer: Callable[[Any], None]) -> None:
+        raise InputError("bad", source="f.yaml", document=3, field="spec")
+
+    child = forked.Child(fail)
+    error = child.answer()
+    assert isinstance(error, InputError) and str(error) == "f.yaml: document 3: spec: bad" and error.document == 3
+    child.wait()
+    assert reaped(child.pid)
+
+
+@linux_only
+def test_a_child_that_dies_without_answering_is_lost() -> None:
+    child = forked.Child(lambda answer: os.kill(os.getpid(), signal.SIGKILL))
+    with pytest.raises(forked.ChildLost):
+        child.answer()
+    child.wait()
+    assert reaped(child.pid)
+
+
+@linux_only
+def test_settle_waits_for_background_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "available", lambda since=None: True)
+    done = tmp_path / "done"
+    forked.run_in_background(lambda: done.write_text("yes"))
+    pids = [c.pid for c in forked.background]
+    assert len(pids) == 1 and pids[0] != os.getpid()  # (forked: this process did not do it)
+    forked.settle()
+    assert done.read_text() == "yes" and not forked.background and reaped(pids[0])
+
+
+def test_background_work_is_done_here_when_a_fork_does_not_pay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "available", lambda since=None: False)
+    done = tmp_path / "done"
+    forked.run_in_background(lambda: done.write_text(str(os.getpid())))
+    assert not forked.background and done.read_text() == str(os.getpid())
+
+
+@linux_only
+def test_settle_stops_a_child_when_told(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(forked, "available", lambda since=None: True)
+    forked.run_in_background(lambda: time.sleep(600))
+    pid = forked.background[0].pid
+    os.kill(pid, signal.SIGINT)  # Ctrl-C is the main process's: the child goes on
+    assert not reaped(pid)
+    forked.settle(stop=True)
+    assert reaped(pid) and not forked.background
