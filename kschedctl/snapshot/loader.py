@@ -8,6 +8,7 @@ one ``InputError`` naming the file, the document and the field.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -30,7 +31,7 @@ from kschedctl.apivalidation import (
 from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
-from kschedctl.snapshot import cache, jsonlines, modelcache, simpleyaml, vouch, yamldocs
+from kschedctl.snapshot import cache, forked, jsonlines, modelcache, simpleyaml, vouch, yamldocs
 from kschedctl.snapshot.apiversions import (
     drop_disabled_fields,
     dropped_field_note,
@@ -375,6 +376,18 @@ def build_object(
     machinery reads it (an API version it does not serve is refused, fields of gates that are
     off are dropped).
     """
+    read = _as_read(doc, validate=validate, features=features)
+    if read is None:
+        return None
+    if validate and not read.validated:
+        check_object(read, features=features)
+    return _model_of(read)
+
+
+def _as_read(doc: Document, *, validate: bool, features: Features) -> Document | None:
+    """The document as ``features``' API machinery reads it (the fields of gates that are off dropped),
+    after the checks every object gets (a kind, a name, an apiVersion served); None for kinds the
+    scheduler does not read."""
     obj = doc.obj
     kind = obj.get("kind")
     if not kind or not isinstance(kind, str):
@@ -398,10 +411,13 @@ def build_object(
     if kind not in KNOWN_KINDS:
         return None
     obj = drop_disabled_fields(kind, obj, features)
-    if obj is not doc.obj:
-        doc = Document(doc.source, doc.index, obj, doc.validated)
-    if validate and not doc.validated:
-        check_object(doc, features=features)
+    return doc if obj is doc.obj else Document(doc.source, doc.index, obj, doc.validated)
+
+
+def _model_of(doc: Document) -> Node | Pod | KubeObject:
+    """The model of a document ``_as_read`` gave."""
+    obj = doc.obj
+    kind = obj["kind"]
     try:
         if kind == "Node":
             return Node(obj)
@@ -440,7 +456,11 @@ def load_cluster(
     (``snapshot/modelcache.py``: a load of the same texts with the same ``features`` reads no document).
     ``features``: the version whose API machinery reads the objects (``build_object``). ``read``: the
     documents ``read_documents`` gave for these paths, when a look at them came first; ``files``:
-    ``file_keys(paths)``, when the caller has it."""
+    ``file_keys(paths)``, when the caller has it.
+
+    Many documents read first are checked by a forked process while this one builds the model of them
+    (``_CheckedAside``; not those of standard input: should that process die, the files are read
+    again and checked here)."""
     if files is None:
         files = file_keys(paths)
     if read is None:
@@ -451,7 +471,11 @@ def load_cluster(
         cluster = load_documents(iter_documents(paths, keys), keys, warn=warn, features=features)
     else:
         keys = read[1]
-        cluster = load_documents(read[0], keys, warn=warn, features=features)
+        try:
+            cluster = load_documents(read[0], keys, warn=warn, features=features, aside="-" not in paths)
+        except forked.ChildLost:
+            keys = []
+            cluster = load_documents(iter_documents(paths, keys), keys, warn=warn, features=features)
     if files is not None and [key for _, key in files] == keys:  # (a file changed since: nothing kept)
         modelcache.write_cluster(files, features, cluster)
     return cluster
@@ -518,12 +542,26 @@ def load_documents(
     *,
     warn: Callable[[str], None] | None = None,
     features: Features = DEFAULT_FEATURES,
+    aside: bool = False,
 ) -> Cluster:
     """``load_cluster`` of documents already read (``keys``: their files' cache keys, complete once ``docs``
-    is exhausted). A list of documents is emptied as the Cluster is built of them."""
+    is exhausted). A list of documents is emptied as the Cluster is built of them. ``aside``: a list of
+    more than ``forked.MANY`` documents may be checked by a forked process (``_CheckedAside``) when that
+    pays (``forked.pays``); ``forked.ChildLost`` when it ended without answering."""
     if isinstance(docs, list):
-        with bulk_build(freeze=len(docs) > FREEZE_DOCUMENTS):
-            cluster = build_cluster(_drained(docs), warn=warn, features=features)
+        checker = None
+        if aside and len(docs) > forked.MANY and not all(d.validated for d in docs) and forked.pays():
+            with contextlib.suppress(OSError):  # (no process to fork: checked here)
+                checker = _CheckedAside(docs, features)
+        try:
+            with bulk_build(freeze=len(docs) > FREEZE_DOCUMENTS):
+                cluster = _build_cluster(_drained(docs), warn, True, features, checker)
+        except BaseException as e:
+            if checker is not None:
+                checker.close(stop=not isinstance(e, Exception))
+            raise
+        if checker is not None:
+            checker.close(stop=False)
     else:
         with bulk_build():
             cluster = build_cluster(docs, warn=warn, features=features)
@@ -551,34 +589,60 @@ def build_cluster(
 
     ``validate``: reject objects the API server would refuse (off for what a live API server returned).
     """
+    return _build_cluster(docs, warn, validate, features, None)
+
+
+def _build_cluster(
+    docs: Iterable[Document],
+    warn: Callable[[str], None] | None,
+    validate: bool,
+    features: Features,
+    aside: _CheckedAside | None,
+) -> Cluster:
+    """``build_cluster``; ``aside``: the documents' load-time validation is done there (by a forked
+    process), not here. An error building a document is raised after asking it for an error of one
+    before (or of the same: validation comes first), so that the first error in the documents' order
+    is the one raised, as in one process; its error, once every document is built."""
     cluster = Cluster()
     skipped: Counter[str] = Counter()
     dropped: Counter[str] = Counter()
     node_files: dict[str, str] = {}  # where each Node and Pod was read (validate: two of one name)
     pod_files: dict[str, str] = {}
     replaced: list[str] = []
-    for doc in docs:
-        obj = build_object(doc, validate=validate, features=features)
-        if obj is None:
-            skipped[str(doc.obj.get("kind"))] += 1
-        elif isinstance(obj, Node):
-            if validate:
-                first = node_files.get(obj.name)
-                node_files[obj.name] = doc.source
-                if first is not None:
-                    replaced.append(_same_name(obj, doc, first))
-            cluster.add_node(obj)
-        elif isinstance(obj, Pod):
-            if validate:
-                first = pod_files.get(obj.key)
-                pod_files[obj.key] = doc.source
-                if first is not None:
-                    replaced.append(_same_name(obj, doc, first))
-            dropped.update(dropped_fields(doc.obj, obj.raw))
-            cluster.add_pod(obj)
-            obj.pack()
-        else:
-            cluster.add_object(obj)
+    check = validate and aside is None
+    for position, doc in enumerate(docs):
+        try:
+            read = _as_read(doc, validate=validate, features=features)
+            if read is None:
+                skipped[str(doc.obj.get("kind"))] += 1
+                continue
+            if check and not read.validated:
+                check_object(read, features=features)
+            obj = _model_of(read)
+            if isinstance(obj, Node):
+                if validate:
+                    first = node_files.get(obj.name)
+                    node_files[obj.name] = doc.source
+                    if first is not None:
+                        replaced.append(_same_name(obj, doc, first))
+                cluster.add_node(obj)
+            elif isinstance(obj, Pod):
+                if validate:
+                    first = pod_files.get(obj.key)
+                    pod_files[obj.key] = doc.source
+                    if first is not None:
+                        replaced.append(_same_name(obj, doc, first))
+                dropped.update(dropped_fields(doc.obj, obj.raw))
+                cluster.add_pod(obj)
+                obj.pack()
+            else:
+                cluster.add_object(obj)
+        except Exception:
+            if aside is not None:
+                aside.raise_first(position)
+            raise
+    if aside is not None:
+        aside.raise_first(None)
     default_namespaces(cluster)
     cluster.finish()
     notes = [f"skipped {n} {kind} object(s): kind not used by the scheduler" for kind, n in sorted(skipped.items())]
@@ -590,6 +654,41 @@ def build_cluster(
         if warn is not None:
             warn(note)
     return cluster
+
+
+class _CheckedAside:
+    """The load-time validation of a list of documents done by a forked process (which sees them through
+    the fork: nothing is sent) while this one builds the model of them. It checks each document as
+    ``build_object`` would, in order, and answers the position of the first one that fails, with its
+    error, or that every one passed. ``forked.ChildLost`` when it ended without answering."""
+
+    def __init__(self, docs: list[Document], features: Features) -> None:
+        self._child = forked.Child(lambda answer: answer(_first_invalid(docs, features)))
+
+    def raise_first(self, position: int | None) -> None:
+        """Raise the error of the first document that failed validation, when it is at ``position`` or
+        before (None: wherever it is)."""
+        found = self._child.answer()
+        if isinstance(found, BaseException):  # (the process failed outside any document's check)
+            raise forked.ChildLost(f"the checking process failed: {found}")
+        if found is not None and (position is None or found[0] <= position):
+            raise found[1] from None
+
+    def close(self, stop: bool) -> None:
+        self._child.wait(stop)
+
+
+def _first_invalid(docs: list[Document], features: Features) -> tuple[int, BaseException] | None:
+    """The position of the first document whose load-time validation fails, with its error (what
+    ``build_object`` raises before it builds the model)."""
+    for position, doc in enumerate(docs):
+        try:
+            read = _as_read(doc, validate=True, features=features)
+            if read is not None and not read.validated:
+                check_object(read, features=features)
+        except Exception as e:
+            return position, e
+    return None
 
 
 def _same_name(obj: Node | Pod, doc: Document, first: str) -> str:
