@@ -391,8 +391,10 @@ def guarded(fn: Callable[[], int]) -> None:
     in the result) are named on stderr, with their tracebacks under ``--debug``."""
     from kschedctl.cli.progress import running
     from kschedctl.framework.failures import PluginFailure, collecting
+    from kschedctl.snapshot import forked
 
     raised: list[PluginFailure] = []
+    interrupted = False
     try:
         with collecting(raised), running():
             code = fn()
@@ -406,6 +408,7 @@ def guarded(fn: Callable[[], int]) -> None:
     except KeyboardInterrupt as e:  # Ctrl-C during an out-of-tree plugin's call names the call
         from kschedctl.framework.watchdog import PluginInterrupted
 
+        interrupted = True
         if not isinstance(e, PluginInterrupted):
             raise
         err(f"error: {e}")
@@ -417,6 +420,7 @@ def guarded(fn: Callable[[], int]) -> None:
         raise typer.Exit(EXIT_ERROR) from None
     finally:
         report_plugin_failures(raised)
+        forked.settle(stop=interrupted)  # a cache write still under way: finished (stopped on Ctrl-C)
     raise typer.Exit(code)
 
 

@@ -17,6 +17,9 @@ empty ``.valid`` file saying that every object of that text passed load-time val
 (``apivalidation``), under the text's SHA-256 and a digest of the validation code
 (``VALIDATION_MODULES``), so that loading the same snapshot again does not check the same
 objects again. Only a load that validated every object writes it.
+
+A big entry is written by a forked process while the command goes on (``forked``); a read of the
+cache waits for such a write first, and every command waits for it before it exits.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from typing import Any
 import yaml
 
 from kschedctl import __version__
+from kschedctl.snapshot import forked
 
 FORMAT = 1
 MAGIC = b"kschedctl-snapshot-cache\n"
@@ -149,10 +153,24 @@ def read_entry(path: Path) -> Any:
 
 
 def write(key: str | None, docs: list[Any]) -> None:
-    """Store the documents parsed from the text with this key (silently skipped when that is not possible)."""
+    """Store the documents parsed from the text with this key (silently skipped when that is not possible);
+    many of them in a forked process while this one goes on (``forked.run_in_background``)."""
     if key is None:
         return
-    write_entry(entry_path(key), docs)
+    path = entry_path(key)
+    if _objects(docs) > forked.MANY:
+        forked.run_in_background(lambda: write_entry(path, docs))
+    else:
+        write_entry(path, docs)
+
+
+def _objects(docs: list[Any]) -> int:
+    """How many objects the documents hold (a List's items each)."""
+    n = 0
+    for doc in docs:
+        items = doc.get("items") if isinstance(doc, dict) else None
+        n += len(items) if isinstance(items, list) else 1
+    return n
 
 
 def write_entry(path: Path, value: Any, pattern: str = "*.marshal") -> None:
@@ -227,7 +245,9 @@ def read_records(path: Path) -> Iterator[Any] | None:
 
 def _checked(path: Path) -> bytes | None:
     """The bytes of an entry (its header, then its payload from ``HEAD`` on) when it starts with MAGIC and
-    its payload has the SHA-256 the header records; None when it cannot be read or fails that check."""
+    its payload has the SHA-256 the header records; None when it cannot be read or fails that check. A
+    write still under way in a forked process is waited for first."""
+    forked.settle()
     try:
         data = path.read_bytes()
     except OSError:

@@ -11,7 +11,8 @@ digest is checked before anything of it is read), nodes and other objects as the
 metadata, and the notes the build made. Read back, the same Cluster is made without reading a document. The
 entry is checked like any cache entry (magic string, the payload's SHA-256; anything wrong: built
 again from the files). Beside it, the gates a files' objects show (``Source.shown_gates``) per
-``Features``, so that a warm load does not read the documents for that either.
+``Features``, so that a warm load does not read the documents for that either. A big Cluster is
+stored by a forked process while the command goes on to use it (``forked``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from kschedctl.kube.features import Features
-from kschedctl.snapshot import cache
+from kschedctl.snapshot import cache, forked
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import KNOWN_KINDS, Cluster
 from kschedctl.snapshot.model import KubeObject, Node, Pod, meta_of, meta_state
@@ -110,11 +111,21 @@ def read_cluster(files: Files | None, features: Features, warn: Callable[[str], 
 
 def write_cluster(files: Files | None, features: Features, cluster: Cluster) -> None:
     """Store what ``cluster`` holds for the next load of the same files with ``features`` (a cluster
-    holding a value that cannot be stored is not)."""
+    holding a value that cannot be stored is not); a big one in a forked process while this one goes
+    on, when that pays (``forked.run_in_background``)."""
     key = None if files is None else _key("model", files, features)
-    if key is not None:
+    if key is None:
+        return
+    path = _path(key, "model")
+
+    def write() -> None:
         with bulk_build(), contextlib.suppress(TypeError, pickle.PicklingError):  # (what it makes lives briefly)
-            cache.write_records(_path(key, "model"), _encode(cluster), "*.model")
+            cache.write_records(path, _encode(cluster), "*.model")
+
+    if len(cluster.pods) + len(cluster.terminal_pods) + len(cluster.nodes) > forked.MANY:
+        forked.run_in_background(write)
+    else:
+        write()
 
 
 def _encode(cluster: Cluster) -> Iterator[tuple[Any, ...]]:
