@@ -632,7 +632,8 @@ def _build_cluster(
                     pod_files[obj.key] = doc.source
                     if first is not None:
                         replaced.append(_same_name(obj, doc, first))
-                dropped.update(dropped_fields(doc.obj, obj.raw))
+                if read is not doc:  # (fields dropped)
+                    dropped.update(dropped_fields(doc.obj, read.obj))
                 cluster.add_pod(obj)
                 obj.pack()
             else:
