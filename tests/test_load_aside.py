@@ -1,7 +1,8 @@
 """A big load's second core: its documents validated by a forked process beside the build, the cache
 entries written by one while the command goes on (``loader._CheckedAside``, ``forked.run_in_background``).
 
-Whether the fork is used (forced here, ``forked.available``) must not change anything but the time: the
+Whether the fork is used (forced here, ``forked.pays``: whatever the machine's load and the threads
+other tests left running) must not change anything but the time: the
 same Cluster, notes and warnings, and the same first error in the documents' order, whether validation
 or the build finds it; no process is left behind, whatever the way out; the next load finds the cache.
 ``forked.MANY`` is 0 here, so that a small snapshot is handed over as a big one would be.
@@ -79,7 +80,7 @@ def load(path: Path, fork: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     """The Cluster (``described``) or the error of a load of ``path`` read first (as ``FileSource`` does
     it), and its warnings; in a cache of its own, every command's end (``settle``) included."""
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"xdg-{next(_dirs)}"))
-    monkeypatch.setattr(forked, "available", lambda since=None: fork)
+    monkeypatch.setattr(forked, "pays", lambda since=None: fork)
     warnings: list[str] = []
     try:
         cluster = load_cluster([str(path)], warn=warnings.append, read=read_documents([str(path)]))
@@ -199,7 +200,7 @@ def test_ctrl_c_during_the_build_stops_the_checking_process(
         return model_of(doc)
 
     monkeypatch.setattr(loader, "_model_of", interrupted)
-    monkeypatch.setattr(forked, "available", lambda since=None: True)
+    monkeypatch.setattr(forked, "pays", lambda since=None: True)
     with pytest.raises(KeyboardInterrupt):
         load_cluster([str(path)], read=read_documents([str(path)]))
     forked.settle(stop=True)  # (what a command does on Ctrl-C: the document cache's writer, if any)
@@ -210,7 +211,7 @@ def test_the_next_load_finds_what_the_background_wrote(
     forks: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     path = snapshot(tmp_path, NAMESPACE, node("a"), node("b"), pod("web"), pod("db"))
-    monkeypatch.setattr(forked, "available", lambda since=None: True)
+    monkeypatch.setattr(forked, "pays", lambda since=None: True)
     first = described(load_cluster([str(path)], read=read_documents([str(path)])))
     writers = list(forked.background)
     assert len(writers) == 2  # the documents' entry, the Cluster's
@@ -233,7 +234,7 @@ runner = CliRunner()
 def test_commands_wait_for_their_writers(
     fork: bool, forks: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    monkeypatch.setattr(forked, "available", lambda since=None: fork)
+    monkeypatch.setattr(forked, "pays", lambda since=None: fork)
     scenario = CONFORMANCE / "dev-003-pod-overhead"
     args = ["explain", "pod", "-f", str(scenario / "pod.yaml"), "--snapshot", str(scenario / "cluster.yaml"), "-o", "json"]
     cold = runner.invoke(app, args)
