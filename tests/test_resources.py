@@ -90,3 +90,12 @@ def test_memo_gives_each_pod_its_own_resource(pods: list[list[tuple[str | None, 
     memo = PodResourceMemo(DEFAULT_RESIZE_RULE)
     for pod in built + built[::-1]:
         assert memo.of(pod) == calculate_pod_resource(pod)
+
+
+def test_memo_tells_no_container_from_one_without_requests() -> None:
+    one = make_pod().build()
+    none = make_pod().build()
+    none.containers = []
+    memo = PodResourceMemo(DEFAULT_RESIZE_RULE)
+    assert memo.of(one) == calculate_pod_resource(one)
+    assert memo.of(none) == calculate_pod_resource(none) != calculate_pod_resource(one)

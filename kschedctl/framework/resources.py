@@ -193,10 +193,11 @@ class PodResourceMemo:
             return calculate_pod_resource(pod, self.rule)
         containers = pod.containers
         key: tuple[Any, ...]
-        if len(containers) == 1:  # (a pair per request; with more containers, a tuple of pairs each)
-            key = tuple([(n, id(q)) for n, q in containers[0].requests.items()])
+        if len(containers) == 1:  # the names, then the quantities (with another count: the count, then those of each)
+            requests = containers[0].requests
+            key = (*requests, *map(id, requests.values()))
         else:
-            key = tuple([tuple([(n, id(q)) for n, q in c.requests.items()]) for c in containers])
+            key = (len(containers), *[(*c.requests, *map(id, c.requests.values())) for c in containers])
         res = self._memo.get(key)
         if res is None:
             res = self._memo[key] = calculate_pod_resource(pod, self.rule)
