@@ -24,7 +24,7 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from kschedctl.framework.podindex import MatchCounts, PodIndex
-from kschedctl.framework.resources import PodResourceMemo, resize_rule
+from kschedctl.framework.resources import PodResourceMemo, ResizeRule, resize_rule
 from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo
 from kschedctl.kube.features import Features
 from kschedctl.kube.topology import zone_key
@@ -90,6 +90,32 @@ _LIST_KEY = attrgetter("meta.namespace", "meta.name")
 T = TypeVar("T")
 
 
+def _pod_infos_by_node(
+    pods: list[Pod], by_name: dict[str, NodeInfo], excluded: set[str], rule: ResizeRule
+) -> tuple[dict[str, list[PodInfo]], list[Pod]]:
+    """The PodInfos of the pods on the snapshot's nodes (not ``excluded``), each node's in ``pods``' order,
+    with what each adds to its node under ``rule`` (``PodResourceMemo``: most pods repeat a few shapes);
+    and those of the pods with volumes."""
+    resource_of = PodResourceMemo(rule).of
+    groups: dict[str, list[PodInfo]] = {}
+    with_volumes: list[Pod] = []
+    for pod in pods:
+        node_name = pod.node_name
+        if not node_name or (excluded and pod.uid in excluded):
+            continue
+        group = groups.get(node_name)
+        if group is None:
+            if node_name not in by_name:
+                continue  # a pod on a node the snapshot does not have: not listed, as upstream
+            group = groups[node_name] = []
+        pi = PodInfo.of(pod)
+        pi.use_resource(resource_of(pod), rule)
+        group.append(pi)
+        if pod.volumes:
+            with_volumes.append(pod)
+    return groups, with_volumes
+
+
 class Snapshot:
     """NodeInfo lister (``fwk.SharedLister``) plus the cluster objects plugins read."""
 
@@ -123,25 +149,11 @@ class Snapshot:
         # read is that list already; the pods of files are ordered as a list of them would be.
         listed = [p for p in cluster.pods if p.node_name not in shared] if shared else cluster.pods
         pods = listed if cluster.pods_listed else list_order(listed)
-        memo = PodResourceMemo(self.resize_rule)  # (most pods repeat a few shapes of requests)
-        rule = self.resize_rule
-        node_info = by_name.get
-        for pod in pods:
-            node_name = pod.node_name
-            if not node_name or (excluded and pod.uid in excluded):
-                continue
-            ni = node_info(node_name)
-            if ni is None:
-                continue  # a pod on a node the snapshot does not have: not listed, as upstream
-            pi = PodInfo.of(pod)
-            pi.use_resource(memo.of(pod), rule)
-            ni.add_pod_info(pi)
-            if not pod.volumes:
-                continue
-            for v in pod.volumes:
-                pvc = v.get("persistentVolumeClaim")
-                if isinstance(pvc, dict):
-                    self.used_pvc_set.add(f"{pod.namespace}/{pvc.get('claimName', '')}")
+        groups, with_volumes = _pod_infos_by_node(pods, by_name, excluded, self.resize_rule)
+        for name, pis in groups.items():
+            by_name[name].add_pod_infos(pis)
+        for pod in with_volumes:
+            self._use_claims(pod)
         # image states: size of the first node that reported the image, count of nodes.
         image_nodes: dict[str, tuple[int, set[str]]] = {}
         for node in cluster.nodes:
@@ -187,6 +199,13 @@ class Snapshot:
         #: simulation's own pods, the other pods of a file ``explain`` places. Its cache counts them in
         #: their pod groups (``framework.podgroups.group_state``); the cluster object does not hold them.
         self.created_pods: dict[str, Pod] = {}
+
+    def _use_claims(self, pod: Pod) -> None:
+        """Count the claims of the pod's volumes as used."""
+        for v in pod.volumes:
+            pvc = v.get("persistentVolumeClaim")
+            if isinstance(pvc, dict):
+                self.used_pvc_set.add(f"{pod.namespace}/{pvc.get('claimName', '')}")
 
     def derived(self, key: str, build: Callable[[Snapshot], T]) -> T:
         """A structure computed from the NodeInfos (an index), built on first use and kept with the
@@ -258,10 +277,7 @@ class Snapshot:
             self.have_pods_with_affinity_list.append(ni)
         if not had_anti and ni.pods_with_required_anti_affinity:
             self.have_pods_with_required_anti_affinity_list.append(ni)
-        for v in pod.volumes:
-            pvc = v.get("persistentVolumeClaim")
-            if isinstance(pvc, dict):
-                self.used_pvc_set.add(f"{pod.namespace}/{pvc.get('claimName', '')}")
+        self._use_claims(pod)
 
     def forget(self, pod: Pod, node_name: str) -> bool:
         """Take a pod off its node (a preemption victim deleted, for simulations): the inverse of ``assume``.

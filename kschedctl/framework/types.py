@@ -260,6 +260,48 @@ class NodeInfo:
                 self.pods_with_required_anti_affinity.append(pi)
         self._update(pi, 1)
 
+    def add_pod_infos(self, pis: list[PodInfo]) -> None:
+        """``add_pod_info`` of each, in order: the same lists, aggregates and generation, the sums made
+        in local variables (a snapshot adds every node's pods at once)."""
+        self.pods.extend(pis)
+        rule = self.resize_rule
+        scalar = self.requested.scalar
+        cpu = memory = storage = non0_cpu = non0_mem = 0
+        for pi in pis:
+            pod = pi.pod
+            if pod.affinity is not None:
+                if pi.has_affinity:
+                    self.pods_with_affinity.append(pi)
+                if pi.has_required_anti_affinity:
+                    self.pods_with_required_anti_affinity.append(pi)
+            res = pi._resource
+            if res is None or pi._resource_rule is not rule:
+                res = pi.resource_under(rule)
+            r = res.resource
+            cpu += r.milli_cpu
+            memory += r.memory
+            storage += r.ephemeral_storage
+            if r.scalar:
+                for name, q in r.scalar.items():
+                    scalar[name] = scalar.get(name, 0) + q
+            non0_cpu += res.non0_cpu
+            non0_mem += res.non0_mem
+            if pod.volumes or pod.init_containers:
+                self._update_others(pod, 1)
+                continue
+            for c in pod.containers:  # (a loop, not any(): this runs for every pod of a snapshot)
+                if c.ports:
+                    self._update_ports(pod, 1)
+                    break
+        req = self.requested
+        req.milli_cpu += cpu
+        req.memory += memory
+        req.ephemeral_storage += storage
+        non0 = self.non_zero_requested
+        non0.milli_cpu += non0_cpu
+        non0.memory += non0_mem
+        self.generation += len(pis)
+
     def remove_pod(self, pod: Pod) -> bool:
         """Remove by UID with kube-scheduler's swap-with-last removal (order changes as upstream)."""
         uid = pod.uid
@@ -278,20 +320,28 @@ class NodeInfo:
         res = pi._resource
         if res is None or pi._resource_rule is not self.resize_rule:
             res = pi.resource_under(self.resize_rule)
+        self._update_resources(res, sign)
+        self._update_others(pi.pod, sign)
+        self.generation += 1
+
+    def _update_resources(self, res: PodResource, times: int) -> None:
+        """Add ``res`` ``times`` times (negative: take it away) to the requested amounts."""
         r = res.resource
         req = self.requested
-        req.milli_cpu += sign * r.milli_cpu
-        req.memory += sign * r.memory
-        req.ephemeral_storage += sign * r.ephemeral_storage
+        req.milli_cpu += times * r.milli_cpu
+        req.memory += times * r.memory
+        req.ephemeral_storage += times * r.ephemeral_storage
         if r.scalar:
             scalar = req.scalar
             for name, q in r.scalar.items():
-                scalar[name] = scalar.get(name, 0) + sign * q
+                scalar[name] = scalar.get(name, 0) + times * q
         non0 = self.non_zero_requested
-        non0.milli_cpu += sign * res.non0_cpu
-        non0.memory += sign * res.non0_mem
-        pod = pi.pod
-        for c in pod.containers:  # (most pods have no ports: host_ports only for those that may)
+        non0.milli_cpu += times * res.non0_cpu
+        non0.memory += times * res.non0_mem
+
+    def _update_others(self, pod: Pod, sign: int) -> None:
+        """The pod's host ports and claims (most pods have neither: host_ports only for those that may)."""
+        for c in pod.containers:
             if c.ports:
                 self._update_ports(pod, sign)
                 break
@@ -300,7 +350,6 @@ class NodeInfo:
                 self._update_ports(pod, sign)
         if pod.volumes:
             self._update_pvcs(pod, sign)
-        self.generation += 1
 
     def _update_ports(self, pod: Pod, sign: int) -> None:
         for ip, proto, port in host_ports(pod):

@@ -1,0 +1,84 @@
+"""A snapshot adds each node's pods at once (``NodeInfo.add_pod_infos``): the NodeInfo must be the one
+adding them one by one (``add_pod_info``) makes, lists, aggregates (scalar resources in the same order),
+host ports, claims and generation alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kschedctl.framework.resources import DEFAULT_RESIZE_RULE, PodResourceMemo
+from kschedctl.framework.types import NodeInfo, PodInfo
+from kschedctl.snapshot.model import Pod
+from tests.builders import make_node, make_pod
+
+pod_shapes = st.fixed_dictionaries(
+    {
+        "cpu": st.sampled_from([None, "100m", "1", "0.5m"]),
+        "memory": st.sampled_from([None, "1Gi", "0.5"]),
+        "gpus": st.sampled_from([0, 1, 2]),
+        "scalar": st.sampled_from([None, "example.com/a", "example.com/b"]),
+        "port": st.sampled_from([None, 80, 8080]),
+        "init": st.booleans(),
+        "claim": st.sampled_from([None, "data", "logs"]),
+        "affinity": st.sampled_from([None, "required", "preferred", "anti"]),
+        "memo": st.booleans(),
+    }
+)
+
+
+def _pod(i: int, shape: dict[str, Any]) -> Pod:
+    b = make_pod(f"p{i}").node("n0").req(**{k: shape[k] for k in ("cpu", "memory") if shape[k] is not None})
+    if shape["gpus"]:
+        b.gpus(shape["gpus"])
+    if shape["scalar"]:
+        b.res({shape["scalar"]: "3"})
+    if shape["port"]:
+        b.host_port(shape["port"])
+    if shape["init"]:
+        b.init_container("i", cpu="2")
+    if shape["claim"]:
+        b.pvc(shape["claim"])
+    if shape["affinity"] == "anti":
+        b.pod_affinity("required", "zone", {"app": "x"}, anti=True)
+    elif shape["affinity"]:
+        b.pod_affinity(shape["affinity"], "zone", {"app": "x"})
+    return b.build()
+
+
+def _state(ni: NodeInfo) -> tuple[Any, ...]:
+    def resource(r: Any) -> tuple[Any, ...]:
+        return (r.milli_cpu, r.memory, r.ephemeral_storage, r.allowed_pod_number, list(r.scalar.items()))
+
+    return (
+        [pi.pod.name for pi in ni.pods],
+        [pi.pod.name for pi in ni.pods_with_affinity],
+        [pi.pod.name for pi in ni.pods_with_required_anti_affinity],
+        resource(ni.requested),
+        resource(ni.non_zero_requested),
+        {ip: sorted(ports) for ip, ports in ni.used_ports.ports.items()},
+        list(ni.pvc_ref_counts.items()),
+        ni.generation,
+    )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(pod_shapes, max_size=12))
+def test_all_at_once_is_one_by_one(shapes: list[dict[str, Any]]) -> None:
+    node = make_node("n0").build()
+    pods = [_pod(i, shape) for i, shape in enumerate(shapes)]
+    memo = PodResourceMemo(DEFAULT_RESIZE_RULE)
+    at_once = []
+    for pod, shape in zip(pods, shapes, strict=True):
+        pi = PodInfo(pod)
+        if shape["memo"]:  # some with the memo's resource, some computed when added
+            pi.use_resource(memo.of(pod), DEFAULT_RESIZE_RULE)
+        at_once.append(pi)
+    one_by_one = NodeInfo(node)
+    for pod in pods:
+        one_by_one.add_pod_info(PodInfo(pod))
+    together = NodeInfo(node)
+    together.add_pod_infos(at_once)
+    assert _state(together) == _state(one_by_one)
