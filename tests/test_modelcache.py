@@ -182,3 +182,31 @@ def test_the_gates_a_file_shows_are_kept_too(tmp_path: Path, monkeypatch: pytest
     other = resolve_features(37, {"VolumeBindMountOptions": True})
     with pytest.raises(AssertionError):
         FileSource([str(f)]).shown_gates(other)  # other features: looked at again
+
+
+def test_pods_of_one_shape_share_their_parsed_affinity_not_their_lists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An affinity read back once serves every pod that had the same one (it is not changed once parsed);
+    each pod keeps its own list of spread constraints."""
+    pod = (
+        "apiVersion: v1\nkind: Pod\nmetadata: {{name: {name}, namespace: a, labels: {{app: x}}}}\n"
+        "spec:\n  nodeName: n1\n  containers: [{{name: c, image: i}}]\n"
+        "  affinity: {{podAntiAffinity: {{requiredDuringSchedulingIgnoredDuringExecution: "
+        "[{{labelSelector: {{matchLabels: {{app: x}}}}, topologyKey: kubernetes.io/hostname}}]}}}}\n"
+        "  topologySpreadConstraints: [{{maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, "
+        "labelSelector: {{matchLabels: {{app: x}}}}}}]\n"
+    )
+    f = tmp_path / "cluster.yaml"
+    f.write_text(
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '1', pods: '9'}}\n---\n"
+        + pod.format(name="p1") + "---\n" + pod.format(name="p2")
+    )
+    expected = described(load_cluster([str(f)]))
+    forbid_documents(monkeypatch)
+    cluster = load_cluster([str(f)])
+    assert described(cluster) == expected
+    p1, p2 = cluster.pods
+    assert p1.affinity is p2.affinity is not None
+    assert p1.topology_spread_constraints == p2.topology_spread_constraints
+    assert p1.topology_spread_constraints is not p2.topology_spread_constraints

@@ -687,8 +687,10 @@ class Pod:
         )
 
     @classmethod
-    def from_state(cls, state: tuple[Any, ...], quantities: list[Fraction]) -> Pod:
-        """The pod ``state`` describes (``quantities``: the fractions its indexes name), its manifest packed."""
+    def from_state(cls, state: tuple[Any, ...], quantities: list[Fraction], shapes_seen: dict[bytes, Any]) -> Pod:
+        """The pod ``state`` describes (``quantities``: the fractions its indexes name), its manifest packed.
+        ``shapes_seen``: the affinities and spread constraints unpickled so far, by their pickle (pods of one
+        workload repeat them; an Affinity is not changed once parsed, so the pods share it)."""
         (packed, meta, containers, inits, host_network, overhead, requests, limits, node_name, scheduler_name,
          priority, priority_class_name, preemption_policy, node_selector, tolerations, gates, volumes, claims, phase,
          nominated, statuses, init_statuses, status_resources, status_allocated, resize_infeasible, queued,
@@ -715,8 +717,11 @@ class Pod:
             pod.affinity = None
             pod.topology_spread_constraints = NO_ITEMS
         else:
-            pod.affinity, spread = pickle.loads(shapes)  # the cache's own entry, its digest checked
-            pod.topology_spread_constraints = spread or NO_ITEMS
+            known = shapes_seen.get(shapes)
+            if known is None:
+                known = shapes_seen[shapes] = pickle.loads(shapes)  # the cache's own entry, its digest checked
+            pod.affinity, spread = known
+            pod.topology_spread_constraints = list(spread) if spread else NO_ITEMS
         pod.scheduling_gates = gates or NO_ITEMS
         pod.volumes = volumes or NO_ITEMS
         pod.resource_claims = claims or NO_ITEMS

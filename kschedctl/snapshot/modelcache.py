@@ -159,13 +159,14 @@ def _decode(records: Iterator[Any]) -> Cluster | None:
     if next(records, None) != HEADER:
         return None
     quantities: list[Fraction] = []
+    shapes: dict[bytes, Any] = {}
     cluster = Cluster()
     targets = {"pods": cluster.pods, "terminal": cluster.terminal_pods}
     for record in records:
         part = record[0]
         if part in targets:
             quantities.extend(Fraction(n, d) for n, d in record[1])
-            targets[part].extend(Pod.from_state(s, quantities) for s in record[2])
+            targets[part].extend(Pod.from_state(s, quantities, shapes) for s in record[2])
         elif part == "nodes":
             for raw, meta in record[1]:
                 node = Node(raw)
