@@ -839,6 +839,19 @@ class Node:
         self.raw = raw
         self.meta = parse_meta(raw, namespaced=False)
         self.meta.namespace = ""
+        self._read(raw)
+
+    @classmethod
+    def from_state(cls, raw: dict[str, Any], meta: ObjectMeta) -> Node:
+        """The node of ``raw`` whose metadata was read before (``meta``: the snapshot cache's, ``meta_of``)."""
+        node = cls.__new__(cls)
+        node.raw = raw
+        node.meta = meta
+        node._read(raw)
+        return node
+
+    def _read(self, raw: dict[str, Any]) -> None:
+        """Everything but the metadata."""
         spec = _mapping(raw.get("spec"), "spec")
         status = _mapping(raw.get("status"), "status")
         self.taints = parse_taints(spec.get("taints"), "spec.taints")

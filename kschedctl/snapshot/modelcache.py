@@ -169,9 +169,7 @@ def _decode(records: Iterator[Any]) -> Cluster | None:
             targets[part].extend(Pod.from_state(s, quantities, shapes) for s in record[2])
         elif part == "nodes":
             for raw, meta in record[1]:
-                node = Node(raw)
-                node.meta = meta_of(meta)
-                cluster.add_node(node)
+                cluster.add_node(Node.from_state(raw, meta_of(meta)))
         elif part == "objects":
             namespaced = KNOWN_KINDS[record[1]]
             cluster.objects.setdefault(record[1], [])  # a kind listed with no object stays listed
@@ -182,7 +180,7 @@ def _decode(records: Iterator[Any]) -> Cluster | None:
         elif part == "notes":
             cluster.notes.extend(record[1])
         elif part == "end":
-            cluster._pods_by_key = {p.key: p for p in cluster.pods}
+            cluster._pods_by_key = {f"{p.meta.namespace}/{p.meta.name}": p for p in cluster.pods}  # (Pod.key)
             return cluster
         else:
             return None
