@@ -1,5 +1,5 @@
-"""A snapshot adds each node's pods at once (``NodeInfo.add_pod_infos``): the NodeInfo must be the one
-adding them one by one (``add_pod_info``) makes, lists, aggregates (scalar resources in the same order),
+"""A snapshot adds each node's pods at once (``NodeInfo.add_pods``): the NodeInfo must be the one
+adding them one by one (``add_pod``) makes, lists, aggregates (scalar resources in the same order),
 host ports, claims and generation alike."""
 
 from __future__ import annotations
@@ -69,16 +69,14 @@ def _state(ni: NodeInfo) -> tuple[Any, ...]:
 def test_all_at_once_is_one_by_one(shapes: list[dict[str, Any]]) -> None:
     node = make_node("n0").build()
     pods = [_pod(i, shape) for i, shape in enumerate(shapes)]
-    memo = PodResourceMemo(DEFAULT_RESIZE_RULE)
-    at_once = []
-    for pod, shape in zip(pods, shapes, strict=True):
-        pi = PodInfo(pod)
-        if shape["memo"]:  # some with the memo's resource, some computed when added
-            pi.use_resource(memo.of(pod), DEFAULT_RESIZE_RULE)
-        at_once.append(pi)
     one_by_one = NodeInfo(node)
     for pod in pods:
-        one_by_one.add_pod_info(PodInfo(pod))
+        one_by_one.add_pod(pod)
+        pod._info = None
+    for pod, shape in zip(pods, shapes, strict=True):
+        if shape["memo"]:  # some pods with a PodInfo already (the memo's resource replaces its own)
+            PodInfo.of(pod)
     together = NodeInfo(node)
-    together.add_pod_infos(at_once)
+    together.add_pods(pods, PodResourceMemo(DEFAULT_RESIZE_RULE).of)
     assert _state(together) == _state(one_by_one)
+    assert all(pi.pod._info is pi for pi in together.pods)

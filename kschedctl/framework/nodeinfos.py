@@ -24,7 +24,7 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from kschedctl.framework.podindex import MatchCounts, PodIndex
-from kschedctl.framework.resources import PodResourceMemo, ResizeRule, resize_rule
+from kschedctl.framework.resources import PodResourceMemo, resize_rule
 from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo
 from kschedctl.kube.features import Features
 from kschedctl.kube.topology import zone_key
@@ -90,30 +90,20 @@ _LIST_KEY = attrgetter("meta.namespace", "meta.name")
 T = TypeVar("T")
 
 
-def _pod_infos_by_node(
-    pods: list[Pod], by_name: dict[str, NodeInfo], excluded: set[str], rule: ResizeRule
-) -> tuple[dict[str, list[PodInfo]], list[Pod]]:
-    """The PodInfos of the pods on the snapshot's nodes (not ``excluded``), each node's in ``pods``' order,
-    with what each adds to its node under ``rule`` (``PodResourceMemo``: most pods repeat a few shapes);
-    and those of the pods with volumes."""
-    resource_of = PodResourceMemo(rule).of
-    groups: dict[str, list[PodInfo]] = {}
-    with_volumes: list[Pod] = []
+def _pods_by_node(pods: list[Pod], by_name: dict[str, NodeInfo], excluded: set[str]) -> dict[str, list[Pod]]:
+    """The pods on the snapshot's nodes (not ``excluded``) by node, each node's in ``pods``' order."""
+    groups: dict[str, list[Pod]] = {}
     for pod in pods:
         node_name = pod.node_name
-        if not node_name or (excluded and pod.uid in excluded):
+        if not node_name or (excluded and pod.meta.uid in excluded):  # (Pod.uid)
             continue
         group = groups.get(node_name)
         if group is None:
             if node_name not in by_name:
                 continue  # a pod on a node the snapshot does not have: not listed, as upstream
             group = groups[node_name] = []
-        pi = PodInfo.of(pod)
-        pi.use_resource(resource_of(pod), rule)
-        group.append(pi)
-        if pod.volumes:
-            with_volumes.append(pod)
-    return groups, with_volumes
+        group.append(pod)
+    return groups
 
 
 class Snapshot:
@@ -149,11 +139,12 @@ class Snapshot:
         # read is that list already; the pods of files are ordered as a list of them would be.
         listed = [p for p in cluster.pods if p.node_name not in shared] if shared else cluster.pods
         pods = listed if cluster.pods_listed else list_order(listed)
-        groups, with_volumes = _pod_infos_by_node(pods, by_name, excluded, self.resize_rule)
-        for name, pis in groups.items():
-            by_name[name].add_pod_infos(pis)
-        for pod in with_volumes:
-            self._use_claims(pod)
+        resource_of = PodResourceMemo(self.resize_rule).of  # (most pods repeat a few shapes of requests)
+        for name, on_node in _pods_by_node(pods, by_name, excluded).items():
+            by_name[name].add_pods(on_node, resource_of)
+            for pod in on_node:
+                if pod.volumes:
+                    self._use_claims(pod)
         # image states: size of the first node that reported the image, count of nodes.
         image_nodes: dict[str, tuple[int, set[str]]] = {}
         for node in cluster.nodes:

@@ -11,7 +11,7 @@ Upstream model: ``k8s.io/kube-scheduler framework/types.go``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -260,23 +260,27 @@ class NodeInfo:
                 self.pods_with_required_anti_affinity.append(pi)
         self._update(pi, 1)
 
-    def add_pod_infos(self, pis: list[PodInfo]) -> None:
-        """``add_pod_info`` of each, in order: the same lists, aggregates and generation, the sums made
-        in local variables (a snapshot adds every node's pods at once)."""
-        self.pods.extend(pis)
+    def add_pods(self, pods: list[Pod], resource_of: Callable[[Pod], PodResource]) -> None:
+        """``add_pod`` of each, in order (the same lists, aggregates and generation), what each adds under
+        this NodeInfo's rule being ``resource_of(pod)`` (``calculate_pod_resource``'s answer, computed once
+        for many pods: ``PodResourceMemo``); the sums are made in local variables (a snapshot adds every
+        node's pods at once)."""
         rule = self.resize_rule
+        infos = self.pods
         scalar = self.requested.scalar
         cpu = memory = storage = non0_cpu = non0_mem = 0
-        for pi in pis:
-            pod = pi.pod
+        for pod in pods:
+            pi = pod._info
+            if pi is None:
+                pi = pod._info = PodInfo(pod)
+            res = pi._resource = resource_of(pod)
+            pi._resource_rule = rule
+            infos.append(pi)
             if pod.affinity is not None:
                 if pi.has_affinity:
                     self.pods_with_affinity.append(pi)
                 if pi.has_required_anti_affinity:
                     self.pods_with_required_anti_affinity.append(pi)
-            res = pi._resource
-            if res is None or pi._resource_rule is not rule:
-                res = pi.resource_under(rule)
             r = res.resource
             cpu += r.milli_cpu
             memory += r.memory
@@ -300,7 +304,7 @@ class NodeInfo:
         non0 = self.non_zero_requested
         non0.milli_cpu += non0_cpu
         non0.memory += non0_mem
-        self.generation += len(pis)
+        self.generation += len(pods)
 
     def remove_pod(self, pod: Pod) -> bool:
         """Remove by UID with kube-scheduler's swap-with-last removal (order changes as upstream)."""
