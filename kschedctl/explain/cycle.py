@@ -13,6 +13,8 @@ actually sent); ``kschedctl.explain.extenders`` holds those rules.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -811,13 +813,20 @@ MAX_EXPLAINED_NODES = 20
 def _explained_nodes(trace: Trace, plugin: str) -> list[str]:
     """The nodes worth explaining: the candidates, the best scored, and nodes this plugin rejected."""
     out: list[str] = list(trace.candidates)
-    ranked = sorted(trace.totals, key=lambda n: (-trace.totals[n], n))
-    rejected = [n for n, v in trace.filter.items() if v.status.plugin == plugin]
-    for n in ranked + rejected + list(trace.filter):
+    if len(out) >= MAX_EXPLAINED_NODES:
+        return out
+    seen = set(out)
+    # (the best MAX_EXPLAINED_NODES scored are enough: however many of them are candidates already, the
+    # rest fill ``out``; the rejected and the others are walked only as far as needed)
+    totals = trace.totals
+    ranked = heapq.nsmallest(MAX_EXPLAINED_NODES, totals, key=lambda n: (-totals[n], n))
+    rejected = (n for n, v in trace.filter.items() if v.status.plugin == plugin)
+    for n in itertools.chain(ranked, rejected, trace.filter):
         if len(out) >= MAX_EXPLAINED_NODES:
             break
-        if n not in out:
+        if n not in seen:
             out.append(n)
+            seen.add(n)
     return out
 
 
