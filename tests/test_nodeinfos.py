@@ -9,10 +9,11 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kschedctl.framework.resources import DEFAULT_RESIZE_RULE, PodResourceMemo
+from kschedctl.framework.nodeinfos import Snapshot
+from kschedctl.framework.resources import DEFAULT_RESIZE_RULE, PodResourceMemo, Resource
 from kschedctl.framework.types import NodeInfo, PodInfo
 from kschedctl.snapshot.model import Pod
-from tests.builders import make_node, make_pod
+from tests.builders import make_cluster, make_node, make_pod
 
 pod_shapes = st.fixed_dictionaries(
     {
@@ -80,3 +81,17 @@ def test_all_at_once_is_one_by_one(shapes: list[dict[str, Any]]) -> None:
     together.add_pods(pods, PodResourceMemo(DEFAULT_RESIZE_RULE).of)
     assert _state(together) == _state(one_by_one)
     assert all(pi.pod._info is pi for pi in together.pods)
+
+
+def test_nodes_of_one_allocatable_shape_share_its_resource() -> None:
+    """A snapshot computes each shape of allocatable amounts once; every node still gets its own amounts."""
+    nodes = [
+        make_node("a").alloc(cpu="4", memory="8Gi").build(),
+        make_node("b").alloc(cpu="4", memory="8Gi").build(),
+        make_node("c").alloc(cpu="8", memory="8Gi").gpus(2).build(),
+    ]
+    snapshot = Snapshot(make_cluster(nodes, []))
+    for node in nodes:
+        assert snapshot.node_info_map[node.name].allocatable == Resource.from_list(node.allocatable)
+    a, b, c = (snapshot.node_info_map[n].allocatable for n in "abc")
+    assert a == b != c

@@ -24,14 +24,14 @@ from operator import attrgetter
 from typing import Any, TypeVar
 
 from kschedctl.framework.podindex import MatchCounts, PodIndex
-from kschedctl.framework.resources import PodResourceMemo, resize_rule
+from kschedctl.framework.resources import PodResourceMemo, Resource, resize_rule
 from kschedctl.framework.types import ImageStateSummary, NodeInfo, PodInfo
 from kschedctl.kube.features import Features
 from kschedctl.kube.topology import zone_key
 from kschedctl.kube.versions import DEFAULT_FEATURES
 from kschedctl.snapshot.bulk import bulk_build
 from kschedctl.snapshot.cluster import Cluster
-from kschedctl.snapshot.model import Pod
+from kschedctl.snapshot.model import Node, Pod
 
 
 def node_tree_order(names_and_zones: Iterable[tuple[str, str]]) -> list[str]:
@@ -90,12 +90,38 @@ _LIST_KEY = attrgetter("meta.namespace", "meta.name")
 T = TypeVar("T")
 
 
-def _pods_by_node(pods: list[Pod], by_name: dict[str, NodeInfo], excluded: set[str]) -> dict[str, list[Pod]]:
-    """The pods on the snapshot's nodes (not ``excluded``) by node, each node's in ``pods``' order."""
+class _AllocatableMemo:
+    """One ``Resource`` per shape of allocatable amounts (a NodeInfo's ``allocatable`` is never changed in
+    place: copies share it), keyed by the names and the identity of the quantities (a loaded cluster holds
+    one object per amount; the nodes keep them alive as long as the snapshot)."""
+
+    __slots__ = ("_memo",)
+
+    def __init__(self) -> None:
+        self._memo: dict[tuple[Any, ...], Resource] = {}
+
+    def of(self, node: Node) -> Resource:
+        amounts = node.allocatable
+        key = (*amounts, *map(id, amounts.values()))
+        res = self._memo.get(key)
+        if res is None:
+            res = self._memo[key] = Resource.from_list(amounts)
+        return res
+
+
+def _pods_by_node(
+    pods: list[Pod], by_name: dict[str, NodeInfo], excluded: set[str]
+) -> tuple[dict[str, list[Pod]], list[Pod]]:
+    """The pods on the snapshot's nodes (not ``excluded``) by node, each node's in ``pods``' order; and the
+    pods on no node (``excluded`` or not), in that order."""
     groups: dict[str, list[Pod]] = {}
+    unbound: list[Pod] = []
     for pod in pods:
         node_name = pod.node_name
-        if not node_name or (excluded and pod.meta.uid in excluded):  # (Pod.uid)
+        if not node_name:
+            unbound.append(pod)
+            continue
+        if excluded and pod.meta.uid in excluded:  # (Pod.uid)
             continue
         group = groups.get(node_name)
         if group is None:
@@ -103,7 +129,7 @@ def _pods_by_node(pods: list[Pod], by_name: dict[str, NodeInfo], excluded: set[s
                 continue  # a pod on a node the snapshot does not have: not listed, as upstream
             group = groups[node_name] = []
         group.append(pod)
-    return groups
+    return groups, unbound
 
 
 class Snapshot:
@@ -131,8 +157,9 @@ class Snapshot:
         if reuse is not None and reuse.resize_rule != self.resize_rule:
             raise ValueError("a snapshot can share NodeInfos only with one built for the same version's rules")
         shared = _shareable(reuse, cluster, excluded) if reuse is not None else {}
+        allocatable = _AllocatableMemo()
         for node in cluster.nodes:
-            by_name[node.name] = shared.get(node.name) or NodeInfo(node, self.resize_rule)
+            by_name[node.name] = shared.get(node.name) or NodeInfo(node, self.resize_rule, allocatable.of(node))
         self.used_pvc_set: set[str] = set(reuse.used_pvc_set) if shared and reuse is not None else set()
         # The cache learns the pods from the informer's initial list, in the order the list came back:
         # that is the order of each NodeInfo's pods (preemption's victims keep it among equals). A live
@@ -140,7 +167,8 @@ class Snapshot:
         listed = [p for p in cluster.pods if p.node_name not in shared] if shared else cluster.pods
         pods = listed if cluster.pods_listed else list_order(listed)
         resource_of = PodResourceMemo(self.resize_rule).of  # (most pods repeat a few shapes of requests)
-        for name, on_node in _pods_by_node(pods, by_name, excluded).items():
+        groups, unbound = _pods_by_node(pods, by_name, excluded)
+        for name, on_node in groups.items():
             by_name[name].add_pods(on_node, resource_of)
             for pod in on_node:
                 if pod.volumes:
@@ -178,8 +206,8 @@ class Snapshot:
         if shared and reuse is not None:  # the same pods and no nominated pod excluded by one only
             self.nominated = {k: list(v) for k, v in reuse.nominated.items()}
         else:
-            for pod in pods:
-                if not pod.node_name and pod.nominated_node_name and pod.uid not in excluded:
+            for pod in unbound:
+                if pod.nominated_node_name and pod.uid not in excluded:
                     self.nominated.setdefault(pod.nominated_node_name, []).append(PodInfo.of(pod))
         self._derived: dict[str, Any] = {}
         #: v1.36's pod-group cycle: the nodes of the placement being tried (None: every node), and the

@@ -232,7 +232,8 @@ class NodeInfo:
         "used_ports",
     )
 
-    def __init__(self, node: Node, resize_rule: ResizeRule = DEFAULT_RESIZE_RULE) -> None:
+    def __init__(self, node: Node, resize_rule: ResizeRule = DEFAULT_RESIZE_RULE, allocatable: Resource | None = None) -> None:
+        """``allocatable``: the node's allocatable amounts as a Resource, when known (else computed)."""
         self.node = node
         #: How the resize status of the node's pods counts in ``requested`` (the version's rule).
         self.resize_rule = resize_rule
@@ -243,7 +244,7 @@ class NodeInfo:
         self.used_ports = HostPortInfo()
         self.requested = Resource()
         self.non_zero_requested = Resource()
-        self.allocatable = Resource.from_list(node.allocatable)
+        self.allocatable = Resource.from_list(node.allocatable) if allocatable is None else allocatable
         self.image_states: dict[str, ImageStateSummary] = {}
         self.pvc_ref_counts: dict[str, int] = {}
         self.generation = 0
