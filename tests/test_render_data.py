@@ -126,3 +126,12 @@ def test_what_json_refuses_is_refused() -> None:
         to_json(loop)
     with pytest.raises(TypeError, match="keys must be str, int, float, bool or None, not tuple"):
         to_json({(1, 2): 3})
+
+
+def test_write_json_writes_orjsons_text_a_slice_at_a_time(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(render_data, "_SLICE", 7)
+    data = {"nodes": {f"n{i}": {"code": "Success", "score": i} for i in range(20)}}
+    render_data.write_json(data)
+    assert capsys.readouterr().out == json.dumps(data, indent=2) + "\n"

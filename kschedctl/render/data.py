@@ -38,6 +38,8 @@ _PLAIN_SCALARS = frozenset({str, int, bool, type(None)})
 _ORJSON_FLOAT_LOW = 1e-4
 #: Nesting the walk follows before leaving a result to the pure-Python pass (orjson stops at 255).
 _PLAIN_DEPTH = 250
+#: Bytes of orjson's text written at a time.
+_SLICE = 1 << 20
 
 
 def to_json(data: Any) -> str:
@@ -60,9 +62,10 @@ def write_json(data: Any) -> None:
     if isinstance(data, str):
         print(encode_basestring_ascii(data))
         return
-    fast = _orjson_text(data)
-    if fast is not None:
-        sys.stdout.write(fast)
+    fast = _orjson_bytes(data)
+    if fast is not None:  # (a slice at a time: not a second and third copy of 12 MB of text)
+        for i in range(0, len(fast), _SLICE):
+            sys.stdout.write(fast[i : i + _SLICE].decode("ascii"))
         sys.stdout.write("\n")
         return
     out: list[str] = []
@@ -75,6 +78,12 @@ def write_json(data: Any) -> None:
 
 def _orjson_text(data: Any) -> str | None:
     """``data``'s JSON text as orjson writes it, when that is ``json``'s text; else None."""
+    text = _orjson_bytes(data)
+    return None if text is None else text.decode("ascii")
+
+
+def _orjson_bytes(data: Any) -> bytes | None:
+    """``_orjson_text`` in ASCII bytes."""
     if not _plain(data, 0):
         return None
     try:
@@ -83,7 +92,7 @@ def _orjson_text(data: Any) -> str | None:
         return None
     if not text.isascii() or b"\x7f" in text:
         return None
-    return text.decode("ascii")
+    return text
 
 
 def _plain(o: Any, depth: int) -> bool:
