@@ -38,7 +38,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from run import REPO, Run, find_oracle, find_perf_dir, machine_line, oracle_bench, run_kschedctl
+from run import REPO, GoTiming, Run, find_oracle, find_perf_dir, machine_line, oracle_bench, run_kschedctl
 
 #: Go's load + cycle on gen_cluster 15000 150000 as issue 29 measured it on this machine kind (2 cores):
 #: {nodes: (seconds low, seconds high, peak RSS, source)}.
@@ -96,8 +96,8 @@ def explain(perf: Path, snapshot: Path, cache_home: Path) -> tuple[Run, str]:
     return run_kschedctl(args, cache_home, f"explain on {snapshot.name}"), load
 
 
-def time_go(oracle: Path, perf: Path, cluster: Path, cache: Path) -> tuple[float, float] | None:
-    """(load s, cycle median ms) of ``ksched-oracle -bench 5`` on the cluster."""
+def time_go(oracle: Path, perf: Path, cluster: Path, cache: Path) -> GoTiming | None:
+    """``ksched-oracle -bench 5`` on the cluster."""
     files: dict[str, Path | None] = {"pod.yaml": perf / SCENARIO / "pod.yaml", "config.yaml": perf / SCENARIO / "config.yaml",
                                      "cluster.yaml": cluster}
     return oracle_bench(oracle, cache / "go-big", files, 5, "ksched-oracle")
@@ -129,11 +129,11 @@ def span(values: list[float], fmt: str = "{:.1f}") -> str:
     return fmt.format(lo) if fmt.format(lo) == fmt.format(hi) else f"{fmt.format(lo)}-{fmt.format(hi)}"
 
 
-def table(rows: dict[str, list[dict[str, Any]]], go: tuple[float, float] | None, nodes: int) -> str:
+def table(rows: dict[str, list[dict[str, Any]]], go: GoTiming | None, nodes: int) -> str:
     stated = GO_STATED.get(nodes)
     if go is not None:
-        go_low = go_high = go[0] + go[1] / 1000
-        go_text = f"{go_low:.1f} s (load {go[0]:.1f} s + cycle {go[1]:.0f} ms, timed now)"
+        go_low = go_high = go.load_s + go.cycle_ms / 1000
+        go_text = f"{go_low:.1f} s (load {go.load_s:.1f} s + cycle {go.cycle_ms:.0f} ms, timed now), peak RSS {go.rss_mb} MB"
     elif stated is not None:
         go_low, go_high = stated[0], stated[1]
         go_text = f"{go_low}-{go_high} s, {stated[2]} ({stated[3]})"
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print(table(rows, go, args.nodes))
     if args.json:
-        Path(args.json).write_text(json.dumps({"nodes": args.nodes, "pods": pods, "rows": rows, "go": go}, indent=1))
+        Path(args.json).write_text(json.dumps({"nodes": args.nodes, "pods": pods, "rows": rows, "go": go._asdict() if go else None}, indent=1))
 
 
 if __name__ == "__main__":

@@ -44,7 +44,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -146,15 +146,23 @@ def find_oracle(given: str | None) -> Path | None:
     return None
 
 
-def time_go(oracle: Path, s: Scenario, cache: Path, runs: int) -> tuple[float, float] | None:
-    """(load s, cycle median ms) of ``ksched-oracle -bench`` on the scenario's files."""
+def time_go(oracle: Path, s: Scenario, cache: Path, runs: int) -> GoTiming | None:
+    """``ksched-oracle -bench`` on the scenario's files."""
     files = {"pod.yaml": s.directory / "pod.yaml", "config.yaml": s.config, "cluster.yaml": s.yaml_file}
     return oracle_bench(oracle, cache / "go" / s.name, files, runs, f"ksched-oracle on {s.name}")
 
 
-def oracle_bench(oracle: Path, d: Path, files: dict[str, Path | None], runs: int, what: str) -> tuple[float, float] | None:
-    """(load s, cycle median ms) of ``ksched-oracle -bench RUNS`` on a directory ``d`` holding links to
-    ``files`` (name -> file; None: left out); None, with a note, when it printed no timing."""
+class GoTiming(NamedTuple):
+    """What ``ksched-oracle -bench`` printed (its load, the median of its warm cycles) and its peak RSS."""
+
+    load_s: float
+    cycle_ms: float
+    rss_mb: int
+
+
+def oracle_bench(oracle: Path, d: Path, files: dict[str, Path | None], runs: int, what: str) -> GoTiming | None:
+    """``ksched-oracle -bench RUNS`` on a directory ``d`` holding links to ``files`` (name -> file; None:
+    left out); None, with a note, when it printed no timing."""
     d.mkdir(parents=True, exist_ok=True)
     for name, src in files.items():
         link = d / name
@@ -162,14 +170,19 @@ def oracle_bench(oracle: Path, d: Path, files: dict[str, Path | None], runs: int
             link.unlink()
         if src is not None:
             link.symlink_to(src.resolve())
-    p = subprocess.run([str(oracle), "-bench", str(runs), "-o", os.devnull, str(d)], capture_output=True, text=True)
-    out = p.stdout + p.stderr
+    with tempfile.TemporaryFile("w+") as out_file:
+        p = subprocess.Popen([str(oracle), "-bench", str(runs), "-o", os.devnull, str(d)], stdout=out_file,
+                             stderr=subprocess.STDOUT, text=True)
+        _, _, usage = os.wait4(p.pid, 0)
+        p.returncode = 0  # (reaped by wait4)
+        out_file.seek(0)
+        out = out_file.read()
     load = re.search(r"load:\s*([\d.]+)\s*s", out)
     median = re.search(r"median\s*([\d.]+)\s*ms", out)
     if load is None or median is None:
         print(f"note: {what} printed no timing: {out.strip()[:200]}", file=sys.stderr)
         return None
-    return float(load.group(1)), float(median.group(1))
+    return GoTiming(float(load.group(1)), float(median.group(1)), usage.ru_maxrss // 1024)
 
 
 def config_of(s: Scenario) -> SchedulerConfig:
@@ -390,7 +403,7 @@ def main(argv: list[str] | None = None) -> None:
             if oracle is not None:
                 go = time_go(oracle, s, cache, 20)
                 if go is not None:
-                    s.row["go_load_s"], s.row["go_cycle_ms"] = go
+                    s.row["go_load_s"], s.row["go_cycle_ms"] = go.load_s, go.cycle_ms
             time_cycles(cluster, s, args.runs)
         del cluster
     if not args.no_e2e:
