@@ -120,3 +120,18 @@ def test_settle_stops_a_child_when_told(monkeypatch: pytest.MonkeyPatch) -> None
     assert not reaped(pid)
     forked.settle(stop=True)
     assert reaped(pid) and not forked.background
+
+
+def test_the_own_childrens_cpu_time_counts_as_idle(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A step that used the second core (a reaped child's 30 ticks) leaves it free for the next one."""
+    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(forked, "_STARTED", (1000, 5000))
+    monkeypatch.setattr(forked, "_CHILDREN_AT_START", 7)
+    monkeypatch.setattr(forked, "cpu_times", lambda: (1000 + 12, 5000 + 40))  # 0.6 of a core idle
+    monkeypatch.setattr(forked, "_children_ticks", lambda: 7)
+    assert not forked.pays()
+    monkeypatch.setattr(forked, "_children_ticks", lambda: 7 + 10)  # 10 of the busy ticks were our child's
+    assert forked.pays()
+    assert not forked.pays((1000, 5000))  # an explicit look is taken as it is

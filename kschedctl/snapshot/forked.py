@@ -74,8 +74,20 @@ def available(since: tuple[int, int] | None = None) -> bool:
 
 def pays(since: tuple[int, int] | None = None) -> bool:
     """``available`` (``since``: by default when this module was imported, near the process's start), and
-    no other thread of this process runs (what a fork would copy half of)."""
-    return threading.active_count() == 1 and available(_STARTED if since is None else since)
+    no other thread of this process runs (what a fork would copy half of). The CPU time of this process's
+    own children (reaped) since the start counts as idle: the second core was free for them, and a step
+    that used it (the YAML parsed in two processes, ``splityaml``) must not keep the next one from it."""
+    if threading.active_count() != 1:
+        return False
+    if since is None and _STARTED is not None:
+        since = (_STARTED[0] - (_children_ticks() - _CHILDREN_AT_START), _STARTED[1])
+    return available(since)
+
+
+def _children_ticks() -> int:
+    """The CPU time of this process's reaped children so far, in clock ticks (``/proc/stat``'s unit)."""
+    times = os.times()
+    return round((times.children_user + times.children_system) * _TICKS)
 
 
 class _Stopped(BaseException):
@@ -226,6 +238,9 @@ def run_in_background(work: Callable[[], None]) -> None:
     work()
 
 
-#: The machine's CPU times when this module was imported (``pays``).
+#: Clock ticks a second (``cpu_times``' unit).
+_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+#: The machine's CPU times, and this process's children's, when this module was imported (``pays``).
 _STARTED = cpu_times()
+_CHILDREN_AT_START = _children_ticks()
 atexit.register(settle)
