@@ -23,7 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kschedctl.errors import InputError
-from kschedctl.snapshot import loader, splityaml
+from kschedctl.snapshot import forked, loader, splityaml
 from kschedctl.snapshot.simpleyaml import load_simple
 from kschedctl.snapshot.splityaml import Cut, find_cut
 from tests.test_simpleyaml import LINES, same
@@ -197,7 +197,7 @@ def forced(monkeypatch: pytest.MonkeyPatch) -> list[int]:
         return pid
 
     monkeypatch.setattr(splityaml, "MIN_SIZE", 0)
-    monkeypatch.setattr(splityaml, "worth_forking", lambda: True)
+    monkeypatch.setattr(forked, "pays", lambda since=None: True)
     monkeypatch.setattr(os, "fork", fork)
     return pids
 
@@ -226,22 +226,26 @@ def test_the_fork_forced_reads_the_same_documents(tmp_path: Path, forced: list[i
 def test_the_fallback_forced_reads_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     text = generated_cluster(tmp_path)
     monkeypatch.setattr(splityaml, "MIN_SIZE", 0)
-    monkeypatch.setattr(splityaml, "worth_forking", lambda: False)
+    monkeypatch.setattr(forked, "pays", lambda since=None: False)
     monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked"))
     assert same(splityaml.load(text), load_simple(text))
 
 
 def test_small_texts_are_read_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(splityaml, "worth_forking", lambda: pytest.fail("asked"))
+    monkeypatch.setattr(forked, "pays", lambda since=None: pytest.fail("asked"))
     assert splityaml.load("a: 1\n---\nb: 2\n") == [{"a": 1}, {"b": 2}]
 
 
-def test_no_fork_while_another_thread_runs() -> None:
+def test_no_fork_while_another_thread_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    text = generated_cluster(tmp_path)
+    monkeypatch.setattr(splityaml, "MIN_SIZE", 0)
+    monkeypatch.setattr(forked, "available", lambda since=None: True)
+    monkeypatch.setattr(os, "fork", lambda: pytest.fail("forked"))
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert not splityaml.worth_forking()
+        assert same(splityaml.load(text), load_simple(text))
     finally:
         stop.set()
         thread.join()
@@ -323,7 +327,7 @@ def test_errors_in_the_second_piece_are_the_same_either_way(
     monkeypatch.setattr(splityaml, "MIN_SIZE", 0)
     errors = []
     for fork in (False, True):
-        monkeypatch.setattr(splityaml, "worth_forking", lambda fork=fork: fork)
+        monkeypatch.setattr(forked, "pays", lambda since=None, fork=fork: fork)
         with pytest.raises(InputError) as e:
             for doc in loader.parse_documents("c.yaml", text):
                 loader.build_object(doc)
@@ -332,20 +336,21 @@ def test_errors_in_the_second_piece_are_the_same_either_way(
     assert no_child_left()
 
 
-def test_no_temporary_file_no_fork(
-    tmp_path: Path, forced: list[int], monkeypatch: pytest.MonkeyPatch
+def test_no_process_to_fork_means_one_reading_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = generated_cluster(tmp_path)
 
-    def refuse(**_: Any) -> Any:
-        raise OSError("no room")
+    def refuse() -> int:
+        raise OSError("no process left")
 
-    monkeypatch.setattr(splityaml.tempfile, "TemporaryFile", refuse)
+    monkeypatch.setattr(splityaml, "MIN_SIZE", 0)
+    monkeypatch.setattr(forked, "pays", lambda since=None: True)
+    monkeypatch.setattr(os, "fork", refuse)
     assert same(splityaml.load(text), load_simple(text))
-    assert forced == []
 
 
-def test_a_child_reaped_by_the_system_means_one_reading_in_process(tmp_path: Path, forced: list[int]) -> None:
+def test_a_child_reaped_by_the_system_still_hands_its_piece_over(tmp_path: Path, forced: list[int]) -> None:
     text = generated_cluster(tmp_path)
     before = signal.signal(
         signal.SIGCHLD, signal.SIG_IGN

@@ -31,7 +31,7 @@ from kschedctl.apivalidation import (
 from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
-from kschedctl.snapshot import cache, forked, jsonlines, modelcache, simpleyaml, vouch, yamldocs
+from kschedctl.snapshot import cache, forked, jsonlines, modelcache, splityaml, vouch, yamldocs
 from kschedctl.snapshot.apiversions import (
     drop_disabled_fields,
     dropped_field_note,
@@ -216,14 +216,14 @@ def _streamed(source: str, text: str, key: str | None) -> Iterator[dict[str, Any
 def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
     """Each document of a YAML stream; a duplicate key, like a syntax error, is an InputError.
 
-    The YAML ``kubectl get -o yaml`` writes is read by ``simpleyaml`` (same objects, much faster), any
-    other by PyYAML. A stream read to its end without error goes to the snapshot cache; one found
-    there is served from it (``snapshot/cache.py``)."""
+    The YAML ``kubectl get -o yaml`` writes is read by ``simpleyaml`` (same objects, much faster; a big
+    text by two processes at once, ``splityaml``), any other by PyYAML. A stream read to its end
+    without error goes to the snapshot cache; one found there is served from it (``snapshot/cache.py``)."""
     cached = cache.read(key)
     if cached is not None:
         yield from cached
         return
-    simple = simpleyaml.load_simple(text)
+    simple = splityaml.load(text)
     if simple is not None:
         yield from simple
         cache.write(key, simple)

@@ -8,33 +8,27 @@ concatenation of both pieces' readings: at a ``---`` line near the middle (``sim
 document at every line that begins with ``---``, whatever comes before it), or, in a text that is one
 List, at a column-0 ``- `` item line near the middle, the items from there to the end of the List
 becoming a piece of their own (``items:`` and them) and the rest (head, first items, what follows the
-items) the other. A forked process reads the second piece and hands its documents back in
-``marshal``'s format through a temporary file while this process reads the first; the documents are
-then the same list, in the same order, as one reading of the whole text gives.
+items) the other. A forked process (``forked.Child``) reads the second piece and hands its documents
+back in ``marshal``'s format while this process reads the first; the documents are then the same list,
+in the same order, as one reading of the whole text gives.
 
 The pieces are only a shortcut to that list: when either piece is left to PyYAML (``load_simple``
 gives None), or the child fails in any way, the whole text is read in-process exactly as before, so
 what PyYAML then reports (errors, their lines and documents) is unchanged. The fork is used only
-where it pays and is safe: Linux (fork), a second core that is free (``cores.available``), no
-other thread in this process, a text of at least ``MIN_SIZE`` characters. The child is always waited
-for (killed first when this process stops early).
+where it pays and is safe (``forked.pays``: Linux, a second core that is free, no other thread in this
+process) and for a text of at least ``MIN_SIZE`` characters. The child is always waited for (stopped
+first when its piece is no longer wanted).
 """
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import marshal
-import os
 import re
-import signal
-import tempfile
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any
 
-from kschedctl.snapshot import cores, simpleyaml
+from kschedctl.snapshot import forked, simpleyaml
 
 #: Texts shorter than this (characters) are read in one process: the fork and the hand-over would cost
 #: more than half the reading saves.
@@ -108,8 +102,8 @@ def find_cut(text: str, aim: float = CUT_AT, least: float = MIN_SHARE) -> Cut | 
 
 def load(text: str) -> list[Any] | None:
     """``simpleyaml.load_simple(text)``: the same documents (None likewise), read in two processes when
-    that pays (``worth_forking``)."""
-    if len(text) >= MIN_SIZE and worth_forking():
+    that pays (``forked.pays``)."""
+    if len(text) >= MIN_SIZE and forked.pays():
         cut = find_cut(text)
         if cut is not None:
             docs = load_cut(text, cut)
@@ -118,91 +112,40 @@ def load(text: str) -> list[Any] | None:
     return simpleyaml.load_simple(text)
 
 
-def worth_forking() -> bool:
-    """Whether a second process may read a piece: fork exists, a second core is free, and no other thread
-    runs here (a forked copy of a threaded process may deadlock)."""
-    if not hasattr(os, "fork") or threading.active_count() > 1 or not cores.available():
-        return False
-    try:
-        return len(os.listdir("/proc/self/task")) == 1  # threads started outside ``threading`` too
-    except OSError:
-        return False
-
-
 def load_cut(
     text: str, cut: Cut, read: Callable[[str], list[Any] | None] = simpleyaml.load_simple
 ) -> list[Any] | None:
     """The documents of ``text`` read as two pieces, the second in a forked process; None when a piece is
     left to PyYAML or the child fails (the caller then reads the whole text)."""
     try:
-        out = tempfile.TemporaryFile(prefix="kschedctl-yaml-")  # noqa: SIM115 (closed below)
-    except OSError:  # no temporary directory to write in
+        child = forked.Child(lambda answer: answer(_marshalled(read(cut.second(text)))))
+    except OSError:  # no memory or process left to fork
         return None
-    with out:
-        try:
-            pid = os.fork()
-        except OSError:  # no memory or process left to fork
-            return None
-        if pid == 0:  # the child: never returns
-            _child(text, cut, read, out.fileno())
+    stop = True
+    try:
         try:
             first = read(cut.first(text))
         except Exception:  # (the whole text, read in-process, fails as it always did)
-            first = None
-        except BaseException:
-            _stop(pid)
-            raise
+            return None
         if first is None:
-            _stop(pid)
             return None
-        if not _succeeded(pid):
-            return None
-        out.seek(0)  # (the child's writes moved the offset both processes share)
         try:
-            second = marshal.loads(out.read())
-        except (ValueError, EOFError, TypeError):
+            data = child.answer()  # (before the wait: the child's answer may not fit the pipe)
+        except forked.ChildLost:
             return None
-    if type(second) is not list:
-        return None
-    return cut.join(first, second)
-
-
-def _child(text: str, cut: Cut, read: Callable[[str], list[Any] | None], fd: int) -> NoReturn:
-    """The forked process: the second piece's documents to ``fd``, exit status 0; 1 when it is left to
-    PyYAML or anything fails. It ends with ``os._exit``: no exit handlers, no flush of a copy of this
-    process's buffered output."""
-    status = 1
-    try:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's, which stops the child
-        gc.disable()  # parsed documents hold no cycles, and the process ends right after
-        docs = read(cut.second(text))
-        if docs is not None:
-            data = marshal.dumps(docs)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            status = 0
-    except BaseException:  # any failure means: the parent reads the whole text
-        status = 1
+        stop = False
     finally:
-        os._exit(status)
-
-
-def _succeeded(pid: int) -> bool:
-    """Wait for the child; whether it handed its piece over."""
+        child.wait(stop=stop)
+    if type(data) is not bytes:  # None (left to PyYAML) or the child's error
+        return None
     try:
-        _, status = os.waitpid(pid, 0)
-    except ChildProcessError:  # reaped already (SIGCHLD ignored): its status is lost
-        return False
-    except BaseException:
-        _stop(pid)
-        raise
-    return os.waitstatus_to_exitcode(status) == 0
+        second = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return cut.join(first, second) if type(second) is list else None
 
 
-def _stop(pid: int) -> None:
-    """End the child (its piece is no longer wanted) and wait for it."""
-    with contextlib.suppress(OSError):
-        os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
+def _marshalled(docs: list[Any] | None) -> bytes | None:
+    """A piece's documents as the child hands them over: ``marshal`` (several times faster to load than
+    pickle for parsed YAML); None when the piece is left to PyYAML."""
+    return None if docs is None else marshal.dumps(docs)
