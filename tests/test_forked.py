@@ -8,11 +8,14 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 
+from kschedctl.cli.progress import Activity
 from kschedctl.errors import InputError
 from kschedctl.snapshot import forked
 
@@ -54,16 +57,39 @@ def test_cpu_times_reads_the_machines_counters() -> None:
 def test_no_fork_while_a_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "available", lambda since=None: True)
     with monkeypatch.context() as alone:
-        alone.setattr(threading, "active_count", lambda: 1)  # (other tests may leave threads behind)
+        alone.setattr(threading, "enumerate", lambda: [threading.current_thread()])  # (other tests may leave threads)
         assert forked.pays()
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        assert not forked.pays()
+        with monkeypatch.context() as two:
+            two.setattr(threading, "enumerate", lambda: [threading.current_thread(), thread])
+            assert not forked.pays()
+            forked.harmless([thread])  # (a progress line's: the fork may happen beside it)
+            assert forked.pays()
     finally:
         stop.set()
         thread.join()
+
+
+def test_a_progress_lines_threads_do_not_keep_a_load_from_forking() -> None:
+    """On a terminal the progress line's threads (its start timer, rich's refresh) run during the load:
+    they are harmless to a fork, and a thread of anyone else still is not."""
+    console = Console(file=StringIO(), force_terminal=True)
+    with Activity(console, enabled=True) as act:
+        act.phase("reading")
+        act._start()
+        assert act._started and threading.active_count() > 1
+        assert forked.only_harmless_threads()
+        stop = threading.Event()
+        other = threading.Thread(target=stop.wait)
+        other.start()
+        try:
+            assert not forked.only_harmless_threads()
+        finally:
+            stop.set()
+            other.join()
 
 
 @linux_only
@@ -124,7 +150,7 @@ def test_settle_stops_a_child_when_told(monkeypatch: pytest.MonkeyPatch) -> None
 
 def test_the_own_childrens_cpu_time_counts_as_idle(monkeypatch: pytest.MonkeyPatch) -> None:
     """A step that used the second core (a reaped child's 30 ticks) leaves it free for the next one."""
-    monkeypatch.setattr(threading, "active_count", lambda: 1)
+    monkeypatch.setattr(forked, "only_harmless_threads", lambda: True)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
     monkeypatch.setattr(forked, "_STARTED", (1000, 5000))

@@ -22,6 +22,8 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from kschedctl.snapshot.forked import harmless
+
 if TYPE_CHECKING:
     from rich.console import Console, RenderableType
     from rich.progress import Progress, ProgressColumn, TaskID
@@ -107,11 +109,14 @@ class Activity:
             self._timer = threading.Timer(delay, self._start)
             self._timer.daemon = True
             self._timer.start()
+            harmless([self._timer])
 
     def _start(self) -> None:
         with self._lock:
             if self._progress is not None and not self._stopped and not self._started:
+                before = set(threading.enumerate())
                 self._progress.start()
+                harmless(set(threading.enumerate()) - before)  # (its refresh thread: a load may still fork)
                 self._started = True
 
     def stop(self) -> None:

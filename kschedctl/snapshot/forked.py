@@ -25,7 +25,8 @@ import pickle
 import signal
 import sys
 import threading
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterable
 from types import FrameType
 from typing import Any
 
@@ -74,14 +75,30 @@ def available(since: tuple[int, int] | None = None) -> bool:
 
 def pays(since: tuple[int, int] | None = None) -> bool:
     """``available`` (``since``: by default when this module was imported, near the process's start), and
-    no other thread of this process runs (what a fork would copy half of). The CPU time of this process's
+    no other thread of this process runs (what a fork would copy half of) but ``harmless`` ones. The CPU time of this process's
     own children (reaped) since the start counts as idle: the second core was free for them, and a step
     that used it (the YAML parsed in two processes, ``splityaml``) must not keep the next one from it."""
-    if threading.active_count() != 1:
+    if not only_harmless_threads():
         return False
     if since is None and _STARTED is not None:
         since = (_STARTED[0] - (_children_ticks() - _CHILDREN_AT_START), _STARTED[1])
     return available(since)
+
+
+#: Threads that never hold what a forked child takes (a lock, a stream): the progress line's, which draw on
+#: a terminal a child never writes to (it answers through its own pipe and ends with ``os._exit``).
+_harmless: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+
+
+def harmless(threads: Iterable[threading.Thread]) -> None:
+    """Let a fork happen while ``threads`` run (see ``_harmless``)."""
+    _harmless.update(threads)
+
+
+def only_harmless_threads() -> bool:
+    """Whether every other thread of this process is a ``harmless`` one."""
+    me = threading.current_thread()
+    return all(t is me or t in _harmless for t in threading.enumerate())
 
 
 def _children_ticks() -> int:
