@@ -73,20 +73,27 @@ def test_no_fork_while_a_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
         thread.join()
 
 
-def test_a_progress_lines_threads_do_not_keep_a_load_from_forking() -> None:
+def test_a_progress_lines_threads_do_not_keep_a_load_from_forking(monkeypatch: pytest.MonkeyPatch) -> None:
     """On a terminal the progress line's threads (its start timer, rich's refresh) run during the load:
     they are harmless to a fork, and a thread of anyone else still is not."""
     console = Console(file=StringIO(), force_terminal=True)
+    before = set(threading.enumerate())  # (other tests may leave threads of their own)
     with Activity(console, enabled=True) as act:
         act.phase("reading")
         act._start()
-        assert act._started and threading.active_count() > 1
-        assert forked.only_harmless_threads()
+        progress_threads = [t for t in threading.enumerate() if t not in before]
+        assert act._started and progress_threads
+        me = threading.current_thread()
+        with monkeypatch.context() as m:
+            m.setattr(threading, "enumerate", lambda: [me, *progress_threads])
+            assert forked.only_harmless_threads()
         stop = threading.Event()
         other = threading.Thread(target=stop.wait)
         other.start()
         try:
-            assert not forked.only_harmless_threads()
+            with monkeypatch.context() as m:
+                m.setattr(threading, "enumerate", lambda: [me, *progress_threads, other])
+                assert not forked.only_harmless_threads()
         finally:
             stop.set()
             other.join()
