@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kschedctl.errors import InputError
-from kschedctl.snapshot import cache, modelcache, yamldocs
+from kschedctl.snapshot import cache, loader, modelcache, yamldocs
 from kschedctl.snapshot.loader import load_cluster
 
 NODES = "".join(
@@ -194,3 +194,26 @@ def test_no_verdict_without_the_cache(snapshot: Path, tmp_path: Path, monkeypatc
     names_and_cpu(snapshot)
     names_and_cpu(snapshot)
     assert len(seen) == 60 and verdicts(tmp_path) == []
+
+
+@pytest.mark.parametrize(
+    "text, from_bytes",
+    [
+        ("apiVersion: v1\n" * (1 << 19), True),  # plain ASCII, big enough
+        ("note: é 中 😀\n" * (1 << 19), True),  # characters of two to four bytes
+        ("\ufeffkind: List\n" * (1 << 19), True),  # a byte-order mark is kept as read
+        ("kind: List\r\n" * (1 << 19), False),  # reading turns CRLF into LF: the text's key differs
+        ("kind: List\n" * 1000, False),  # too small to be sure
+    ],
+)
+def test_a_files_key_from_its_bytes_is_its_texts(tmp_path: Path, text: str, from_bytes: bool) -> None:
+    """``file_keys`` takes a big file's key from its bytes, without decoding it: always the key of the text a
+    load reads (``key_of``), or no key from the bytes at all."""
+    path = tmp_path / "f.yaml"
+    path.write_bytes(text.encode("utf-8"))
+    read = path.read_text(encoding="utf-8")
+    from_file = cache.key_of_file(path.read_bytes())
+    assert (from_file is not None) == from_bytes
+    if from_file is not None:
+        assert from_file == cache.key_of(read)
+    assert loader.file_keys([str(path)]) == [(str(path), cache.key_of(read))]

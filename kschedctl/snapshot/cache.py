@@ -82,6 +82,15 @@ def key_of(text: str) -> str | None:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def key_of_file(data: bytes) -> str | None:
+    """``key_of`` of the text a file's bytes ``data`` read as (UTF-8, universal newlines), without
+    decoding them: the same SHA-256 when reading changes no byte (no carriage return) and the text is
+    surely big enough (four bytes a character at most); None when that is not sure (ask ``key_of``)."""
+    if len(data) < 4 * MIN_SIZE or b"\r" in data or not enabled():
+        return None
+    return hashlib.sha256(data).hexdigest()
+
+
 def entry_path(key: str) -> Path:
     return cache_dir() / f"{key}-{_VARIANT}.marshal"
 

@@ -488,10 +488,22 @@ def file_keys(paths: list[str]) -> modelcache.Files | None:
         return None
     out: modelcache.Files = []
     for path in iter_paths(paths):
-        source, text = _read_text(path)
-        out.append((source, cache.key_of(text)))
-        del text
+        out.append((path, _file_key(path)))
     return out
+
+
+def _file_key(path: str) -> str | None:
+    """The key of the text of the file ``path`` (not standard input): from its bytes when that is the
+    same key (``cache.key_of_file``: no decoding and encoding again of a big file), else of its text. A
+    file that is not UTF-8 may get a key here: its load fails as ever, and nothing is stored under it."""
+    try:
+        key = cache.key_of_file(Path(path).read_bytes())
+    except OSError:
+        key = None  # (reading it as text says what is wrong)
+    if key is not None:
+        return key
+    _, text = _read_text(path)
+    return cache.key_of(text)
 
 
 def streamable(paths: list[str]) -> bool:
