@@ -17,8 +17,8 @@ fails.
 
 Go: when ``ksched-oracle`` is given (``--go-bin``, ``$KSCHED_ORACLE`` or ``~/oracle/bin``), the real
 framework's load and cycle (``-bench``) on the same YAML, and kschedctl's figures as ratios to its
-load + cycle; otherwise the Go figures issue 29 measured on this machine kind (``GO_STATED``),
-named as such.
+load + cycle; otherwise the Go figures ``--go-bin`` gave on this machine kind (``GO_STATED``), named
+as such.
 
     python3 bench/big.py [--nodes 15000] [--pods N] [--repeat 2] [--go-bin PATH] [--json FILE]
 """
@@ -40,10 +40,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from run import REPO, GoTiming, Run, find_oracle, find_perf_dir, machine_line, oracle_bench, run_kschedctl
 
-#: Go's load + cycle on gen_cluster 15000 150000 as issue 29 measured it on this machine kind (2 cores):
+#: Go's load + cycle as ``--go-bin`` timed it on this machine kind (2 cores), for runs without a Go binary:
 #: {nodes: (seconds low, seconds high, peak RSS, source)}.
 GO_STATED: dict[int, tuple[float, float, str, str]] = {
-    15000: (48.6, 51.1, "3.0 GB", "issue 29: the Go framework on this machine kind, load 0.3 and 2"),
+    15000: (17.1, 18.2, "2.9 GB", "ksched-oracle (v1.35.4) timed by bench/big.py on this machine kind, 2026-11-28, load 0.9-1.3"),
+    65000: (91.5, 91.5, "10.8 GB", "ksched-oracle (v1.35.4) timed by bench/big.py on this machine kind, 2026-11-28, load 1.5"),
 }
 SCENARIO = "c5000-plain-p100"
 
