@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from io import StringIO
 from pathlib import Path
 from typing import Any
@@ -59,15 +61,21 @@ def test_no_fork_while_a_thread_runs(monkeypatch: pytest.MonkeyPatch) -> None:
     with monkeypatch.context() as alone:
         alone.setattr(threading, "enumerate", lambda: [threading.current_thread()])  # (other tests may leave threads)
         assert forked.pays()
+    with a_thread() as thread, monkeypatch.context() as two:
+        two.setattr(threading, "enumerate", lambda: [threading.current_thread(), thread])
+        assert not forked.pays()
+        forked.harmless([thread])  # (a progress line's: the fork may happen beside it)
+        assert forked.pays()
+
+
+@contextmanager
+def a_thread() -> Iterator[threading.Thread]:
+    """A thread that runs until the block ends."""
     stop = threading.Event()
     thread = threading.Thread(target=stop.wait)
     thread.start()
     try:
-        with monkeypatch.context() as two:
-            two.setattr(threading, "enumerate", lambda: [threading.current_thread(), thread])
-            assert not forked.pays()
-            forked.harmless([thread])  # (a progress line's: the fork may happen beside it)
-            assert forked.pays()
+        yield thread
     finally:
         stop.set()
         thread.join()
@@ -87,16 +95,18 @@ def test_a_progress_lines_threads_do_not_keep_a_load_from_forking(monkeypatch: p
         with monkeypatch.context() as m:
             m.setattr(threading, "enumerate", lambda: [me, *progress_threads])
             assert forked.only_harmless_threads()
-        stop = threading.Event()
-        other = threading.Thread(target=stop.wait)
-        other.start()
-        try:
-            with monkeypatch.context() as m:
-                m.setattr(threading, "enumerate", lambda: [me, *progress_threads, other])
-                assert not forked.only_harmless_threads()
-        finally:
-            stop.set()
-            other.join()
+        with a_thread() as other, monkeypatch.context() as m:
+            m.setattr(threading, "enumerate", lambda: [me, *progress_threads, other])
+            assert not forked.only_harmless_threads()
+
+
+def test_an_answer_that_does_not_come_back_from_pickling_is_sent_as_what_stands_for_it() -> None:
+    class Odd(Exception):
+        def __init__(self, a: str, b: str) -> None:
+            super().__init__(f"{a} {b}")
+
+    assert pickle.loads(forked.pickled({"fine": [1]}, lambda: "instead")) == {"fine": [1]}
+    assert pickle.loads(forked.pickled(Odd("no", "pickle"), lambda: "instead")) == "instead"
 
 
 @linux_only

@@ -192,7 +192,7 @@ def test_an_error_that_does_not_pickle_comes_as_its_line() -> None:
 
     import pickle
 
-    e = pickle.loads(forkfetch._pickled(Odd("no", "pickle")))
+    e = pickle.loads(forkfetch._error_pickled(Odd("no", "pickle")))
     assert isinstance(e, ClusterAccessError) and str(e) == "no pickle"
 
 

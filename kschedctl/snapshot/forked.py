@@ -205,7 +205,7 @@ def _run(work: Callable[[Callable[[Any], None]], None], fd: int, mask: set[int |
     def answer(value: Any) -> None:
         nonlocal answered
         answered = True
-        data = _pickled(value)
+        data = pickled(value, lambda: ChildLost(f"the forked process's answer could not be sent: {type(value).__name__}"))
         with contextlib.suppress(OSError):
             os.write(fd, len(data).to_bytes(8, "little"))
             view = memoryview(data)
@@ -224,14 +224,15 @@ def _run(work: Callable[[Callable[[Any], None]], None], fd: int, mask: set[int |
         os._exit(0)
 
 
-def _pickled(value: Any) -> bytes:
-    """``value`` pickled; an exception that does not survive pickling as a ``ChildLost`` naming it."""
+def pickled(value: Any, instead: Callable[[], Any]) -> bytes:
+    """``value`` pickled, for another process, when it comes back from pickling (an exception whose
+    arguments do not, say); else ``instead()`` pickled."""
     try:
         data = pickle.dumps(value)
         pickle.loads(data)
         return data
     except Exception:
-        return pickle.dumps(ChildLost(f"the forked process's answer could not be sent: {type(value).__name__}"))
+        return pickle.dumps(instead())
 
 
 #: Children at work that nobody waits for an answer from (cache writes): reaped by ``settle``.

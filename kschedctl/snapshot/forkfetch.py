@@ -34,6 +34,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from kschedctl.errors import ClusterAccessError, KschedctlError
+from kschedctl.snapshot.forked import pickled
 from kschedctl.snapshot.source import RESOURCES, APIResource, Encoded, Fetched, Page, Progress, Raw, Sink
 
 if TYPE_CHECKING:
@@ -112,20 +113,16 @@ def _read(conn: Connection, parents_end: Connection, fd: int, taken: Any, read: 
         pass
     except BaseException as e:  # handed to the main process, which raises it
         with contextlib.suppress(OSError):
-            forward.send(("error", _pickled(e)))
+            forward.send(("error", _error_pickled(e)))
     finally:
         conn.close()
         # not multiprocessing's exit, which would flush a copy of the main process's buffered output
         os._exit(0)
 
 
-def _pickled(e: BaseException) -> bytes:
-    try:
-        data = pickle.dumps(e)
-        pickle.loads(data)
-        return data
-    except Exception:  # an error that does not survive pickling: its one line, as a ClusterAccessError
-        return pickle.dumps(ClusterAccessError(str(e) or type(e).__name__))
+def _error_pickled(e: BaseException) -> bytes:
+    """``e`` pickled for the main process; one that does not come back from pickling as its one line."""
+    return pickled(e, lambda: ClusterAccessError(str(e) or type(e).__name__))
 
 
 class ForkedRead:
