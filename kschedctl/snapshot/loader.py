@@ -633,17 +633,11 @@ def _build_cluster(
             obj = _model_of(read)
             if isinstance(obj, Node):
                 if validate:
-                    first = node_files.get(obj.name)
-                    node_files[obj.name] = doc.source
-                    if first is not None:
-                        replaced.append(_same_name(obj, doc, first))
+                    _note_repeat(node_files, obj.name, obj, doc, replaced)
                 cluster.add_node(obj)
             elif isinstance(obj, Pod):
                 if validate:
-                    first = pod_files.get(obj.key)
-                    pod_files[obj.key] = doc.source
-                    if first is not None:
-                        replaced.append(_same_name(obj, doc, first))
+                    _note_repeat(pod_files, obj.key, obj, doc, replaced)
                 if read is not doc:  # (fields dropped)
                     dropped.update(dropped_fields(doc.obj, read.obj))
                 cluster.add_pod(obj)
@@ -702,6 +696,14 @@ def _first_invalid(docs: list[Document], features: Features) -> tuple[int, BaseE
         except Exception as e:
             return position, e
     return None
+
+
+def _note_repeat(files: dict[str, str], key: str, obj: Node | Pod, doc: Document, replaced: list[str]) -> None:
+    """Remember where the Node or Pod ``key`` was read (``files``), noting in ``replaced`` one read before."""
+    first = files.get(key)
+    files[key] = doc.source
+    if first is not None:
+        replaced.append(_same_name(obj, doc, first))
 
 
 def _same_name(obj: Node | Pod, doc: Document, first: str) -> str:
