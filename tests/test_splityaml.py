@@ -178,6 +178,12 @@ def generated_cluster(tmp_path: Path, nodes: int = 30, pods: int = 200) -> str:
     return out.read_text()
 
 
+def cluster_text(tmp_path: Path, form: str) -> str:
+    """A generated cluster as separate documents (``form`` "documents") or as one List ("list")."""
+    text = generated_cluster(tmp_path)
+    return as_list(text) if form == "list" else text
+
+
 def as_list(text: str) -> str:
     """The documents of a multi-document text as one ``kubectl get -o yaml`` List."""
     docs = [d for d in yaml.safe_load_all(text) if d is not None]
@@ -212,9 +218,7 @@ def no_child_left() -> bool:
 
 @pytest.mark.parametrize("form", ["documents", "list"])
 def test_the_fork_forced_reads_the_same_documents(tmp_path: Path, forced: list[int], form: str) -> None:
-    text = generated_cluster(tmp_path)
-    if form == "list":
-        text = as_list(text)
+    text = cluster_text(tmp_path, form)
     whole = load_simple(text)
     assert whole is not None
     got = splityaml.load(text)
@@ -316,9 +320,7 @@ ERRORS = [
 def test_errors_in_the_second_piece_are_the_same_either_way(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, old: str, new: str, form: str
 ) -> None:
-    text = generated_cluster(tmp_path)
-    if form == "list":
-        text = as_list(text)
+    text = cluster_text(tmp_path, form)
     cut = find_cut(text)
     assert cut is not None
     at = text.rindex(old)
