@@ -55,7 +55,7 @@ from tests.apiserver import ThreadedServer, recording_name  # noqa: E402
 RECORDINGS = [d / "003-medium-30n150p" for d in (REPO.parent / "shared" / "recordings",
                                                   REPO.parent.parent / "shared" / "recordings",
                                                   REPO / "tests" / "recordings")]
-MAIN = "import sys; from kschedctl.cli.main import main; sys.argv[0] = 'kschedctl'; main()"
+MAIN = "import sys; from kschedctl.cli.main import run; sys.argv[0] = 'kschedctl'; run()"
 ZONES = ("zone-a", "zone-b", "zone-c")
 SIZES = (("m5.xlarge", "4", "16Gi", "3900m", "15872Mi"), ("m5.2xlarge", "8", "32Gi", "7800m", "31744Mi"),
          ("m5.4xlarge", "16", "64Gi", "15600m", "63488Mi"))

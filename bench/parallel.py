@@ -33,7 +33,7 @@ sys.path.insert(0, str(HERE))
 
 from run import find_perf_dir, generate, read_scenarios  # noqa: E402
 
-MAIN = "import sys; from kschedctl.cli.main import main; sys.argv[0] = 'kschedctl'; main()"
+MAIN = "import sys; from kschedctl.cli.main import run; sys.argv[0] = 'kschedctl'; run()"
 
 
 def pending_pods(n: int, perf: Path) -> list[dict[str, Any]]:

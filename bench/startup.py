@@ -1,7 +1,7 @@
 """Time kschedctl's start-up: ``kschedctl --help`` and ``explain pod`` on the demo snapshot.
 
 Each command runs ``--runs`` times as a subprocess (the console script's own code: ``from
-kschedctl.cli.main import main``) and the median and the fastest run are printed, in two ways:
+kschedctl.cli.main import run``) and the median and the fastest run are printed, in two ways:
 
   * installed: with byte-code, as ``pip install`` leaves a package (compiled into a temporary
     ``PYTHONPYCACHEPREFIX`` by a first run, so nothing is written into the repository);
@@ -30,7 +30,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
-MAIN = "import sys; from kschedctl.cli.main import main; sys.argv[0] = 'kschedctl'; main()"
+MAIN = "import sys; from kschedctl.cli.main import run; sys.argv[0] = 'kschedctl'; run()"
 
 COMMANDS = {
     "kschedctl --help": ["--help"],

@@ -1,6 +1,6 @@
 """``python -m kschedctl``."""
 
-from kschedctl.cli.main import main
+from kschedctl.cli.main import run
 
 if __name__ == "__main__":
-    main()
+    run()

@@ -97,9 +97,9 @@ def main() -> None:
 
         kubectl_complete()
     else:
-        from kschedctl.cli.main import main as kschedctl
+        from kschedctl.cli.main import run
 
-        kschedctl()
+        run()
 
 
 if __name__ == "__main__":

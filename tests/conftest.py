@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 from collections import defaultdict
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -77,3 +78,23 @@ def live_bench() -> ModuleType:
     sys.modules["bench_live"] = module  # dataclasses look their module up
     spec.loader.exec_module(module)
     return module
+
+
+@pytest.fixture
+def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The processes ``forked.Child`` forks during the test (each must be reaped by its end, and no background
+    work left)."""
+    from kschedctl.snapshot import forked
+    from tests.test_forked import reaped
+
+    pids: list[int] = []
+
+    class Recorded(forked.Child):
+        def __init__(self, work: Callable[[Callable[[Any], None]], None]) -> None:
+            super().__init__(work)
+            pids.append(self.pid)
+
+    monkeypatch.setattr(forked, "Child", Recorded)
+    yield pids
+    assert not forked.background
+    assert all(reaped(pid) for pid in pids)

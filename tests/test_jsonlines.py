@@ -3,15 +3,18 @@ to, whatever the lines hold; a text that is not one item a line is read whole, f
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from kschedctl.errors import InputError
+from kschedctl.kube.versions import resolve_features
 from kschedctl.snapshot import jsonlines, loader
 from kschedctl.snapshot.apiversions import candidate_gates
 from kschedctl.snapshot.source import RESOURCES, FileSource
@@ -32,7 +35,12 @@ def streamed(text: str) -> list[Any] | None:
     when it hands over."""
     start = text.index("{")
     found = jsonlines.listed_items(text, start, lambda: json.loads(text[start:])["items"])
-    return None if found is None else list(found[1])
+    if found is None:
+        return None
+    items = list(found[1])
+    for value, line in items:  # a line given with its item is one orjson reads as that item
+        assert line is None or repr(orjson.loads(line)) == repr(value)
+    return [value for value, _ in items]
 
 
 def whole(text: str) -> list[Any]:
@@ -101,10 +109,13 @@ def test_an_empty_list() -> None:
 
 
 def documents(text: str, monkeypatch: pytest.MonkeyPatch, *, lines: bool) -> list[loader.Document]:
-    monkeypatch.setattr(loader, "_trusted", lambda key, text: True)
+    monkeypatch.setattr(loader, "_trusted", lambda key, text, data=None: True)
     if not lines:
-        monkeypatch.setattr(loader, "_streamed", lambda source, text, key: None)
-    return list(loader.parse_documents("f.yaml", text))
+        monkeypatch.setattr(loader, "_streamed", lambda *_, **__: None)
+    docs = list(loader.parse_documents("f.yaml", text))
+    for d in docs:  # the text a document carries reads as its object
+        assert d.text is None or orjson.loads(d.text) == d.obj
+    return docs
 
 
 @pytest.mark.parametrize(
@@ -123,7 +134,7 @@ def test_the_loader_gives_the_same_documents_read_by_lines_or_whole(
         by_lines = documents(text, m, lines=True)
     with monkeypatch.context() as m:
         read_whole = documents(text, m, lines=False)
-    assert by_lines == read_whole and by_lines
+    assert [dataclasses.replace(d, text=None) for d in by_lines] == read_whole and by_lines
 
 
 @pytest.mark.parametrize("item, message", [("7", "items[1] must be a Kubernetes object")])
@@ -156,3 +167,46 @@ def test_a_signed_snapshots_documents_are_not_kept_between_the_look_and_the_load
         assert source.shown_gates(features) == {}
         assert (source._read is not None) == kept
         assert [n.name for n in source.load(features=features).nodes] == ["n1"]
+
+
+def _signed(path: Path, *objects: dict[str, Any]) -> str:
+    """A signed snapshot file of ``objects`` (Nodes and Pods), as ``kschedctl snapshot`` writes it."""
+    with SnapshotWriter(str(path), header=["h"], server_version=None, as_json=False) as w:
+        for res in RESOURCES:
+            if res.kind in ("Node", "Pod"):
+                w.take(res, [[o for o in objects if o["kind"] == res.kind]])
+    return str(path)
+
+
+def test_the_cluster_built_as_a_signed_snapshot_is_looked_at_is_the_one_loaded(tmp_path: Path) -> None:
+    """One reading of a signed snapshot both shows the gates and builds the Cluster (its notes told at the
+    load); a load with other gates builds its own."""
+    pod = make_pod("p").node("n1").raw
+    path = _signed(tmp_path / "s.yaml", make_node("n1").raw, pod, {**pod, "metadata": {**pod["metadata"], "name": "q"},
+                                                                   "status": {"phase": "Succeeded"}})
+    features = loader.DEFAULT_FEATURES
+    source = FileSource([path])
+    assert source.shown_gates(features) == {}
+    built = source._built
+    assert built is not None and built[0] == features
+    notes: list[str] = []
+    assert source.load(features=features, warn=notes.append) is built[1] and source._built is None
+    assert notes == built[2] == built[1].notes
+    other = resolve_features(features.minor, {next(iter(candidate_gates(features))): True})
+    source = FileSource([path])
+    source.shown_gates(features)
+    again = source.load(features=other)
+    assert source._built is None and again is not built[1] and [p.name for p in again.pods] == ["p"]
+
+
+def test_a_signed_snapshots_pods_keep_their_line_and_read_back_as_written(tmp_path: Path) -> None:
+    """A bound pod of a signed snapshot keeps its line instead of a packed copy of its manifest, and its
+    manifest reads back as written, long numbers too (a line orjson may misread keeps a packed copy)."""
+    plain = make_pod("p").node("n1").raw
+    big = make_pod("big").node("n1").raw
+    big["metadata"]["annotations"] = {"n": "1"}
+    big["spec"]["activeDeadlineSeconds"] = 1180591620717411303425
+    path = _signed(tmp_path / "s.yaml", make_node("n1").raw, plain, big)
+    pods = {p.name: p for p in FileSource([path]).load(features=loader.DEFAULT_FEATURES).pods}
+    assert isinstance(pods["p"]._packed, str) and isinstance(pods["big"]._packed, bytes)
+    assert pods["p"].raw == plain and pods["big"].raw == big

@@ -130,7 +130,7 @@ def test_completion_scripts_are_up_to_date(shell: str) -> None:
 
 def test_console_scripts() -> None:
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-    assert scripts["kubectl-kschedctl"] == "kschedctl.cli.main:main"
+    assert scripts["kubectl-kschedctl"] == scripts["kschedctl"] == "kschedctl.cli.main:run"
     assert scripts["kubectl_complete-kschedctl"] == "kschedctl.cli.complete:kubectl_complete"
 
 

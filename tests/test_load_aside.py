@@ -14,7 +14,6 @@ import itertools
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,22 +40,6 @@ def small_is_many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cache, "MIN_SIZE", 0)
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     monkeypatch.delenv(cache.DISABLE_ENV, raising=False)
-
-
-@pytest.fixture
-def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The processes forked during the test (each must be reaped by its end)."""
-    pids: list[int] = []
-
-    class Recorded(forked.Child):
-        def __init__(self, work: Callable[[Callable[[Any], None]], None]) -> None:
-            super().__init__(work)
-            pids.append(self.pid)
-
-    monkeypatch.setattr(forked, "Child", Recorded)
-    yield pids
-    assert not forked.background
-    assert all(reaped(pid) for pid in pids)
 
 
 @pytest.fixture

@@ -259,8 +259,12 @@ class ClusterOptions:
     chunk_size: int | None = None
 
     def live(self, *, redact: bool = True) -> LiveOptions:
-        """The live-cluster options (``--request-timeout`` checked even when ``--snapshot`` is given)."""
+        """The live-cluster options (``--request-timeout`` checked even when ``--snapshot`` is given: ``check``)."""
         return live_options(self.kubeconfig, self.context, self.request_timeout, chunk_size=self.chunk_size, redact=redact)
+
+    def check(self) -> None:
+        """Refuse a bad ``--request-timeout`` (given with ``--snapshot``, it is not used, but still wrong)."""
+        parse_duration(self.request_timeout)
 
 
 KubeVersionOpt = Annotated[
@@ -360,12 +364,14 @@ class VersionOptions:
 
     def _follow_cluster(self, features: Features, source: Source | None, tell: Callable[[str], None]) -> Features:
         """``features`` with the gates the cluster shows on (and ``--feature-gates`` leaves alone) turned on."""
+        from kschedctl.cli.progress import current
         from kschedctl.kube.versions import FeatureGateError, resolve_features
         from kschedctl.snapshot.apiversions import follow_note
 
         if source is None:
             return features
         given = self._gates() or {}
+        current().phase(f"loading {source.description}")  # (a look at a file's objects may build the cluster)
         shown = {g: why for g, why in source.shown_gates(features).items() if g not in given}
         if not shown:
             return features

@@ -23,11 +23,12 @@ if TYPE_CHECKING:
 
 def open_source(where: ClusterOptions) -> Source:
     """Snapshot files when ``--snapshot`` is given, else the live cluster the kubeconfig names."""
-    options = where.live()
     if where.snapshot:
         from kschedctl.snapshot.source import FileSource
 
+        where.check()
         return FileSource(where.snapshot)
+    options = where.live()
     from kschedctl.snapshot.live import LiveSource, NoClusterConfigured
 
     try:

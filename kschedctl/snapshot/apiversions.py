@@ -172,6 +172,12 @@ def _without_mount_fields(spec: dict[str, Any], fields: set[str]) -> dict[str, A
     return out
 
 
+def has_gated_field(spec: dict[str, Any]) -> bool:
+    """Whether a pod's ``spec`` has a field that some release's gates drop (``drop_disabled_fields``) or that
+    shows a gate on (``gates_shown``)."""
+    return any(f in spec for f in GATED_POD_FIELDS) or any(_mounts_with(spec, f) for f in GATED_MOUNT_FIELDS)
+
+
 def drop_disabled_fields(kind: str, obj: dict[str, Any], features: Features) -> dict[str, Any]:
     """``obj`` as the API server stores it when gates its fields need are off (a copy when anything goes)."""
     if kind != "Pod":
@@ -236,25 +242,43 @@ def gates_shown(objects: Iterable[Mapping[str, Any]], features: Features) -> dic
     """The gates off in ``features`` that the API server which stored ``objects`` evidently runs with, each
     with what shows it: objects of an API version it serves only with the gate on, pods that kept a field
     it drops when the gate is off."""
-    wanted = candidate_gates(features)
-    if not wanted:
-        return {}
-    versions = served_gate_versions(features)
-    seen: dict[str, Counter[str]] = {}
-    for obj in objects:
+    look = GateLook(features)
+    if look.wanted:
+        for obj in objects:
+            look.see(obj)
+    return look.shown()
+
+
+class GateLook:
+    """``gates_shown`` one object at a time (``see``), for a reader that builds the model of the same objects
+    as it goes: what it found so far is ``shown()``."""
+
+    def __init__(self, features: Features) -> None:
+        #: The gates looked for (``candidate_gates``): none, and ``see`` need not be called.
+        self.wanted = candidate_gates(features)
+        self._versions = served_gate_versions(features) if self.wanted else {}
+        self._fields = [(n, g) for n, g in GATED_POD_FIELDS.items() if g in self.wanted]
+        self._mounts = [(n, g) for n, g in GATED_MOUNT_FIELDS.items() if g in self.wanted]
+        self._seen: dict[str, Counter[str]] = {}
+
+    def see(self, obj: Mapping[str, Any]) -> None:
+        """Note what ``obj`` (an object as stored) shows."""
         kind, version = obj.get("kind"), obj.get("apiVersion")
-        gate = versions.get(version) if isinstance(version, str) else None
+        gate = self._versions.get(version) if isinstance(version, str) else None
         if gate is not None:
-            seen.setdefault(gate, Counter())[f"{kind} object(s) of {version}"] += 1
+            self._seen.setdefault(gate, Counter())[f"{kind} object(s) of {version}"] += 1
         spec = obj.get("spec") if kind == "Pod" else None
         if isinstance(spec, dict):
-            for name, field_gate in GATED_POD_FIELDS.items():
-                if field_gate in wanted and name in spec:
-                    seen.setdefault(field_gate, Counter())[f"pod(s) that kept spec.{name}"] += 1
-            for name, field_gate in GATED_MOUNT_FIELDS.items():
-                if field_gate in wanted and _mounts_with(spec, name):
-                    seen.setdefault(field_gate, Counter())[f"pod(s) that kept spec.{_mount_field(name)}"] += 1
-    return {gate: ", ".join(f"{n} {what}" for what, n in found.items()) for gate, found in seen.items()}
+            for name, field_gate in self._fields:
+                if name in spec:
+                    self._seen.setdefault(field_gate, Counter())[f"pod(s) that kept spec.{name}"] += 1
+            for name, field_gate in self._mounts:
+                if _mounts_with(spec, name):
+                    self._seen.setdefault(field_gate, Counter())[f"pod(s) that kept spec.{_mount_field(name)}"] += 1
+
+    def shown(self) -> dict[str, str]:
+        """Each gate the objects seen so far show, with what shows it."""
+        return {gate: ", ".join(f"{n} {what}" for what, n in found.items()) for gate, found in self._seen.items()}
 
 
 def follow_note(features: Features, shown: Mapping[str, str]) -> str:

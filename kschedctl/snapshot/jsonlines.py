@@ -16,11 +16,14 @@ whole-text decoding for the items not yet given.
 from __future__ import annotations
 
 import json
+import marshal
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
+
+from kschedctl.snapshot import forked
 
 #: Where a List's items start, as the writer writes it.
 ITEMS = '"items": ['
@@ -34,13 +37,43 @@ _DIGITS = bytes(ord("9") if chr(b).isdigit() and b < 128 else ord(" ") for b in 
 _LONG_NUMBER = re.compile(f"[0-9]{{{LONG_RUN}}}")
 
 
+#: An item and its line, when the line reads as that item with ``orjson.loads`` (else None).
+Item = tuple[Any, "str | None"]
+
+
+class Half(Protocol):
+    """What a forked process makes of the items of the second half of a big List (``listed_items``), and what
+    this process makes of its answer: made objects come back as plain values (``marshal``), not as the
+    items they were made of, which would cost as much to send as to decode again."""
+
+    def make(self, value: dict[str, Any], line: str) -> tuple[Any, ...] | None:
+        """In the forked process: the state of the object the item ``value`` (read from ``line``) makes; None
+        for an item it does not make (this process takes that item as it is)."""
+        ...
+
+    def shared(self) -> Any:
+        """In the forked process, once every state is made: what the states need besides (``marshal``-able)."""
+        ...
+
+    def made(self, state: tuple[Any, ...], shared: Any, line: str) -> Any:
+        """In this process: the object of ``state`` (``shared``: as the forked process answered), made of the
+        item of ``line``."""
+        ...
+
+
 def listed_items(
-    text: str, start: int, whole: Callable[[], list[Any]], long_runs: Callable[[], bool] | None = None
-) -> tuple[dict[str, Any], Iterator[Any]] | None:
-    """The List that ``text`` holds from ``start`` on, without its items, and its items one by one; None
-    when the text does not start as a List with one item a line. ``whole``: the List's items decoded the
-    usual way, for the items of a text that turns out not to be one item a line. ``long_runs``:
-    ``has_long_run(text)``, when the caller knows it already."""
+    text: str,
+    start: int,
+    whole: Callable[[], list[Any]],
+    long_runs: Callable[[], bool] | None = None,
+    half: Half | None = None,
+) -> tuple[dict[str, Any], Iterator[Item]] | None:
+    """The List that ``text`` holds from ``start`` on, without its items, and its items one by one (each
+    with its line: ``Item``); None when the text does not start as a List with one item a line. ``whole``:
+    the List's items decoded the usual way, for the items of a text that turns out not to be one item a
+    line. ``long_runs``: ``has_long_run(text)``, when the caller knows it already. ``half``: the items of the
+    text's second half are made into objects by a forked process (``Half``), given in their place (with no
+    line) as the items are taken, in order, when the text is big enough (``SPLIT``)."""
     at = text.find(ITEMS, start, start + HEAD)
     newline = text.find("\n", start, start + HEAD)
     if at < 0 or newline != at + len(ITEMS):
@@ -53,53 +86,144 @@ def listed_items(
     if not isinstance(kind, str) or not kind.endswith("List"):
         return None
     del head["items"]
-    return head, _items(text, newline + 1, whole, long_runs() if long_runs else has_long_run(text))
+    runs = long_runs() if long_runs else has_long_run(text)
+    if half is not None and len(text) - newline >= SPLIT:
+        return head, _halves(text, newline + 1, whole, runs, half)
+    return head, _items(text, newline + 1, whole, runs)
 
 
-def has_long_run(text: str) -> bool:
-    """Whether ``text`` holds ``LONG_RUN`` digits in a row (in a number or not: a byte-wise look, not a parse)."""
-    return b"9" * LONG_RUN in text.encode("utf-8", "surrogatepass").translate(_DIGITS)
+def has_long_run(text: str, data: bytes | None = None) -> bool:
+    """Whether ``text`` holds ``LONG_RUN`` digits in a row (in a number or not: a byte-wise look, not a parse;
+    ``data``: the text's UTF-8 bytes, when the caller has them)."""
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
+    return b"9" * LONG_RUN in data.translate(_DIGITS)
 
 
-def _items(text: str, pos: int, whole: Callable[[], list[Any]], long_runs: bool) -> Iterator[Any]:
+def _items(text: str, pos: int, whole: Callable[[], list[Any]], long_runs: bool, given: int = 0) -> Iterator[Item]:
     """Each item line's value from ``pos`` to the List's end (``]}``); the rest from ``whole`` when a line
-    is not one item followed by a comma (or by the end). ``long_runs``: the text may hold long numbers."""
-    given = 0
+    is not one item followed by a comma (or by the end). ``long_runs``: the text may hold long numbers.
+    ``given``: the items before ``pos``."""
     end = len(text)
     while pos < end:
-        nl = text.find("\n", pos)
-        stop = end if nl < 0 else nl
-        line = text[pos:stop].strip(_WHITESPACE)
-        pos = stop + 1
-        if line == "]}" and not text[pos:].strip():
+        pos, item = _line(text, pos, long_runs)
+        if item[0] is _END:
             return
-        value = _item(line[:-1] if line.endswith(",") else line, long_runs)
-        if value is _NOT_AN_ITEM or (not line.endswith(",") and not _ends_list(text, pos)):
-            yield from _rest(whole, given)
-            return
+        if item[0] is _NOT_AN_ITEM:
+            break
         given += 1
-        yield value
+        yield item
     yield from _rest(whole, given)
+
+
+def _line(text: str, pos: int, long_runs: bool) -> tuple[int, Item]:
+    """The line at ``pos``: where the next one starts, and its item (``_END``: the List's end; ``_NOT_AN_ITEM``:
+    not one whole item followed by a comma, or by the end)."""
+    end = len(text)
+    nl = text.find("\n", pos)
+    stop = end if nl < 0 else nl
+    line = text[pos:stop].strip(_WHITESPACE)
+    pos = stop + 1
+    if line == "]}" and not text[pos:].strip():
+        return pos, (_END, None)
+    comma = line.endswith(",")
+    item = _item(line[:-1] if comma else line, long_runs)
+    if not comma and item[0] is not _NOT_AN_ITEM and not _ends_list(text, pos):
+        return pos, (_NOT_AN_ITEM, None)
+    return pos, item
+
+
+_END = object()
+#: A text this long (characters after the List's head) has its items made by two processes (``Half``):
+#: below, the fork costs more than half the items take.
+SPLIT = 8 * 1024 * 1024
+#: How much of the text this process reads itself: making an object of a state costs about half what
+#: making it of its line does, and this process does that for the forked process's objects after its own.
+SHARE = 0.6
+
+
+def _halves(text: str, pos: int, whole: Callable[[], list[Any]], long_runs: bool, half: Half) -> Iterator[Item]:
+    """``_items``, the lines after the first ``SHARE`` of the text made into objects by a forked process
+    (``half``) while this one decodes the lines before; what it did not make, and what follows where it
+    stopped (a line that is not one item), is taken here as ``_items`` would. Where no process can be forked,
+    or it ends without answering, this process takes every line."""
+    middle = text.find("\n", pos + int((len(text) - pos) * SHARE))
+    if middle < 0:
+        yield from _items(text, pos, whole, long_runs)
+        return
+    middle += 1
+    try:
+        child = forked.Child(lambda answer: answer(marshal.dumps(_made(text, middle, long_runs, half))))
+    except OSError:
+        yield from _items(text, pos, whole, long_runs)
+        return
+    given = 0
+    try:
+        while pos < middle:
+            pos, item = _line(text, pos, long_runs)
+            if item[0] is _END:
+                return
+            if item[0] is _NOT_AN_ITEM:
+                yield from _rest(whole, given)
+                return
+            given += 1
+            yield item
+        try:
+            records, ended, shared = marshal.loads(child.answer())
+        except (forked.ChildLost, ValueError, EOFError, TypeError):
+            records, ended, shared = [], None, None
+        for start, stop, state in records:
+            if state is None:  # (the line from ``start`` to ``stop``)
+                pos, item = _line(text, start, long_runs)
+            else:  # (the item's text from ``start`` to ``stop``, the next line after it)
+                item = half.made(state, shared, text[start:stop]), None
+                pos = text.find("\n", stop) + 1 or len(text)
+            given += 1
+            yield item
+        if not ended:
+            yield from _items(text, pos, whole, long_runs, given)
+    finally:
+        child.wait(stop=True)
+
+
+def _made(text: str, pos: int, long_runs: bool, half: Half) -> tuple[list[tuple[int, int, Any]], bool, Any]:
+    """In the forked process of ``_halves``: from ``pos`` on, the state of what ``half`` makes of each item
+    line with its item's span (None, with the line's span: not made), up to the List's end, or to a line that is not one item (whether
+    the List ended there), and ``half.shared()``."""
+    records: list[tuple[int, int, Any]] = []
+    end = len(text)
+    while pos < end:
+        nxt, (value, line) = _line(text, pos, long_runs)
+        if value is _END or value is _NOT_AN_ITEM:
+            return records, value is _END, half.shared()
+        state = None if line is None else _state(half, value, line)
+        if line is None or state is None:
+            records.append((pos, nxt, None))
+        else:  # (an item orjson read starts with its line's first "{")
+            start = text.index("{", pos)
+            records.append((start, start + len(line), state))
+        pos = nxt
+    return records, False, half.shared()
 
 
 _NOT_AN_ITEM = object()
 
 
-def _item(line: str, long_runs: bool) -> Any:
-    """The value of one item line (``json`` reads what ``orjson`` refuses or may read otherwise);
-    ``_NOT_AN_ITEM`` when the line is not a whole object."""
+def _item(line: str, long_runs: bool) -> Item:
+    """The value of one item line (``json`` reads what ``orjson`` refuses or may read otherwise), with the
+    line when ``orjson`` read it; ``_NOT_AN_ITEM`` when the line is not a whole object."""
     if not line.startswith("{"):
-        return _NOT_AN_ITEM
+        return _NOT_AN_ITEM, None
     if not (long_runs and _LONG_NUMBER.search(line)):
         try:
-            return orjson.loads(line)
+            return orjson.loads(line), line
         except orjson.JSONDecodeError:
             pass
     try:
         value = json.loads(line)
     except (json.JSONDecodeError, RecursionError):
-        return _NOT_AN_ITEM
-    return value if isinstance(value, dict) else _NOT_AN_ITEM
+        return _NOT_AN_ITEM, None
+    return (value if isinstance(value, dict) else _NOT_AN_ITEM), None
 
 
 def _ends_list(text: str, pos: int) -> bool:
@@ -107,6 +231,15 @@ def _ends_list(text: str, pos: int) -> bool:
     return text[pos:].strip() == "]}"
 
 
-def _rest(whole: Callable[[], list[Any]], given: int) -> Iterator[Any]:
+def _rest(whole: Callable[[], list[Any]], given: int) -> Iterator[Item]:
     """The items after the first ``given`` of the List the whole text decodes to."""
-    yield from whole()[given:]
+    for value in whole()[given:]:
+        yield value, None
+
+
+def _state(half: Half, value: Any, line: str) -> tuple[Any, ...] | None:
+    """``half.make``, None when it fails (this process takes the item then, and says what is wrong with it)."""
+    try:
+        return half.make(value, line)
+    except Exception:
+        return None

@@ -14,10 +14,11 @@ import os
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -31,11 +32,12 @@ from kschedctl.apivalidation import (
 from kschedctl.errors import NESTED_TOO_DEEPLY, InputError, UsageError
 from kschedctl.kube.features import Features
 from kschedctl.kube.versions import DEFAULT_FEATURES
-from kschedctl.snapshot import cache, forked, jsonlines, modelcache, splityaml, vouch, yamldocs
+from kschedctl.snapshot import cache, forked, jsonlines, modelcache, vouch
 from kschedctl.snapshot.apiversions import (
     drop_disabled_fields,
     dropped_field_note,
     dropped_fields,
+    has_gated_field,
     served_hint,
     version_refusal,
 )
@@ -53,6 +55,10 @@ class Document:
     obj: dict[str, Any]
     #: The object passed load-time validation before (the same text, ``cache.validated``): not checked again.
     validated: bool = False
+    #: The object's JSON text, when ``obj`` is what ``orjson.loads`` reads of it (a signed snapshot's line).
+    text: str | None = None
+    #: The Pod a forked process made of the object (``_PodHalf``; ``obj`` is then an empty mapping).
+    made: Pod | None = None
 
 
 #: The standard input stream already read by an option (``-f -`` and ``--snapshot -`` cannot share it).
@@ -76,17 +82,72 @@ def _read_stdin() -> str:
     return sys.stdin.read()
 
 
-def _read_text(path: str) -> tuple[str, str]:
-    if path == "-":
-        return "<stdin>", _read_stdin()
+class _Text(NamedTuple):
+    """A file's text as read (``_read_file``)."""
+
+    source: str
+    text: str
+    key: str | None  # its key in the snapshot cache (``cache.key_of``)
+    data: bytes | None  # its UTF-8 bytes, when the text was decoded from them as they are (else None)
+
+
+#: A file's text read by a look at it (``streamable``), kept for the read that loads it next (taken once),
+#: by path, with the file's ``_signature`` when read.
+_KEPT: dict[str, tuple[tuple[int, int, int], _Text]] = {}
+#: Each file's key in the snapshot cache as found in this process, by path and ``_signature``.
+_KEYS: dict[tuple[str, tuple[int, int, int]], str | None] = {}
+
+
+def _signature(path: str) -> tuple[int, int, int] | None:
+    """What tells whether a file changed since it was read (None: it cannot be told, read it again)."""
     try:
-        return path, Path(path).read_text(encoding="utf-8")
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _read_text(path: str) -> tuple[str, str]:
+    """A file's source name and text ("-": standard input)."""
+    read = _read_file(path)
+    return read.source, read.text
+
+
+def _read_file(path: str, *, keep: bool = False) -> _Text:
+    """A file's text and key ("-": standard input), read as ``Path.read_text`` reads it (UTF-8, universal
+    newlines). ``keep``: kept for the next read of the same file, unless it changes meanwhile."""
+    if path == "-":
+        text = _read_stdin()
+        return _Text("<stdin>", text, cache.key_of(text), None)
+    sig = _signature(path)
+    kept = _KEPT.pop(path, None)
+    if kept is not None and kept[0] == sig:
+        if keep:
+            _KEPT[path] = kept
+        return kept[1]
+    raw = _read_bytes(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not a UTF-8 text file", source=path) from None
+    data: bytes | None = raw
+    if "\r" in text:
+        text, data = text.replace("\r\n", "\n").replace("\r", "\n"), None
+    del raw
+    key = _KEYS[path, sig] if sig is not None and (path, sig) in _KEYS else cache.key_of(text)  # (``_file_key``)
+    read = _Text(path, text, key, data)
+    if keep and sig is not None:
+        _KEPT[path] = (sig, read._replace(data=None))
+    return read
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise InputError("no such file or directory", source=path) from None
     except IsADirectoryError:
         raise InputError("is a directory", source=path) from None
-    except UnicodeDecodeError:
-        raise InputError("not a UTF-8 text file", source=path) from None
     except OSError as e:
         raise InputError(e.strerror or str(e), source=path) from None
 
@@ -191,9 +252,13 @@ def _json_behind_comments(source: str, text: str, validated: bool) -> list[Any] 
         return None
 
 
-def _streamed(source: str, text: str, key: str | None) -> Iterator[dict[str, Any]] | None:
-    """The objects of a snapshot file kschedctl wrote (``key``: its text's), decoded a line at a time as
-    they are taken (``jsonlines``); None when the text is not such a List."""
+def _streamed(
+    source: str, text: str, key: str | None, data: bytes | None = None, *, halves: bool = False
+) -> Iterator[jsonlines.Item] | None:
+    """The objects of a snapshot file kschedctl wrote (``key``: its text's; ``data``: its bytes, when at hand),
+    decoded a line at a time as they are taken (``jsonlines``), each with its line (``jsonlines.Item``); None
+    when the text is not such a List. ``halves``: the pods of the text's second half may come made, by a
+    forked process (``_PodHalf``), when that pays."""
     pos = _after_comments(text)
     if pos is None:
         return None
@@ -206,11 +271,60 @@ def _streamed(source: str, text: str, key: str | None) -> Iterator[dict[str, Any
             raise InputError("the List's items must be a list of objects", source=source, document=1)
         return items
 
-    found = jsonlines.listed_items(text, pos, whole, lambda: _fact(key, "long", text, jsonlines.has_long_run))
+    half = _PodHalf() if halves and len(text) >= jsonlines.SPLIT and forked.pays() else None
+    found = jsonlines.listed_items(
+        text, pos, whole, lambda: _fact(key, "long", lambda: jsonlines.has_long_run(text, data)), half
+    )
     if found is None:
         return None
     head, items = found
     return _flattened(head["kind"], items, source, 1, "items")
+
+
+#: The object of a Document whose Pod came made (``Document.made``).
+_MADE: dict[str, Any] = {}
+
+
+class _PodHalf:
+    """The pods a forked process makes of the second half of a signed snapshot's items (``jsonlines.Half``):
+    a v1 Pod that shows no gate and that no gate changes (``apiversions``) reads the same whatever the run's
+    version, and no other check applies to a signed snapshot's objects (``_as_read``). Any other item, and a
+    pod whose reading fails (to be said here), is taken here as it is."""
+
+    def __init__(self) -> None:
+        self._quantities: dict[int, tuple[int, Fraction]] = {}
+        self._fractions: list[Fraction] | None = None
+        self._shapes: dict[bytes, Any] = {}
+
+    def make(self, value: dict[str, Any], line: str) -> tuple[Any, ...] | None:
+        if not _plain_pod(value):
+            return None
+        pod = Pod.from_raw(value)
+        pod.pack(line)
+        state = pod.state(self._quantities)
+        return None if state is None else (None, *state[1:])  # (the line is in the text this process has too)
+
+    def shared(self) -> Any:
+        return [(q.numerator, q.denominator) for _, q in self._quantities.values()]
+
+    def made(self, state: tuple[Any, ...], shared: Any, line: str) -> Pod:
+        if self._fractions is None:
+            self._fractions = [Fraction(n, d) for n, d in shared]
+        return Pod.from_state((line, *state[1:]), self._fractions, self._shapes)
+
+
+def _plain_pod(obj: dict[str, Any]) -> bool:
+    """Whether ``obj`` is a v1 Pod with a name that has none of the fields gates drop (``drop_disabled_fields``)
+    or show (``gates_shown``)."""
+    md, spec = obj.get("metadata"), obj.get("spec")
+    return (
+        obj.get("kind") == "Pod"
+        and obj.get("apiVersion") == "v1"
+        and isinstance(md, dict)
+        and bool(md.get("name"))
+        and isinstance(spec, dict)
+        and not has_gated_field(spec)
+    )
 
 
 def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
@@ -219,6 +333,8 @@ def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
     The YAML ``kubectl get -o yaml`` writes is read by ``simpleyaml`` (same objects, much faster; a big
     text by two processes at once, ``splityaml``), any other by PyYAML. A stream read to its end
     without error goes to the snapshot cache; one found there is served from it (``snapshot/cache.py``)."""
+    from kschedctl.snapshot import splityaml, yamldocs  # (only for YAML: a signed snapshot is JSON)
+
     cached = cache.read(key)
     if cached is not None:
         yield from cached
@@ -258,16 +374,22 @@ def _parse_yaml(source: str, text: str, key: str | None) -> Iterator[Any]:
     cache.write(key, docs)  # reached only when every document was read without error
 
 
-def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[Document]:
+def parse_documents(
+    source: str, text: str, key: str | None = None, data: bytes | None = None, *, made: bool = False
+) -> Iterator[Document]:
     """Yield the objects of one file, expanding ``kind: List`` (and ``*List``) items (``key``: the
-    text's key in the snapshot cache, ``cache.key_of``, when the caller has it)."""
+    text's key in the snapshot cache, and ``data``: its UTF-8 bytes, when the caller has them). ``made``:
+    a signed snapshot's pods may come made (``Document.made``), by a second process."""
     if key is None:
         key = cache.key_of(text)
-    validated = _trusted(key, text)
-    streamed = _streamed(source, text, key) if validated else None
+    validated = _trusted(key, text, data)
+    streamed = _streamed(source, text, key, data, halves=made) if validated else None
     if streamed is not None:
-        for obj in streamed:
-            yield Document(source, 1, obj, True)
+        for obj, line in streamed:
+            if isinstance(obj, Pod):
+                yield Document(source, 1, _MADE, True, made=obj)
+            else:
+                yield Document(source, 1, obj, True, line)
         return
     stripped = text.lstrip()
     docs: Iterable[Any]
@@ -285,13 +407,13 @@ def parse_documents(source: str, text: str, key: str | None = None) -> Iterator[
             raise InputError("a document must be a Kubernetes object (a mapping)", source=source, document=n)
         kind = doc.get("kind")
         if isinstance(kind, str) and kind.endswith("List"):
-            for obj in _list_items(doc, source, n):
+            for obj, _ in _list_items(doc, source, n):
                 yield Document(source, n, obj, validated)
         else:
             yield Document(source, n, doc, validated)
 
 
-def _list_items(doc: dict[str, Any], source: str, n: int, where: str = "") -> Iterator[dict[str, Any]]:
+def _list_items(doc: dict[str, Any], source: str, n: int, where: str = "") -> Iterator[jsonlines.Item]:
     """The items of a ``kind: List`` (``*List``) document, Lists inside it flattened as kubectl flattens
     them (``where``: the path of a nested List's items)."""
     items = doc.get("items")
@@ -302,22 +424,26 @@ def _list_items(doc: dict[str, Any], source: str, n: int, where: str = "") -> It
         raise InputError(
             f"must be a list of objects, not {json_kind_name(items)}", source=source, document=n, obj=doc["kind"], field=path
         )
-    yield from _flattened(doc["kind"], items, source, n, path)
+    yield from _flattened(doc["kind"], ((item, None) for item in items), source, n, path)
 
 
-def _flattened(kind: str, items: Iterable[Any], source: str, n: int, path: str) -> Iterator[dict[str, Any]]:
-    """The objects of a ``kind`` List's ``items`` (at ``path``), inner Lists flattened."""
+def _flattened(kind: str, items: Iterable[jsonlines.Item], source: str, n: int, path: str) -> Iterator[jsonlines.Item]:
+    """The objects of a ``kind`` List's ``items`` (at ``path``), inner Lists flattened; each with its JSON
+    text, when known and still what it reads as (``jsonlines.Item``)."""
     item_kind = kind[: -len("List")] if kind != "List" else None
-    for i, item in enumerate(items):
+    for i, (item, text) in enumerate(items):
+        if isinstance(item, Pod):  # (made: ``_PodHalf``)
+            yield item, None
+            continue
         if not isinstance(item, dict):
             raise InputError(f"{path}[{i}] must be a Kubernetes object", source=source, document=n)
         if item_kind and "kind" not in item:
-            item = {**item, "kind": item_kind}
+            item, text = {**item, "kind": item_kind}, None
         inner = item.get("kind")
         if isinstance(inner, str) and inner.endswith("List"):
             yield from _list_items(item, source, n, f"{path}[{i}].")
         else:
-            yield item
+            yield item, text
 
 
 def iter_paths(paths: list[str]) -> Iterator[str]:
@@ -344,14 +470,15 @@ def _files_under(directory: str) -> Iterator[str]:
                 yield path
 
 
-def iter_documents(paths: list[str], keys: list[str | None] | None = None) -> Iterator[Document]:
-    """The objects of every file (``keys``: where to note each file's key in the snapshot cache)."""
+def iter_documents(paths: list[str], keys: list[str | None] | None = None, *, made: bool = False) -> Iterator[Document]:
+    """The objects of every file (``keys``: where to note each file's key in the snapshot cache; ``made``: pods
+    may come made, ``parse_documents``)."""
     for path in iter_paths(paths):
-        source, text = _read_text(path)
-        key = cache.key_of(text)
+        read = _read_file(path)
         if keys is not None:
-            keys.append(key)
-        yield from parse_documents(source, text, key)
+            keys.append(read.key)
+        yield from parse_documents(read.source, read.text, read.key, read.data, made=made)
+        del read
 
 
 def _describe(obj: dict[str, Any]) -> str:
@@ -448,6 +575,7 @@ def load_cluster(
     features: Features = DEFAULT_FEATURES,
     read: tuple[list[Document], list[str | None]] | None = None,
     files: modelcache.Files | None = None,
+    look: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> Cluster:
     """Load every object of the given files/directories ("-" = stdin) into a Cluster.
 
@@ -456,7 +584,8 @@ def load_cluster(
     (``snapshot/modelcache.py``: a load of the same texts with the same ``features`` reads no document).
     ``features``: the version whose API machinery reads the objects (``build_object``). ``read``: the
     documents ``read_documents`` gave for these paths, when a look at them came first; ``files``:
-    ``file_keys(paths)``, when the caller has it.
+    ``file_keys(paths)``, when the caller has it. ``look``: shown each object as stored, in order, as
+    the Cluster is built of it (the files are read then, not found in the snapshot cache).
 
     Many documents read first are checked by a forked process while this one builds the model of them
     (``_CheckedAside``; not those of standard input: should that process die, the files are read
@@ -464,11 +593,12 @@ def load_cluster(
     if files is None:
         files = file_keys(paths)
     if read is None:
-        cluster = modelcache.read_cluster(files, features, warn)
+        cluster = modelcache.read_cluster(files, features, warn) if look is None else None
         if cluster is not None:
             return cluster
         keys: list[str | None] = []
-        cluster = load_documents(iter_documents(paths, keys), keys, warn=warn, features=features)
+        docs = iter_documents(paths, keys, made=True)
+        cluster = load_documents(docs if look is None else _shown(docs, look), keys, warn=warn, features=features)
     else:
         keys = read[1]
         try:
@@ -479,6 +609,13 @@ def load_cluster(
     if files is not None and [key for _, key in files] == keys:  # (a file changed since: nothing kept)
         modelcache.write_cluster(files, features, cluster)
     return cluster
+
+
+def _shown(docs: Iterator[Document], look: Callable[[Mapping[str, Any]], None]) -> Iterator[Document]:
+    """The documents, each shown to ``look`` as it is taken."""
+    for doc in docs:
+        look(doc.obj)
+        yield doc
 
 
 def file_keys(paths: list[str]) -> modelcache.Files | None:
@@ -496,14 +633,16 @@ def _file_key(path: str) -> str | None:
     """The key of the text of the file ``path`` (not standard input): from its bytes when that is the
     same key (``cache.key_of_file``: no decoding and encoding again of a big file), else of its text. A
     file that is not UTF-8 may get a key here: its load fails as ever, and nothing is stored under it."""
+    sig = _signature(path)
     try:
         key = cache.key_of_file(Path(path).read_bytes())
     except OSError:
         key = None  # (reading it as text says what is wrong)
-    if key is not None:
-        return key
-    _, text = _read_text(path)
-    return cache.key_of(text)
+    if key is None:
+        key = _read_file(path).key
+    if sig is not None:
+        _KEYS[path, sig] = key
+    return key
 
 
 def streamable(paths: list[str]) -> bool:
@@ -512,9 +651,8 @@ def streamable(paths: list[str]) -> bool:
     for path in iter_paths(paths):
         if path == "-":
             return False
-        source, text = _read_text(path)
-        key = cache.key_of(text)
-        if _streamed(source, text, key) is None or not _trusted(key, text):
+        read = _read_file(path, keep=True)
+        if _streamed(read.source, read.text, read.key, read.data) is None or not _trusted(read.key, read.text, read.data):
             return False
     return True
 
@@ -523,21 +661,21 @@ def streamable(paths: list[str]) -> bool:
 _FACTS: dict[tuple[str, str], bool] = {}
 
 
-def _fact(key: str | None, question: str, text: str, answer: Callable[[str], bool]) -> bool:
-    """``answer(text)``, found once per text in this process (``key``: its cache key; None: not kept).
+def _fact(key: str | None, question: str, answer: Callable[[], bool]) -> bool:
+    """``answer()`` of a text, found once per text in this process (``key``: its cache key; None: not kept).
     Commands that look at the objects before they load them read a text twice."""
     if key is None:
-        return answer(text)
+        return answer()
     found = _FACTS.get((key, question))
     if found is None:
-        found = _FACTS[key, question] = answer(text)
+        found = _FACTS[key, question] = answer()
     return found
 
 
-def _trusted(key: str | None, text: str) -> bool:
-    """Whether the objects of ``text`` (its cache key ``key``) need no validation: they passed it before, or
-    the text is a signed snapshot (``vouch``)."""
-    return cache.validated(key) or _fact(key, "vouched", text, vouch.vouched)
+def _trusted(key: str | None, text: str, data: bytes | None = None) -> bool:
+    """Whether the objects of ``text`` (its cache key ``key``; ``data``: its bytes, when at hand) need no
+    validation: they passed it before, or the text is a signed snapshot (``vouch``)."""
+    return cache.validated(key) or _fact(key, "vouched", lambda: vouch.vouched(text, data))
 
 
 def read_documents(paths: list[str]) -> tuple[list[Document], list[str | None]]:
@@ -624,6 +762,12 @@ def _build_cluster(
     check = validate and aside is None
     for position, doc in enumerate(docs):
         try:
+            made = doc.made
+            if made is not None:  # (checked and read as below, where it was made)
+                if validate:
+                    _note_repeat(pod_files, made.key, made, doc, replaced)
+                cluster.add_pod(made)
+                continue
             read = _as_read(doc, validate=validate, features=features)
             if read is None:
                 skipped[str(doc.obj.get("kind"))] += 1
@@ -641,7 +785,7 @@ def _build_cluster(
                 if read is not doc:  # (fields dropped)
                     dropped.update(dropped_fields(doc.obj, read.obj))
                 cluster.add_pod(obj)
-                obj.pack()
+                obj.pack(doc.text if read is doc else None)
             else:
                 cluster.add_object(obj)
         except Exception:

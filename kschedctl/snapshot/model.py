@@ -17,6 +17,8 @@ from fractions import Fraction
 from sys import intern
 from typing import Any
 
+import orjson
+
 from kschedctl.errors import InputError
 from kschedctl.kube.quantity import QuantityError, ResourceList, parse_quantity
 from kschedctl.kube.selectors import (
@@ -480,8 +482,8 @@ class Pod:
     )
 
     _raw: dict[str, Any] | None
-    #: ``raw`` packed (``pack``): None while it is a dict.
-    _packed: bytes | None
+    #: ``raw`` packed (``pack``): None while it is a dict; bytes of ``marshal``, or JSON text.
+    _packed: bytes | str | None
     meta: ObjectMeta
     host_network: bool
     containers: list[Container]
@@ -529,7 +531,8 @@ class Pod:
         """The pod's manifest as read (unpacked on first use after ``pack``; then the same dict every time)."""
         raw = self._raw
         if raw is None:
-            raw = self._raw = marshal.loads(self._packed)  # type: ignore[arg-type]
+            packed = self._packed
+            raw = self._raw = orjson.loads(packed) if isinstance(packed, str) else marshal.loads(packed)  # type: ignore[arg-type]
             self._packed = None
         return raw
 
@@ -538,17 +541,21 @@ class Pod:
         self._raw = raw
         self._packed = None
 
-    def pack(self) -> None:
+    def pack(self, text: str | None = None) -> None:
         """Keep ``raw`` as bytes until something reads it again. A snapshot's bound pods are parsed into
         the fields scheduling reads; their manifests are rarely looked at after that, and as dicts they
-        were the largest part of a big snapshot's memory (kept as it is when it cannot be packed)."""
+        were the largest part of a big snapshot's memory (kept as it is when it cannot be packed).
+        ``text``: JSON that ``orjson.loads`` reads as ``raw`` (a signed snapshot's line), kept instead."""
         raw = self._raw
-        if raw is not None:
+        if raw is None:
+            return
+        packed: bytes | str | None = text
+        if packed is None:
             try:
-                self._packed = marshal.dumps(raw)
+                packed = marshal.dumps(raw)
             except ValueError:
                 return
-            self._raw = None
+        self._packed, self._raw = packed, None
 
     def fresh_copy(self) -> Pod:
         """A shallow copy without the cached PodInfo: a simulation run writes its placement and

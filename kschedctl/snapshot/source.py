@@ -313,6 +313,8 @@ class FileSource:
         self._read: tuple[list[Document], list[str | None]] | None = None
         #: ``loader.file_keys`` of the paths, once asked (in a 1-tuple: None is an answer).
         self._files: tuple[Files | None] | None = None
+        #: The Cluster built as the files were looked at, with the Features it was built with and its notes.
+        self._built: tuple[Features, Cluster, list[str]] | None = None
 
     def default_namespace(self) -> str:
         return "default"
@@ -332,24 +334,40 @@ class FileSource:
 
     def shown_gates(self, features: Features) -> dict[str, str]:
         """What the files' objects show of the gates of the API server that stored them (read once: ``load``
-        builds the Cluster of the same documents; found again in the snapshot cache for the same texts)."""
+        builds the Cluster of the same documents, or takes the one built as they were looked at; found again
+        in the snapshot cache for the same texts)."""
         from kschedctl.snapshot import modelcache
         from kschedctl.snapshot.apiversions import candidate_gates, gates_shown
-        from kschedctl.snapshot.loader import iter_documents, read_documents, streamable
+        from kschedctl.snapshot.loader import read_documents, streamable
 
         if not candidate_gates(features):
             return {}
         files = self._file_keys()
         shown = modelcache.read_gates(files, features)
         if shown is None:
-            if self._read is None and streamable(self.paths):  # read again by ``load``, never all held at once
-                shown = gates_shown((d.obj for d in iter_documents(self.paths)), features)
+            if self._read is None and streamable(self.paths):
+                shown = self._look_building(features, files)
             else:
                 if self._read is None:
                     self._read = read_documents(self.paths)
                 shown = gates_shown((d.obj for d in self._read[0]), features)
             modelcache.write_gates(files, features, shown)
         return shown
+
+    def _look_building(self, features: Features, files: Files | None) -> dict[str, str]:
+        """The look of ``shown_gates`` at files read a line at a time, done as the Cluster is built of them with
+        ``features`` (kept for ``load``: most clusters show no gate, and the run keeps ``features``). A file
+        that cannot be loaded is only looked at: ``load`` says what is wrong with it, in its turn."""
+        from kschedctl.snapshot.apiversions import GateLook, gates_shown
+        from kschedctl.snapshot.loader import iter_documents, load_cluster
+
+        look, notes = GateLook(features), list[str]()
+        try:
+            cluster = load_cluster(self.paths, warn=notes.append, features=features, files=files, look=look.see)
+        except InputError:
+            return gates_shown((d.obj for d in iter_documents(self.paths)), features)
+        self._built = (features, cluster, notes)
+        return look.shown()
 
     def _file_keys(self) -> Files | None:
         """The files' keys in the snapshot cache, read once per command (``loader.file_keys``)."""
@@ -365,7 +383,15 @@ class FileSource:
         from kschedctl.snapshot.loader import load_cluster
 
         read, self._read = self._read, None
-        cluster = load_cluster(self.paths, warn=warn, features=features, read=read, files=self._file_keys())
+        built, self._built = self._built, None
+        if built is not None and built[0] == features:
+            cluster = built[1]
+            for note in built[2]:
+                if warn is not None:
+                    warn(note)
+        else:
+            del built  # (built with other gates: let go of it before another is built)
+            cluster = load_cluster(self.paths, warn=warn, features=features, read=read, files=self._file_keys())
         if not cluster.nodes:
             raise InputError(
                 "the snapshot has no Node objects: there is nothing to schedule onto "

@@ -30,8 +30,9 @@ def digest(items: bytes | memoryview) -> str:
     return hashlib.sha256(items).hexdigest()
 
 
-def vouched(text: str) -> bool:
-    """Whether ``text`` (a whole file) is a snapshot whose items are as kschedctl wrote them."""
+def vouched(text: str, data: bytes | None = None) -> bool:
+    """Whether ``text`` (a whole file) is a snapshot whose items are as kschedctl wrote them (``data``: the
+    text's UTF-8 bytes, when the caller has them)."""
     m = _DIGEST.search(text, 0, HEAD)
     if m is None:
         return False
@@ -39,5 +40,6 @@ def vouched(text: str) -> bool:
     if at < 0:
         return False
     start = at + len(ITEMS)  # (the digest of the encoded text from there: no copy of the text's tail first)
-    data = text.encode("utf-8", "surrogatepass")
+    if data is None:
+        data = text.encode("utf-8", "surrogatepass")
     return digest(memoryview(data)[len(text[:start].encode("utf-8", "surrogatepass")) :]) == m.group(1)
