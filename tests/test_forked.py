@@ -178,3 +178,111 @@ def test_the_own_childrens_cpu_time_counts_as_idle(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(forked, "_children_ticks", lambda: 7 + 10)  # 10 of the busy ticks were our child's
     assert forked.pays()
     assert not forked.pays((1000, 5000))  # an explicit look is taken as it is
+
+
+@linux_only
+def test_let_go_leaves_background_work_to_end_on_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """After ``let_go`` a settle does not wait for a background child (it ends on its own), unless told to stop."""
+    monkeypatch.setattr(forked, "pays", lambda since=None: True)
+    monkeypatch.setattr(forked, "_letting_go", [])
+    go = tmp_path / "go"
+    done = tmp_path / "done"
+
+    def work() -> None:
+        while not go.exists():  # (until this test says so: no guess at how long anything takes)
+            time.sleep(0.01)
+        done.write_text("yes")
+
+    forked.run_in_background(work)
+    pid = forked.background[0].pid
+    forked.let_go()
+    forked.settle()
+    assert not forked.background and not done.exists()  # (not waited for)
+    go.write_text("")
+    os.waitpid(pid, 0)
+    assert done.read_text() == "yes"
+    forked.run_in_background(lambda: time.sleep(600))
+    stopped = forked.background[0].pid
+    forked.settle(stop=True)  # Ctrl-C still stops it
+    assert reaped(stopped) and not forked.background
+
+
+@linux_only
+def test_a_command_ends_before_its_background_write_and_its_output_ends_with_it(tmp_path: Path) -> None:
+    """A process that let go of its background child ends first, and a pipe it wrote to ends with it: the child
+    holds none of its standard streams."""
+    import subprocess
+
+    go = tmp_path / "go"
+    code = (
+        "import os, sys, time\n"
+        "from kschedctl.snapshot import forked\n"
+        "forked.pays = lambda since=None: True\n"
+        f"go = {str(go)!r}\n"
+        "def work():\n"
+        "    while not os.path.exists(go):\n"
+        "        time.sleep(0.01)\n"
+        "    print('from the child')\n"
+        "forked.run_in_background(work)\n"
+        "print(forked.background[0].pid, flush=True)\n"
+        "forked.let_go()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600)
+    child = int(out.stdout.split()[0])  # (the output ended although the child still runs)
+    assert out.returncode == 0 and out.stdout.split() == [str(child)]
+    assert os.path.exists(f"/proc/{child}")
+    go.write_text("")
+
+
+def test_a_read_waits_for_another_process_writing_the_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An entry another process is writing (its lock held) is read once written; a writer that never ends is
+    waited for ``WRITER_WAIT`` at most (a clock given here), then the entry is read as it is."""
+    import fcntl
+
+    from kschedctl.snapshot import cache
+
+    entry = tmp_path / "e.model"
+    lock = tmp_path / ("e.model" + cache.LOCK_SUFFIX)
+    fd = os.open(lock, os.O_WRONLY | os.O_CREAT)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += 1.0
+        return now[0]
+
+    cache._wait_for_writer(entry, timeout=5, clock=clock, pause=0)
+    assert now[0] >= 5  # (waited until the deadline)
+    released = threading.Timer(0, lambda: fcntl.flock(fd, fcntl.LOCK_UN))
+    now[0] = 0.0
+    waited = threading.Event()
+
+    def read() -> None:
+        cache._wait_for_writer(entry, timeout=1e9, clock=clock, pause=0.001)
+        waited.set()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    released.start()
+    reader.join(600)
+    assert waited.is_set()
+    os.close(fd)
+    lock.unlink()
+    now[0] = 0.0
+    cache._wait_for_writer(entry, clock=clock)  # no lock: no wait
+    assert now[0] == 0.0
+
+
+def test_an_entry_is_written_under_its_lock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kschedctl.snapshot import cache
+
+    entry = tmp_path / "e.model"
+    seen: list[bool] = []
+
+    def records() -> Iterator[Any]:
+        seen.append((tmp_path / ("e.model" + cache.LOCK_SUFFIX)).exists())
+        yield ("header",)
+
+    cache.write_records(entry, records(), "*.model")
+    assert seen == [True] and entry.is_file() and not (tmp_path / ("e.model" + cache.LOCK_SUFFIX)).exists()

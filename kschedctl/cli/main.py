@@ -42,7 +42,11 @@ def run() -> NoReturn:
     """The installed commands' entry point (and ``python -m kschedctl``): ``main``, then the process ends as
     an exit does (the ``atexit`` handlers, the streams flushed) but without freeing its objects one by one,
     which after a big cluster's explain takes longer than anything the user still waits for (a tenth of a
-    second at 5,000 nodes). ``main`` itself returns, for callers that go on after it."""
+    second at 5,000 nodes), and without waiting for the snapshot cache's write of what it loaded, which
+    finishes on its own (``forked.let_go``). ``main`` itself returns, for callers that go on after it."""
+    from kschedctl.snapshot import forked
+
+    forked.let_go()  # (a cache write still under way finishes after the answer)
     try:
         main()
         code = 0

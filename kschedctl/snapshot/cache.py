@@ -31,7 +31,8 @@ import marshal
 import os
 import sys
 import tempfile
-from collections.abc import Iterable, Iterator
+import time
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -191,17 +192,18 @@ def write_entry(path: Path, value: Any, pattern: str = "*.marshal") -> None:
         return
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                fh.write(MAGIC)
-                fh.write(hashlib.sha256(payload).digest())
-                fh.write(payload)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        with _writing(path):
+            fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(MAGIC)
+                    fh.write(hashlib.sha256(payload).digest())
+                    fh.write(payload)
+                os.replace(tmp, path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
         _prune(path.parent, pattern)
     except OSError:
         return
@@ -214,6 +216,17 @@ def write_records(path: Path, records: Iterable[Any], pattern: str) -> None:
     (a value marshal cannot store: no entry)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return
+    with _writing(path):
+        _write_records(path, records)
+    with contextlib.suppress(OSError):
+        _prune(path.parent, pattern)
+
+
+def _write_records(path: Path, records: Iterable[Any]) -> None:
+    """``write_records``' file, written whole under a temporary name, then given the entry's."""
+    try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
     except OSError:
         return
@@ -237,8 +250,62 @@ def write_records(path: Path, records: Iterable[Any], pattern: str) -> None:
         if isinstance(e, (OSError, ValueError)):
             return
         raise
-    with contextlib.suppress(OSError):
-        _prune(path.parent, pattern)
+
+
+#: What an entry's lock file is named after (the entry's name and this): it is held while the entry is written.
+LOCK_SUFFIX = ".lock"
+#: How long a read waits at most for another process still writing the entry (seconds).
+WRITER_WAIT = 120.0
+
+
+@contextlib.contextmanager
+def _writing(path: Path) -> Iterator[None]:
+    """The entry ``path`` written while its lock is held: a process that wants the entry meanwhile waits for
+    it (``_wait_for_writer``) rather than doing again what the writer did (a command's background write goes
+    on after the command's end: ``forked.let_go``). Where files cannot be locked, the entry is written alone."""
+    lock = path.with_name(path.name + LOCK_SUFFIX)
+    try:
+        import fcntl
+
+        fd = os.open(lock, os.O_WRONLY | os.O_CREAT, 0o600)
+    except (ImportError, OSError):
+        yield
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def _wait_for_writer(
+    path: Path, timeout: float | None = None, clock: Callable[[], float] = time.monotonic, pause: float = 0.01
+) -> None:
+    """Return once no other process is writing the entry ``path`` (its lock is free or gone), or after
+    ``timeout`` seconds (``WRITER_WAIT``: the entry is then read as it is, most likely not there yet)."""
+    lock = path.with_name(path.name + LOCK_SUFFIX)
+    try:
+        import fcntl
+
+        fd = os.open(lock, os.O_RDONLY)
+    except (ImportError, OSError):  # (no write under way)
+        return
+    try:
+        deadline = clock() + (WRITER_WAIT if timeout is None else timeout)
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return
+            except BlockingIOError:
+                if clock() >= deadline:
+                    return
+                time.sleep(pause)
+            except OSError:
+                return
+    finally:
+        os.close(fd)
 
 
 def read_records(path: Path) -> Iterator[Any] | None:
@@ -255,8 +322,9 @@ def read_records(path: Path) -> Iterator[Any] | None:
 def _checked(path: Path) -> bytes | None:
     """The bytes of an entry (its header, then its payload from ``HEAD`` on) when it starts with MAGIC and
     its payload has the SHA-256 the header records; None when it cannot be read or fails that check. A
-    write still under way in a forked process is waited for first."""
+    write still under way, in a forked process or another command's, is waited for first."""
     forked.settle()
+    _wait_for_writer(path)
     try:
         data = path.read_bytes()
     except OSError:

@@ -10,9 +10,10 @@ stay held in the child); elsewhere the caller does the same work in-process.
 
 A child that goes on working after this process no longer needs its answer (a cache write) is kept in
 ``background`` until ``settle`` reaps it: every command does so before it exits (``cli.common.guarded``;
-an ``atexit`` hook too, for other callers), and a load does before it reads the cache. Such a child
-never outlives its work, ignores Ctrl-C (the main process's to handle) and ends cleanly, removing any
-half-written file, when ``settle(stop=True)`` terminates it.
+an ``atexit`` hook too, for other callers), and a load does before it reads the cache. The installed
+command lets such a child finish after the command has answered and ended (``let_go``): the next
+command that wants its entry waits for it. Such a child ignores Ctrl-C (the main process's to handle)
+and ends cleanly, removing any half-written file, when ``settle(stop=True)`` terminates it.
 """
 
 from __future__ import annotations
@@ -197,6 +198,7 @@ def _run(work: Callable[[Callable[[Any], None]], None], fd: int, mask: set[int |
     every page of the memory shared with this process, for a short life's little garbage."""
     gc.disable()
     background.clear()  # (this process's children, not the child's)
+    _quiet_streams()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop)
     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
@@ -224,6 +226,16 @@ def _run(work: Callable[[Callable[[Any], None]], None], fd: int, mask: set[int |
         os._exit(0)
 
 
+def _quiet_streams() -> None:  # pragma: no cover (the child's)
+    """Point the child's standard streams at /dev/null: it answers through its own pipe, and a pipe this process
+    writes to (``kschedctl ... | jq``) must end when this process does, not when a child still at work does."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
+
+
 def pickled(value: Any, instead: Callable[[], Any]) -> bytes:
     """``value`` pickled, for another process, when it comes back from pickling (an exception whose
     arguments do not, say); else ``instead()`` pickled."""
@@ -240,9 +252,26 @@ background: list[Child] = []
 
 
 def settle(stop: bool = False) -> None:
-    """Reap every background child: wait for its work to end, or (``stop``) stop it first."""
+    """Reap every background child: wait for its work to end, or (``stop``) stop it first. After ``let_go``,
+    a background child is left to end on its own unless ``stop``."""
+    if _letting_go and not stop:
+        background.clear()
+        return
     while background:
         background.pop().wait(stop)
+
+
+#: Set by ``let_go``.
+_letting_go: list[bool] = []
+
+
+def let_go() -> None:
+    """Let background children outlive this process: ``settle`` no longer waits for them (but still stops them
+    when told to, on Ctrl-C). For a process that ends once its command has answered (``cli.main.run``): what
+    such a child writes is a cache entry, written whole under another name, then renamed; a command that
+    wants the entry meanwhile waits for it (``cache._wait_for_writer``). The child holds none of this
+    process's standard streams (``_run``): a reader of its output sees the end when this process ends."""
+    _letting_go[:] = [True]
 
 
 def run_in_background(work: Callable[[], None]) -> None:
