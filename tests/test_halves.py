@@ -156,3 +156,38 @@ def test_pods_that_are_not_plain_and_errors_in_the_second_half(
     error = load(path, False, monkeypatch)
     assert error[0][0] == "InputError" and "lots" in error[0][1]
     assert load(path, True, monkeypatch) == error
+
+
+@pytest.mark.parametrize("long_number", [False, True])
+def test_what_the_look_ahead_finds_is_what_the_load_would(
+    long_number: bool, forks: list[int], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``look_ahead``'s process finds each file's key, whether it is signed and whether it holds long numbers
+    as this process would; a file whose text is not its bytes as they are (a carriage return) is left to it."""
+    from kschedctl.snapshot import loader
+
+    monkeypatch.setattr(forked, "pays", lambda since=None: True)
+    monkeypatch.setattr(loader, "_KEYS", {})
+    monkeypatch.setattr(loader, "_FACTS", {})
+    pod = make_pod("p").node("n1").raw
+    if long_number:
+        pod["spec"]["activeDeadlineSeconds"] = 1180591620717411303425
+    path = signed(tmp_path / "s.yaml", [make_node("n1").raw, pod])
+    edited = tmp_path / "edited.yaml"
+    edited.write_text(path.read_text().replace('"n1"', '"n2"', 1))
+    crlf = tmp_path / "crlf.yaml"
+    crlf.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    files = [str(path), str(edited), str(crlf)]
+    loader.look_ahead(files)
+    assert len(forks) == 1
+    loader._ahead()
+    found = {p: loader._KEYS.get(loader._memo_key(p, loader._signature(p))) for p in files}
+    assert found[str(crlf)] is None and all(found[p] for p in files[:2])
+    facts = dict(loader._FACTS)
+    monkeypatch.setattr(loader, "_KEYS", {})
+    monkeypatch.setattr(loader, "_FACTS", {})
+    for p in files[:2]:
+        assert loader._file_key(p) == found[p]
+        assert loader.streamable([p]) == (p == str(path))
+    assert facts == loader._FACTS
+    assert facts[found[str(path)], "long"] is long_number

@@ -27,7 +27,9 @@ def open_source(where: ClusterOptions) -> Source:
         from kschedctl.snapshot.source import FileSource
 
         where.check()
-        return FileSource(where.snapshot)
+        source = FileSource(where.snapshot)
+        source.look_ahead()  # (a big file's checks on the second core while the command sets up)
+        return source
     options = where.live()
     from kschedctl.snapshot.live import LiveSource, NoClusterConfigured
 

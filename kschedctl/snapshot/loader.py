@@ -92,10 +92,16 @@ class _Text(NamedTuple):
 
 
 #: A file's text read by a look at it (``streamable``), kept for the read that loads it next (taken once),
-#: by path, with the file's ``_signature`` when read.
-_KEPT: dict[str, tuple[tuple[int, int, int], _Text]] = {}
-#: Each file's key in the snapshot cache as found in this process, by path and ``_signature``.
-_KEYS: dict[tuple[str, tuple[int, int, int]], str | None] = {}
+#: by path, with the file's ``_memo_key`` when read.
+_KEPT: dict[str, tuple[tuple[Any, ...], _Text]] = {}
+#: Each file's key in the snapshot cache as found in this process, by ``_memo_key``.
+_KEYS: dict[tuple[Any, ...], str | None] = {}
+
+
+def _memo_key(path: str, sig: tuple[int, int, int] | None) -> tuple[Any, ...] | None:
+    """Where ``_KEYS`` holds the key of the file ``path`` as it is now (``sig``), with the cache's settings
+    a key depends on (whether the cache is on, its smallest text); None: not kept."""
+    return None if sig is None else (path, sig, cache.enabled(), cache.MIN_SIZE)
 
 
 def _signature(path: str) -> tuple[int, int, int] | None:
@@ -119,9 +125,11 @@ def _read_file(path: str, *, keep: bool = False) -> _Text:
     if path == "-":
         text = _read_stdin()
         return _Text("<stdin>", text, cache.key_of(text), None)
+    _ahead()
     sig = _signature(path)
+    memo = _memo_key(path, sig)
     kept = _KEPT.pop(path, None)
-    if kept is not None and kept[0] == sig:
+    if kept is not None and memo is not None and kept[0] == memo:
         if keep:
             _KEPT[path] = kept
         return kept[1]
@@ -134,10 +142,10 @@ def _read_file(path: str, *, keep: bool = False) -> _Text:
     if "\r" in text:
         text, data = text.replace("\r\n", "\n").replace("\r", "\n"), None
     del raw
-    key = _KEYS[path, sig] if sig is not None and (path, sig) in _KEYS else cache.key_of(text)  # (``_file_key``)
+    key = _KEYS[memo] if memo in _KEYS else cache.key_of(text)  # (``_file_key``)
     read = _Text(path, text, key, data)
-    if keep and sig is not None:
-        _KEPT[path] = (sig, read._replace(data=None))
+    if keep and memo is not None:
+        _KEPT[path] = (memo, read._replace(data=None))
     return read
 
 
@@ -633,16 +641,78 @@ def _file_key(path: str) -> str | None:
     """The key of the text of the file ``path`` (not standard input): from its bytes when that is the
     same key (``cache.key_of_file``: no decoding and encoding again of a big file), else of its text. A
     file that is not UTF-8 may get a key here: its load fails as ever, and nothing is stored under it."""
-    sig = _signature(path)
+    _ahead()
+    memo = _memo_key(path, _signature(path))
+    if memo in _KEYS:
+        return _KEYS[memo]
     try:
         key = cache.key_of_file(Path(path).read_bytes())
     except OSError:
         key = None  # (reading it as text says what is wrong)
     if key is None:
         key = _read_file(path).key
-    if sig is not None:
-        _KEYS[path, sig] = key
+    if memo is not None:
+        _KEYS[memo] = key
     return key
+
+
+#: The forked process of ``look_ahead``, until its answer is taken (``_ahead``).
+_AHEAD: list[forked.Child] = []
+
+
+def look_ahead(paths: list[str]) -> None:
+    """Have a forked process find what a load asks of the files of ``paths`` first (each one's key in the
+    snapshot cache, whether it is a signed snapshot, whether it holds long numbers: ``_file_key``,
+    ``vouch.vouched``, ``jsonlines.has_long_run``) while this process goes on setting its command up (the
+    plugins, the configuration); the answers are taken when first needed (``_ahead``). Only for files
+    of ``jsonlines.SPLIT`` or more in all, with the snapshot cache on, when a fork pays."""
+    if _AHEAD or "-" in paths or not cache.enabled():
+        return
+    try:
+        files = list(iter_paths(paths))
+        if sum(os.path.getsize(f) for f in files) < jsonlines.SPLIT or not forked.pays():
+            return
+        _AHEAD.append(forked.Child(lambda answer: answer(_facts_of(files))))
+    except (InputError, OSError):  # (the load says what is wrong)
+        return
+
+
+def _facts_of(files: list[str]) -> list[tuple[str, tuple[int, int, int], str, bool, bool | None]]:
+    """In ``look_ahead``'s process: each file's path, ``_signature``, key, whether it is vouched for and (when
+    it is) whether it holds long numbers; a file that cannot be read, or has no key, is left out."""
+    out = []
+    for path in files:
+        sig = _signature(path)
+        try:
+            data = Path(path).read_bytes()
+        except OSError:
+            continue
+        key = cache.key_of_file(data)  # (None: the text is not its bytes as they are; found by the load)
+        if sig is None or key is None:
+            continue
+        head = data[: 4 * vouch.HEAD].decode("utf-8", "ignore")  # (where the digest and the items' start are)
+        vouched = vouch.vouched(head, data)
+        out.append((path, sig, key, vouched, jsonlines.has_long_run(head, data) if vouched else None))
+    return out
+
+
+def _ahead() -> None:
+    """Take the answers of ``look_ahead``'s process, if it was started (waiting for them), as if found here."""
+    while _AHEAD:
+        child = _AHEAD.pop()
+        try:
+            facts = child.answer()
+        except forked.ChildLost:
+            facts = None
+        finally:
+            child.wait()
+        for path, sig, key, vouched, long in facts if isinstance(facts, list) else ():
+            memo = _memo_key(path, sig)
+            if memo is not None:
+                _KEYS[memo] = key
+            _FACTS[key, "vouched"] = vouched
+            if long is not None:
+                _FACTS[key, "long"] = long
 
 
 def streamable(paths: list[str]) -> bool:
@@ -652,7 +722,7 @@ def streamable(paths: list[str]) -> bool:
         if path == "-":
             return False
         read = _read_file(path, keep=True)
-        if _streamed(read.source, read.text, read.key, read.data) is None or not _trusted(read.key, read.text, read.data):
+        if not _trusted(read.key, read.text, read.data) or _streamed(read.source, read.text, read.key, read.data) is None:
             return False
     return True
 

@@ -319,6 +319,12 @@ class FileSource:
     def default_namespace(self) -> str:
         return "default"
 
+    def look_ahead(self) -> None:
+        """Start reading the files beside what the command does before it loads them (``loader.look_ahead``)."""
+        from kschedctl.snapshot.loader import look_ahead
+
+        look_ahead(self.paths)
+
     def require_pod(self, namespace: str, name: str) -> None:
         return None  # known only once loaded
 
