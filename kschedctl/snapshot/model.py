@@ -201,15 +201,32 @@ def parse_tolerations(raw: Any, where: str) -> list[Toleration]:
         t = _mapping(t, f"{where}[{i}]")
         secs = t.get("tolerationSeconds")
         out.append(
-            Toleration(
-                str(t.get("key") or ""),
-                str(t.get("operator") or "Equal"),
-                str(t.get("value") or ""),
-                str(t.get("effect") or ""),
-                None if secs is None else _int(secs, f"{where}[{i}].tolerationSeconds"),
+            toleration(
+                (
+                    str(t.get("key") or ""),
+                    str(t.get("operator") or "Equal"),
+                    str(t.get("value") or ""),
+                    str(t.get("effect") or ""),
+                    None if secs is None else _int(secs, f"{where}[{i}].tolerationSeconds"),
+                )
             )
         )
     return out
+
+
+#: One Toleration per distinct value, shared (it cannot change): pods repeat a few, the API server's
+#: defaults on nearly every one.
+_TOLERATIONS: dict[tuple[str, str, str, str, int | None], Toleration] = {}
+
+
+def toleration(fields: tuple[str, str, str, str, int | None]) -> Toleration:
+    """The Toleration of ``fields`` (key, operator, value, effect, seconds), one object per distinct value."""
+    found = _TOLERATIONS.get(fields)
+    if found is None:
+        if len(_TOLERATIONS) >= 4096:
+            _TOLERATIONS.clear()
+        found = _TOLERATIONS[fields] = Toleration(*fields)
+    return found
 
 
 # --------------------------------------------------------------------------- pods
@@ -719,7 +736,7 @@ class Pod:
         pod.priority_class_name = priority_class_name
         pod.preemption_policy = preemption_policy
         pod.node_selector = node_selector or {}
-        pod.tolerations = [Toleration(*t) for t in tolerations] if tolerations else NO_ITEMS
+        pod.tolerations = [toleration(tuple(t)) for t in tolerations] if tolerations else NO_ITEMS
         if shapes is None:
             pod.affinity = None
             pod.topology_spread_constraints = NO_ITEMS
