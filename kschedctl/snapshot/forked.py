@@ -147,9 +147,10 @@ class Child:
         self._ended = False
         signal.pthread_sigmask(signal.SIG_SETMASK, mask)
 
-    def answer(self) -> Any:
+    def answer(self, *, keep: bool = True) -> Any:
         """What the child answered (the exception it answered with is returned, not raised); ``ChildLost``
-        when it ended, or died, without answering."""
+        when it ended, or died, without answering. ``keep=False``: not kept for another call (a big answer
+        is let go of as soon as the caller does)."""
         if self._answer is None:
             try:
                 size = int.from_bytes(self._read(8), "little")
@@ -158,7 +159,10 @@ class Child:
                 self._answer = (False, None)
         if not self._answer[0]:
             raise ChildLost("the forked process ended without answering")
-        return self._answer[1]
+        value = self._answer[1]
+        if not keep:
+            self._answer = (True, None)
+        return value
 
     def _read(self, size: int) -> bytes:
         data = self._pipe.read(size)

@@ -169,10 +169,12 @@ def _halves(text: str, pos: int, whole: Callable[[], list[Any]], long_runs: bool
             given += 1
             yield item
         try:
-            records, ended, shared = marshal.loads(child.answer())
+            records, ended, shared = marshal.loads(child.answer(keep=False))
         except (forked.ChildLost, ValueError, EOFError, TypeError):
             records, ended, shared = [], None, None
-        for start, stop, state in records:
+        records.reverse()  # (each state let go of once its object is made)
+        while records:
+            start, stop, state = records.pop()
             if state is None:  # (the line from ``start`` to ``stop``)
                 pos, item = _line(text, start, long_runs)
             else:  # (the item's text from ``start`` to ``stop``, the next line after it)
