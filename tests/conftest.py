@@ -98,3 +98,12 @@ def forks(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     yield pids
     assert not forked.background
     assert all(reaped(pid) for pid in pids)
+
+
+def cache_every_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The snapshot cache on, for texts of any size, in a directory of the test's own."""
+    from kschedctl.snapshot import cache
+
+    monkeypatch.setattr(cache, "MIN_SIZE", 0)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv(cache.DISABLE_ENV, raising=False)

@@ -22,7 +22,8 @@ from kschedctl.snapshot.loader import load_cluster
 from kschedctl.snapshot.source import RESOURCES
 from kschedctl.snapshot.writer import SnapshotWriter
 from tests.builders import make_node, make_pod
-from tests.test_modelcache import described
+from tests.conftest import cache_every_text
+from tests.test_load_aside import outcome
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork: Linux only")
 
@@ -35,9 +36,7 @@ HEAD = '# a header\n{"apiVersion": "v1", "kind": "List", "metadata": {}, "items"
 @pytest.fixture(autouse=True)
 def every_text_split(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(jsonlines, "SPLIT", 0)
-    monkeypatch.setattr(cache, "MIN_SIZE", 0)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv(cache.DISABLE_ENV, raising=False)
+    cache_every_text(tmp_path, monkeypatch)
 
 
 class Doubled:
@@ -112,16 +111,10 @@ def signed(path: Path, docs: list[dict[str, Any]]) -> Path:
 
 
 def load(path: Path, fork: bool, monkeypatch: pytest.MonkeyPatch) -> tuple[Any, list[str]]:
-    """The Cluster (``described``) or the error of a load of ``path``, and its warnings."""
+    """``outcome`` of a load of ``path`` (the file read each time)."""
     monkeypatch.setattr(forked, "pays", lambda since=None: fork)
-    monkeypatch.setattr(cache, "enabled", lambda: False)  # (each load reads the file)
-    warnings: list[str] = []
-    try:
-        return described(load_cluster([str(path)], warn=warnings.append)), warnings
-    except Exception as e:
-        return (type(e).__name__, str(e)), warnings
-    finally:
-        forked.settle()
+    monkeypatch.setattr(cache, "enabled", lambda: False)
+    return outcome(lambda warn: load_cluster([str(path)], warn=warn))
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[d.name for d in SCENARIOS])

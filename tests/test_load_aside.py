@@ -14,6 +14,7 @@ import itertools
 import os
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,10 @@ from typer.testing import CliRunner
 
 from kschedctl.cli.main import app
 from kschedctl.snapshot import cache, forked, loader, modelcache
+from kschedctl.snapshot.cluster import Cluster
 from kschedctl.snapshot.loader import file_keys, load_cluster, read_documents
 from kschedctl.snapshot.model import Pod
+from tests.conftest import cache_every_text
 from tests.test_forked import reaped
 from tests.test_modelcache import described
 
@@ -37,9 +40,7 @@ SCENARIOS = sorted(d for d in CONFORMANCE.iterdir() if (d / "cluster.yaml").is_f
 @pytest.fixture(autouse=True)
 def small_is_many(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(forked, "MANY", 0)
-    monkeypatch.setattr(cache, "MIN_SIZE", 0)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    monkeypatch.delenv(cache.DISABLE_ENV, raising=False)
+    cache_every_text(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -59,19 +60,23 @@ def asides(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 _dirs = itertools.count()
 
 
-def load(path: Path, fork: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Any, list[str]]:
-    """The Cluster (``described``) or the error of a load of ``path`` read first (as ``FileSource`` does
-    it), and its warnings; in a cache of its own, every command's end (``settle``) included."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"xdg-{next(_dirs)}"))
-    monkeypatch.setattr(forked, "pays", lambda since=None: fork)
+def outcome(load: Callable[[Callable[[str], None]], Cluster]) -> tuple[Any, list[str]]:
+    """The Cluster (``described``) or the error ``load(warn)`` gives, and its warnings; every command's end
+    (``settle``) included."""
     warnings: list[str] = []
     try:
-        cluster = load_cluster([str(path)], warn=warnings.append, read=read_documents([str(path)]))
-        return described(cluster), warnings
+        return described(load(warnings.append)), warnings
     except Exception as e:
         return (type(e).__name__, str(e)), warnings
     finally:
         forked.settle()
+
+
+def load(path: Path, fork: bool, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> tuple[Any, list[str]]:
+    """``outcome`` of a load of ``path`` read first (as ``FileSource`` does it), in a cache of its own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"xdg-{next(_dirs)}"))
+    monkeypatch.setattr(forked, "pays", lambda since=None: fork)
+    return outcome(lambda warn: load_cluster([str(path)], warn=warn, read=read_documents([str(path)])))
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[d.name for d in SCENARIOS])
