@@ -182,7 +182,8 @@ def test_the_own_childrens_cpu_time_counts_as_idle(monkeypatch: pytest.MonkeyPat
 
 @linux_only
 def test_let_go_leaves_background_work_to_end_on_its_own(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """After ``let_go`` a settle does not wait for a background child (it ends on its own), unless told to stop."""
+    """After ``let_go`` the settle at the process's end does not wait for a background child (it ends on its
+    own), unless told to stop; one before the end still does."""
     monkeypatch.setattr(forked, "pays", lambda since=None: True)
     monkeypatch.setattr(forked, "_letting_go", [])
     go = tmp_path / "go"
@@ -196,14 +197,17 @@ def test_let_go_leaves_background_work_to_end_on_its_own(tmp_path: Path, monkeyp
     forked.run_in_background(work)
     pid = forked.background[0].pid
     forked.let_go()
-    forked.settle()
+    forked.settle(end=True)
     assert not forked.background and not done.exists()  # (not waited for)
     go.write_text("")
     os.waitpid(pid, 0)
     assert done.read_text() == "yes"
+    forked.run_in_background(lambda: done.write_text("again"))
+    forked.settle()  # (a load before reading the cache: waited for)
+    assert done.read_text() == "again" and not forked.background
     forked.run_in_background(lambda: time.sleep(600))
     stopped = forked.background[0].pid
-    forked.settle(stop=True)  # Ctrl-C still stops it
+    forked.settle(stop=True, end=True)  # Ctrl-C still stops it
     assert reaped(stopped) and not forked.background
 
 

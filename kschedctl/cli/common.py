@@ -420,7 +420,7 @@ def guarded(fn: Callable[[], int]) -> None:
         raise typer.Exit(EXIT_ERROR) from None
     finally:
         report_plugin_failures(raised)
-        forked.settle(stop=interrupted)  # a cache write still under way: finished (stopped on Ctrl-C)
+        forked.settle(stop=interrupted, end=True)  # a cache write under way: finished, stopped on Ctrl-C, or let go
     raise typer.Exit(code)
 
 

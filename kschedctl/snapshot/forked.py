@@ -255,10 +255,11 @@ def pickled(value: Any, instead: Callable[[], Any]) -> bytes:
 background: list[Child] = []
 
 
-def settle(stop: bool = False) -> None:
-    """Reap every background child: wait for its work to end, or (``stop``) stop it first. After ``let_go``,
-    a background child is left to end on its own unless ``stop``."""
-    if _letting_go and not stop:
+def settle(stop: bool = False, *, end: bool = False) -> None:
+    """Reap every background child: wait for its work to end, or (``stop``) stop it first. ``end``: this
+    process is about to end; after ``let_go``, a background child is then left to end on its own, unless
+    ``stop``."""
+    if end and _letting_go and not stop:
         background.clear()
         return
     while background:
@@ -270,8 +271,8 @@ _letting_go: list[bool] = []
 
 
 def let_go() -> None:
-    """Let background children outlive this process: ``settle`` no longer waits for them (but still stops them
-    when told to, on Ctrl-C). For a process that ends once its command has answered (``cli.main.run``): what
+    """Let background children outlive this process: ``settle`` at its end no longer waits for them (but still
+    stops them when told to, on Ctrl-C). For a process that ends once its command has answered (``cli.main.run``): what
     such a child writes is a cache entry, written whole under another name, then renamed; a command that
     wants the entry meanwhile waits for it (``cache._wait_for_writer``). The child holds none of this
     process's standard streams (``_run``): a reader of its output sees the end when this process ends."""
@@ -294,4 +295,4 @@ _TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 #: The machine's CPU times, and this process's children's, when this module was imported (``pays``).
 _STARTED = cpu_times()
 _CHILDREN_AT_START = _children_ticks()
-atexit.register(settle)
+atexit.register(lambda: settle(end=True))
