@@ -392,8 +392,8 @@ class FileSource:
         built, self._built = self._built, None
         if built is not None and built[0] == features:
             cluster = built[1]
-            for note in built[2]:
-                if warn is not None:
+            if warn is not None:
+                for note in built[2]:
                     warn(note)
         else:
             del built  # (built with other gates: let go of it before another is built)
