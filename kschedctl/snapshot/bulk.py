@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 #: Net new tracked objects above which a build is frozen once done.
-FREEZE_ABOVE = 200_000
+FREEZE_ABOVE = 50_000
 #: Documents above which a build is frozen whatever the net count says (a build that frees the
 #: documents as it goes can make millions of objects and still end with a net count near zero).
 FREEZE_DOCUMENTS = 20_000
