@@ -68,16 +68,20 @@ def _completion_not_timed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KSCHEDCTL_COMPLETION_TIMEOUT", "120")
 
 
+def script_module(path: Path, name: str) -> ModuleType:
+    """The script at ``path`` (not in a package) imported as the module ``name``."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.fixture(scope="module")
 def live_bench() -> ModuleType:
     """bench/live.py as a module: its generated cluster and paging API server serve the live tests too."""
-    path = Path(__file__).parent.parent / "bench" / "live.py"
-    spec = importlib.util.spec_from_file_location("bench_live", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["bench_live"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+    return script_module(Path(__file__).parent.parent / "bench" / "live.py", "bench_live")
 
 
 @pytest.fixture

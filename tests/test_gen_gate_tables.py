@@ -8,30 +8,20 @@ vendored copy. kschedctl itself never imports the script.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
+
+from tests.conftest import script_module
 
 ROOT = Path(__file__).resolve().parent.parent
 SCRIPT = ROOT / "tools" / "gen_gate_tables.py"
 TABLES = ROOT / "kschedctl" / "kube" / "gate_tables.py"
 
 
-def _load() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_gate_tables", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gen_gate_tables"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-gen = _load()
+gen = script_module(SCRIPT, "gen_gate_tables")
 
 # ------------------------------------------------------------------------------ synthetic sources
 
