@@ -113,12 +113,6 @@ def _signature(path: str) -> tuple[int, int, int] | None:
     return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def _read_text(path: str) -> tuple[str, str]:
-    """A file's source name and text ("-": standard input)."""
-    read = _read_file(path)
-    return read.source, read.text
-
-
 def _read_file(path: str, *, keep: bool = False) -> _Text:
     """A file's text and key ("-": standard input), read as ``Path.read_text`` reads it (UTF-8, universal
     newlines). ``keep``: kept for the next read of the same file, unless it changes meanwhile."""
