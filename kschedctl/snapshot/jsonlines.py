@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import marshal
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, Protocol
 
 import orjson
@@ -110,16 +110,22 @@ def _items(text: str, pos: int, whole: Callable[[], list[Any]], long_runs: bool,
     """Each item line's value from ``pos`` to the List's end (``]}``); the rest from ``whole`` when a line
     is not one item followed by a comma (or by the end). ``long_runs``: the text may hold long numbers.
     ``given``: the items before ``pos``."""
-    end = len(text)
-    while pos < end:
+    _, why, n = yield from _walk(text, pos, len(text), long_runs)
+    if why is not _END:
+        yield from _rest(whole, given + n)
+
+
+def _walk(text: str, pos: int, until: int, long_runs: bool) -> Generator[Item, None, tuple[int, object, int]]:
+    """Each item of the lines from ``pos`` to ``until``; then where it stopped, why (``_END``: the List's end,
+    ``_NOT_AN_ITEM``: a line that is not one item; None: ``until``) and how many items it gave."""
+    n = 0
+    while pos < until:
         pos, item = _line(text, pos, long_runs)
-        if item[0] is _END:
-            return
-        if item[0] is _NOT_AN_ITEM:
-            break
-        given += 1
+        if item[0] is _END or item[0] is _NOT_AN_ITEM:
+            return pos, item[0], n
+        n += 1
         yield item
-    yield from _rest(whole, given)
+    return pos, None, n
 
 
 def _line(text: str, pos: int, long_runs: bool) -> tuple[int, Item]:
@@ -163,17 +169,12 @@ def _halves(text: str, pos: int, whole: Callable[[], list[Any]], long_runs: bool
     except OSError:
         yield from _items(text, pos, whole, long_runs)
         return
-    given = 0
     try:
-        while pos < middle:
-            pos, item = _line(text, pos, long_runs)
-            if item[0] is _END:
-                return
-            if item[0] is _NOT_AN_ITEM:
+        pos, why, given = yield from _walk(text, pos, middle, long_runs)
+        if why is not None:
+            if why is _NOT_AN_ITEM:
                 yield from _rest(whole, given)
-                return
-            given += 1
-            yield item
+            return
         try:
             records, ended, shared = marshal.loads(child.answer(keep=False))
         except (forked.ChildLost, ValueError, EOFError, TypeError):
